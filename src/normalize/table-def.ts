@@ -1,0 +1,61 @@
+/**
+ * The table model shared by normalize (which produces rows) and warehouse (which creates and merges tables).
+ * The catalog of every table lives in `src/normalize/tables/` and is the single source of the schema: the
+ * warehouse's DDL, the data dictionary and the data tests are all generated from it.
+ */
+export const columnTypes = ['bigint', 'integer', 'double', 'decimal', 'text', 'boolean', 'timestamptz', 'json'] as const;
+export type ColumnType = (typeof columnTypes)[number];
+
+export interface ColumnDef {
+  readonly name: string;
+  readonly type: ColumnType;
+  /** Part of the primary key or always present. Defaults to false (nullable). */
+  readonly notNull?: boolean;
+  /** One sentence for the data dictionary. */
+  readonly description: string;
+  /** `<name>_id` columns: the table and column this reference resolves in (data tests check it). */
+  readonly references?: { readonly table: string; readonly column: string };
+  /** Enumerations: name of the enum in `enum_labels`. */
+  readonly enum?: string;
+}
+
+/**
+ * How staged rows merge into the table:
+ * - `replace`: a staged row replaces the stored row with the same key (entity rows from their own stream).
+ * - `coalesce`: a staged row only fills or updates columns it has a non-null value for; `_raw` is kept when the
+ *   stored row has one. Used for rows built from references (UserRef, ProgramRef, ...), so a reference never
+ *   overwrites a richer row with nulls.
+ */
+export type MergeMode = 'replace' | 'coalesce';
+
+export interface TableDef {
+  readonly name: string;
+  readonly description: string;
+  /** entity: rows of a stream; dimension: built from references; bridge: rows of an array inside a record. */
+  readonly kind: 'entity' | 'dimension' | 'bridge' | 'model' | 'bookkeeping';
+  readonly columns: readonly ColumnDef[];
+  readonly primaryKey: readonly string[];
+}
+
+/**
+ * Metadata columns every entity, dimension and bridge row carries (DESIGN.md conventions). The normalizer sets
+ * `_raw`; the loader sets `_extracted_at` and `_run_id`; `_deleted_at` is set only by soft deletion.
+ * `_ref_only` is true for a row known only from references (never seen in its own stream): such rows are not
+ * soft-deleted by a complete scan of the stream.
+ */
+export const metadataColumns: readonly ColumnDef[] = [
+  { name: '_raw', type: 'json', notNull: true, description: 'The source JSON of the record (or reference) this row came from, unknown fields included.' },
+  { name: '_extracted_at', type: 'timestamptz', notNull: true, description: 'When the run that last wrote this row fetched it (UTC).' },
+  { name: '_run_id', type: 'text', notNull: true, description: 'Id of the run that last wrote this row.' },
+  { name: '_deleted_at', type: 'timestamptz', description: 'Set when a complete scan no longer returned the row (soft delete); NULL while it exists.' },
+  { name: '_ref_only', type: 'boolean', notNull: true, description: 'True while the row is known only from references in other records.' },
+] as const;
+
+/**
+ * A row as produced by the normalizer: column name to value. Values are already typed for the column:
+ * bigint/integer -> number (or bigint beyond 2^53), double -> number, decimal -> string with a dot and at most
+ * 2 decimals (exact money), text -> string, boolean -> boolean, timestamptz -> ISO 8601 string in UTC with `Z`,
+ * json -> a JSON string. Missing metadata columns are filled by the loader.
+ */
+export type CellValue = string | number | bigint | boolean | null;
+export type Row = Record<string, CellValue>;

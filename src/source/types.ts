@@ -1,0 +1,72 @@
+import type { JsonObject, JsonValue } from '../util/json.ts';
+
+export interface Credentials {
+  readonly client_id: string;
+  readonly client_secret: string;
+  readonly access_token: string;
+  readonly refresh_token: string;
+}
+
+/** Where credentials live; `save` must be durable (and atomic, for files) before it resolves. */
+export interface CredentialStore {
+  /** Where they live, for messages (never the secrets themselves). */
+  readonly description: string;
+  load(): Promise<Credentials>;
+  save(credentials: Credentials): Promise<void>;
+}
+
+export type QueryParams = Readonly<Record<string, string | number | boolean | undefined>>;
+
+export interface FetchedPage {
+  /** The absolute URL that was requested (tokens never appear in it). */
+  readonly url: string;
+  readonly status: number;
+  readonly fetchedAt: string;
+  /** Records of this page, after de-duplication against earlier pages of the same walk. */
+  readonly records: readonly JsonObject[];
+  /** The body exactly as received, for raw landing. */
+  readonly body: string;
+  readonly next: string | null;
+  /** `count` (or a similar total) when the envelope carries one. */
+  readonly total: number | null;
+  /** True when the body was an envelope `{results, next, ...}`; false for a bare array. */
+  readonly envelope: boolean;
+}
+
+export type StopReason = 'end' | 'empty_page' | 'repeated_next' | 'page_cap' | 'full_bare_array';
+
+export interface PaginationInfo {
+  readonly pages: number;
+  readonly records: number;
+  readonly duplicates: number;
+  readonly totalReported: number | null;
+  /** True only when the walk certainly saw the whole list (a deletion scan may rely on it). */
+  readonly complete: boolean;
+  readonly stopReason: StopReason;
+}
+
+export interface PaginateOptions {
+  readonly query?: QueryParams;
+  /** Key of a record, for de-duplication of records that reappear when data shifts between pages. */
+  readonly keyOf?: (record: JsonObject) => string;
+  readonly maxPages?: number;
+}
+
+export interface ClientStats {
+  requests: number;
+  byStatus: Record<string, number>;
+  retries: number;
+  rateLimited: number;
+  refreshes: number;
+  bytes: number;
+}
+
+export interface SiteClient {
+  readonly baseUrl: string;
+  readonly stats: ClientStats;
+  /** Every page of a list endpoint; the generator's return value summarises the walk. */
+  paginate(path: string, options?: PaginateOptions): AsyncGenerator<FetchedPage, PaginationInfo>;
+  /** One GET whose body is JSON (detail endpoints, eligibility, doctor). */
+  getJson(path: string, query?: QueryParams): Promise<{ status: number; body: JsonValue; raw: string; url: string }>;
+  close(): Promise<void>;
+}

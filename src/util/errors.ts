@@ -1,0 +1,44 @@
+/** Exit codes are part of the CLI contract (DESIGN.md): 0 success, 1 run failed, 2 bad usage or configuration. */
+export const ExitCode = { ok: 0, runFailed: 1, usage: 2 } as const;
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
+
+/**
+ * Base of every error grantflow expects and can explain. The CLI prints `message` on one line, without a
+ * stack, and exits with `exitCode`. Messages must never carry a secret (see util/redact.ts).
+ */
+export class GrantflowError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: ExitCode = ExitCode.runFailed,
+    readonly code: string = 'run_failed',
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** Bad flag, environment variable, pipeline file or credentials file: nothing is written. */
+export class ConfigError extends GrantflowError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, ExitCode.usage, 'config', options);
+  }
+}
+
+/** Credentials the site rejects for good (invalid_grant, invalid_client): a person must regenerate them. */
+export class CredentialsError extends GrantflowError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, ExitCode.usage, 'credentials', options);
+  }
+}
+
+/** Another process holds the warehouse lock. */
+export class LockedError extends GrantflowError {
+  constructor(message: string) {
+    super(message, ExitCode.runFailed, 'locked');
+  }
+}
+
+export function isGrantflowError(e: unknown): e is GrantflowError {
+  return e instanceof GrantflowError;
+}

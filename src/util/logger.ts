@@ -1,0 +1,31 @@
+import { pino, type Logger } from 'pino';
+import { redact, secretKeys } from './redact.ts';
+
+export type { Logger };
+
+/**
+ * JSON logs on stderr (stdout stays for summaries). Known secret keys are censored by pino's redaction and
+ * every formatted message passes through `redact`, which knows the tokens seen at run time.
+ */
+export function createLogger(options: { level?: string; name?: string } = {}): Logger {
+  return pino(
+    {
+      name: options.name ?? 'grantflow',
+      level: options.level ?? process.env.GRANTFLOW_LOG_LEVEL ?? 'info',
+      redact: { paths: [...secretKeys, ...secretKeys.map((k) => `*.${k}`)], censor: '[REDACTED]' },
+      hooks: {
+        logMethod(args, method) {
+          method.apply(
+            this,
+            args.map((a) => (typeof a === 'string' ? redact(a) : a)) as Parameters<typeof method>,
+          );
+        },
+      },
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    pino.destination({ fd: 2, sync: true }),
+  );
+}
+
+/** A logger that discards everything, for tests and library use. */
+export const silentLogger: Logger = pino({ level: 'silent' });

@@ -1,0 +1,107 @@
+import type { JsonValue } from '../util/json.ts';
+import type { CellValue, Row, TableDef } from '../normalize/table-def.ts';
+
+export const dialects = ['duckdb', 'postgres'] as const;
+export type Dialect = (typeof dialects)[number];
+
+/** Where staged rows go and how they merge (see MergeMode in table-def.ts). */
+export type StagedMerge = 'replace' | 'coalesce';
+
+/**
+ * Rows of `table` already stored that a complete scan covered: after the merge, live rows in scope whose key
+ * is not among the staged rows of that table get `_deleted_at` (rows with `_ref_only` are left alone).
+ * `where` narrows by equality (e.g. `{ entity_type: 'application' }`); `parentColumn` + `parentIds` narrow to
+ * the children of the given parents (a per-parent fan-out scope).
+ */
+export interface CompleteScope {
+  readonly table: string;
+  readonly where?: Readonly<Record<string, CellValue>>;
+  readonly parentColumn?: string;
+  readonly parentIds?: readonly (string | number)[];
+}
+
+/** After soft deletions: rows of `table` whose `column` points at a soft-deleted row of `parentTable` are soft-deleted too. */
+export interface Cascade {
+  readonly table: string;
+  readonly column: string;
+  readonly parentTable: string;
+  readonly parentColumn: string;
+}
+
+/** Per-parent change markers of a fan-out stream (e.g. an application's updated_at when its tasks were read). */
+export interface ParentMark {
+  readonly parentId: string;
+  readonly marker: string | null;
+}
+
+/** Everything one commit does, in one transaction, after the staged rows are merged. */
+export interface CommitPlan {
+  readonly runId: string;
+  /** ISO UTC; becomes `_extracted_at` of merged rows and `_deleted_at` of rows soft-deleted by this commit. */
+  readonly extractedAt: string;
+  readonly completeScopes?: readonly CompleteScope[];
+  readonly cascades?: readonly Cascade[];
+  /** New state of a stream in `_grantflow_streams`, committed with the data. */
+  readonly state?: { readonly stream: string; readonly value: JsonValue };
+  /** Upserted into `_grantflow_parents` (stream, parent_id) -> marker. */
+  readonly parentMarks?: { readonly stream: string; readonly marks: readonly ParentMark[] };
+  /** Parents whose marks must be dropped (parent deleted), so they are fetched again if they come back. */
+  readonly dropParentMarks?: { readonly stream: string; readonly parentIds: readonly string[] };
+}
+
+export interface CommitInfo {
+  /** Rows merged per table (inserted or updated). */
+  readonly merged: Readonly<Record<string, number>>;
+  /** Rows soft-deleted per table by scopes and cascades. */
+  readonly deleted: Readonly<Record<string, number>>;
+  readonly durationMs: number;
+}
+
+/** A unit of loading: rows are appended to staging in bounded batches, then merged by `commit` in one transaction. */
+export interface LoadUnit {
+  append(table: string, rows: readonly Row[], merge?: StagedMerge): Promise<void>;
+  commit(plan: CommitPlan): Promise<CommitInfo>;
+  /** Drop the staged rows without touching the tables. */
+  discard(): Promise<void>;
+}
+
+export interface RunRecord {
+  readonly runId: string;
+  readonly startedAt: string;
+  readonly finishedAt?: string | null;
+  /** running | succeeded | failed | partial */
+  readonly status: string;
+  /** Free-form run summary: per-stream counts, requests, retries, errors. */
+  readonly summary?: JsonValue;
+}
+
+export interface StoredCredentials {
+  readonly client_id: string;
+  readonly client_secret: string;
+  readonly access_token: string;
+  readonly refresh_token: string;
+}
+
+export interface Warehouse {
+  readonly dialect: Dialect;
+  /** Human-readable target with any password removed. */
+  readonly description: string;
+  /** Create or evolve the schema (bookkeeping tables + every table in `tables`). Idempotent. */
+  migrate(tables: readonly TableDef[]): Promise<void>;
+  openLoad(): Promise<LoadUnit>;
+
+  readState(stream: string): Promise<JsonValue | null>;
+  readParentMarks(stream: string): Promise<Map<string, string | null>>;
+  saveRun(run: RunRecord): Promise<void>;
+  listRuns(limit: number): Promise<RunRecord[]>;
+
+  /** Credentials kept in the warehouse when they came from read-only environment variables; keyed by site. */
+  readCredentials(site: string): Promise<StoredCredentials | null>;
+  writeCredentials(site: string, creds: StoredCredentials): Promise<void>;
+
+  /** Plain SQL for models, data tests, status, snapshots. Results have bigint/decimal/timestamp already as JS primitives (number|string). */
+  query(sql: string, params?: readonly CellValue[]): Promise<Record<string, CellValue>[]>;
+  exec(sql: string): Promise<void>;
+
+  close(): Promise<void>;
+}
