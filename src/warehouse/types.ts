@@ -99,6 +99,12 @@ export interface Warehouse {
   readCredentials(site: string): Promise<StoredCredentials | null>;
   writeCredentials(site: string, creds: StoredCredentials): Promise<void>;
 
+  /**
+   * Take the exclusive run lock of this warehouse (two syncs never run at once). Throws LockedError, with a
+   * message naming the holder where known, when another process has it. Released by close() or process exit.
+   */
+  acquireLock(owner: string): Promise<void>;
+
   /** Plain SQL for models, data tests, status, snapshots. Results have bigint/decimal/timestamp already as JS primitives (number|string). */
   query(sql: string, params?: readonly CellValue[]): Promise<Record<string, CellValue>[]>;
   exec(sql: string): Promise<void>;
