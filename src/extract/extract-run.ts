@@ -1,0 +1,77 @@
+import { enumLabelRows } from '../normalize/index.ts';
+import { ConfigError } from '../util/errors.ts';
+import { runFanOutStream } from './fan-out-stream.ts';
+import { RowSink } from './row-sink.ts';
+import type { StreamDef } from './stream-def.ts';
+import { streamByName, streamCatalog } from './streams/index.ts';
+import { runTopLevelStream } from './top-level-stream.ts';
+import type { ExtractContext, StreamInfo } from './types.ts';
+
+/** Resolves `--streams a,b`: unknown names are a usage error; a fan-out stream brings its parent along. */
+export function selectStreams(names: readonly string[] | null): StreamDef[] {
+  if (!names || names.length === 0) return [...streamCatalog];
+  const unknown = names.filter((n) => !streamByName(n));
+  if (unknown.length > 0) {
+    throw new ConfigError(
+      `unknown stream${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')}; known streams: ${streamCatalog.map((s) => s.name).join(', ')}`,
+    );
+  }
+  const wanted = new Set(names);
+  for (const n of names) {
+    const parent = streamByName(n)?.parent?.stream;
+    if (parent) wanted.add(parent);
+  }
+  return streamCatalog.filter((s) => wanted.has(s.name));
+}
+
+/**
+ * Runs the selected streams concurrently under the client's one throttle. Each fan-out stream starts as soon as
+ * its parent's list is committed. A failing stream does not stop the others; credential errors stop the run.
+ */
+export async function runExtract(ctx: ExtractContext, streams: readonly StreamDef[]): Promise<StreamInfo[]> {
+  await loadEnumLabels(ctx);
+  const children = new Map<string, StreamDef[]>();
+  for (const s of streams) {
+    if (!s.parent) continue;
+    const list = children.get(s.parent.stream) ?? [];
+    list.push(s);
+    children.set(s.parent.stream, list);
+  }
+
+  const results: StreamInfo[] = [];
+  ctx.progress.start();
+  try {
+    await Promise.all(
+      streams
+        .filter((s) => !s.parent)
+        .map(async (def) => {
+          const kids = children.get(def.name) ?? [];
+          // All children of one parent stream share its marker (the catalog keeps them equal).
+          const marker = kids[0]?.parent?.marker ?? null;
+          const top = await runTopLevelStream(def, ctx, marker);
+          results.push(top.info);
+          if (kids.length === 0) return;
+          if (top.parents === null) {
+            for (const kid of kids) {
+              results.push({ ...top.info, stream: kid.name, status: top.info.status === 'failed' ? 'failed' : 'skipped', reason: `parent stream ${def.name} did not run: ${top.info.reason ?? top.info.status}`, pages: 0, records: 0, rows: 0 });
+            }
+            return;
+          }
+          const parents = top.parents;
+          const kidInfos = await Promise.all(kids.map((kid) => runFanOutStream(kid, parents, top.parentsComplete, ctx)));
+          results.push(...kidInfos);
+        }),
+    );
+  } finally {
+    ctx.progress.stop();
+  }
+  const order = new Map(streamCatalog.map((s, i) => [s.name, i]));
+  return results.sort((a, b) => (order.get(a.stream) ?? 0) - (order.get(b.stream) ?? 0));
+}
+
+async function loadEnumLabels(ctx: ExtractContext): Promise<void> {
+  const unit = await ctx.mutex.run(() => ctx.warehouse.openLoad());
+  const sink = new RowSink('programs', unit, ctx.mutex, { ...ctx, siteTimeZone: ctx.options.siteTimeZone });
+  await sink.addRows('enum_labels', enumLabelRows());
+  await ctx.mutex.run(() => unit.commit({ runId: ctx.runId, extractedAt: ctx.extractedAt }));
+}

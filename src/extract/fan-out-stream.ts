@@ -1,0 +1,203 @@
+import type { JsonObject } from '../util/json.ts';
+import { isJsonObject } from '../util/json.ts';
+import { SiteHttpError } from '../source/index.ts';
+import { streamMappings, type StreamName } from '../normalize/index.ts';
+import type { CommitPlan, ParentMark } from '../warehouse/types.ts';
+import { RowSink } from './row-sink.ts';
+import type { StreamDef } from './stream-def.ts';
+import { failOrSkip } from './top-level-stream.ts';
+import { readStreamState } from './state.ts';
+import { emptyInfo, type ExtractContext, type ParentRef, type StreamInfo, type StreamState } from './types.ts';
+
+/** The children of one parent, fetched and waiting for the next checkpoint. */
+interface FetchedParent {
+  readonly parent: ParentRef;
+  readonly records: JsonObject[];
+  /** All pages were read: children missing from them may be soft-deleted. */
+  readonly complete: boolean;
+}
+
+const dayMs = 86_400_000;
+
+/**
+ * Reads a per-parent endpoint for every parent that is new or changed (or every parent on a full refresh).
+ * Children are committed in checkpoints together with the parents' change markers, so a killed run resumes
+ * where it stopped and an unchanged parent costs no request.
+ */
+export async function runFanOutStream(
+  def: StreamDef,
+  parents: readonly ParentRef[],
+  parentsComplete: boolean,
+  ctx: ExtractContext,
+): Promise<StreamInfo> {
+  const started = Date.now();
+  const info = emptyInfo(def.name);
+  const stream = def.name as StreamName;
+  const mapping = streamMappings[stream];
+  const state = await readStreamState(ctx, def.name);
+  const marks = await ctx.mutex.run(() => ctx.warehouse.readParentMarks(def.name));
+  const lastFull = state.lastFullRefreshAt ? Date.parse(state.lastFullRefreshAt) : NaN;
+  const fullRefresh =
+    ctx.options.fullRefresh ||
+    !Number.isFinite(lastFull) ||
+    Date.parse(ctx.extractedAt) - lastFull > ctx.options.fullRefreshAfterDays * dayMs;
+  const doneThisRun = ctx.resuming ? await parentsDoneInRun(ctx, def.name) : new Set<string>();
+
+  const todo = parents.filter((p) => {
+    const key = String(p.id);
+    if (doneThisRun.has(key)) return false;
+    return fullRefresh || !marks.has(key) || marks.get(key) !== p.marker;
+  });
+  info.fullRefresh = fullRefresh;
+  info.parents = { total: parents.length, fetched: 0, unchanged: parents.length - todo.length, gone: 0 };
+  ctx.progress.parents(def.name, 0, todo.length);
+
+  let pending: FetchedParent[] = [];
+  let lastCheckpoint = Date.now();
+  let committing: Promise<void> = Promise.resolve();
+  let failure: unknown = null;
+  let next = 0;
+
+  const checkpoint = (): Promise<void> => {
+    const batch = pending;
+    pending = [];
+    lastCheckpoint = Date.now();
+    // Checkpoints commit one after another while other parents keep fetching.
+    committing = committing.then(() => commitParents(def, batch, ctx, info));
+    return committing;
+  };
+
+  const worker = async (): Promise<void> => {
+    while (failure === null && next < todo.length) {
+      const parent = todo[next++]!;
+      try {
+        const fetched = await fetchParent(def, parent, ctx, info);
+        if (fetched) pending.push(fetched);
+        else info.parents!.gone++;
+      } catch (error) {
+        failure ??= error;
+        return;
+      }
+      info.parents!.fetched++;
+      ctx.progress.parents(def.name, info.parents!.fetched, todo.length);
+      const due =
+        pending.length >= ctx.options.checkpointParents ||
+        Date.now() - lastCheckpoint >= ctx.options.checkpointSeconds * 1000;
+      if (due) await checkpoint().catch((error: unknown) => void (failure ??= error));
+    }
+  };
+
+  await Promise.all(Array.from({ length: Math.max(1, ctx.options.fanOutConcurrency) }, worker));
+  try {
+    await checkpoint();
+  } catch (error) {
+    failure ??= error;
+  }
+  if (failure !== null) {
+    // Checkpoints already committed stay: the next run resumes after them.
+    return failOrSkip(def, info, failure, started, ctx);
+  }
+
+  // Final commit: the stream's state, and marks of parents that no longer exist (only after a complete parent scan).
+  const seen = new Set(parents.map((p) => String(p.id)));
+  const gone = parentsComplete ? [...marks.keys()].filter((id) => !seen.has(id)) : [];
+  const newState: StreamState = {
+    ...state,
+    lastCompleteRunId: ctx.runId,
+    lastCompleteAt: ctx.extractedAt,
+    ...(fullRefresh ? { lastFullRefreshAt: ctx.extractedAt } : {}),
+  };
+  const plan: CommitPlan = {
+    runId: ctx.runId,
+    extractedAt: ctx.extractedAt,
+    state: { stream: def.name, value: { ...newState } },
+    dropParentMarks: { stream: def.name, parentIds: gone },
+  };
+  await ctx.mutex.run(async () => (await ctx.warehouse.openLoad()).commit(plan));
+  info.complete = parentsComplete;
+  info.durationMs = Date.now() - started;
+  ctx.progress.finish(def.name, `${info.records} records from ${info.parents.fetched} parents (${info.parents.unchanged} unchanged)`);
+  return info;
+}
+
+async function fetchParent(
+  def: StreamDef,
+  parent: ParentRef,
+  ctx: ExtractContext,
+  info: StreamInfo,
+): Promise<FetchedParent | null> {
+  const path = def.path.replace('{parent}', String(parent.id));
+  try {
+    if (def.shape === 'object') {
+      const res = await ctx.client.getJson(path);
+      info.pages++;
+      ctx.raw?.write(def.name, { type: 'page', url: res.url, status: res.status, fetchedAt: new Date().toISOString(), parentId: parent.id, body: res.raw });
+      ctx.progress.page(def.name, 1);
+      const records = isJsonObject(res.body) ? [res.body] : [];
+      return { parent, records, complete: true };
+    }
+    const records: JsonObject[] = [];
+    const pages = ctx.client.paginate(path, { keyOf: def.keyOf });
+    for (;;) {
+      const step = await pages.next();
+      if (step.done) {
+        info.duplicates += step.value.duplicates;
+        ctx.raw?.write(def.name, { type: 'walk_end', parentId: parent.id, complete: step.value.complete });
+        return { parent, records, complete: step.value.complete };
+      }
+      info.pages++;
+      const page = step.value;
+      ctx.raw?.write(def.name, { type: 'page', url: page.url, status: page.status, fetchedAt: page.fetchedAt, parentId: parent.id, body: page.body });
+      ctx.progress.page(def.name, page.records.length);
+      records.push(...page.records);
+    }
+  } catch (error) {
+    if (error instanceof SiteHttpError && error.status === 404) {
+      if (def.notFoundMeansEmpty) {
+        ctx.raw?.write(def.name, { type: 'walk_end', parentId: parent.id, complete: true, empty: true });
+        return { parent, records: [], complete: true };
+      }
+      // The parent vanished between the list and this call: its own stream's next scan deletes it.
+      return null;
+    }
+    throw error;
+  }
+}
+
+async function commitParents(def: StreamDef, batch: FetchedParent[], ctx: ExtractContext, info: StreamInfo): Promise<void> {
+  if (batch.length === 0) return;
+  const stream = def.name as StreamName;
+  const mapping = streamMappings[stream];
+  const unit = await ctx.mutex.run(() => ctx.warehouse.openLoad());
+  const sink = new RowSink(stream, unit, ctx.mutex, { ...ctx, siteTimeZone: ctx.options.siteTimeZone });
+  try {
+    for (const f of batch) await sink.addRecords(f.records, f.parent.id);
+    await sink.flush();
+  } catch (error) {
+    await ctx.mutex.run(() => unit.discard());
+    throw error;
+  }
+  const completeIds = batch.filter((f) => f.complete).map((f) => f.parent.id);
+  const marks: ParentMark[] = batch.filter((f) => f.complete).map((f) => ({ parentId: String(f.parent.id), marker: f.parent.marker }));
+  const plan: CommitPlan = {
+    runId: ctx.runId,
+    extractedAt: ctx.extractedAt,
+    completeScopes: mapping.owns
+      .filter((o) => o.parentColumn)
+      .map((o) => ({ table: o.table, where: o.where, parentColumn: o.parentColumn, parentIds: completeIds })),
+    parentMarks: { stream: def.name, marks },
+  };
+  const committed = await ctx.mutex.run(() => unit.commit(plan));
+  await ctx.raw?.flush(def.name);
+  info.records += sink.counts.records;
+  info.rows += sink.counts.rows;
+  info.quarantined += sink.counts.quarantined;
+  info.deleted += Object.values(committed.deleted).reduce((a, b) => a + b, 0);
+}
+
+async function parentsDoneInRun(ctx: ExtractContext, stream: string): Promise<Set<string>> {
+  const rows = await ctx.mutex.run(() =>
+    ctx.warehouse.query('SELECT parent_id FROM _grantflow_parents WHERE stream = $1 AND run_id = $2', [stream, ctx.runId]),
+  );
+  return new Set(rows.map((r) => String(r.parent_id)));
+}

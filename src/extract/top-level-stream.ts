@@ -1,0 +1,160 @@
+import type { JsonObject } from '../util/json.ts';
+import type { PaginationInfo } from '../source/types.ts';
+import { SiteHttpError } from '../source/index.ts';
+import { streamMappings, type StreamName } from '../normalize/index.ts';
+import type { CommitPlan } from '../warehouse/types.ts';
+import { CredentialsError } from '../util/errors.ts';
+import { RowSink } from './row-sink.ts';
+import type { StreamDef } from './stream-def.ts';
+import { emptyInfo, type ExtractContext, type ParentRef, type StreamInfo, type StreamState } from './types.ts';
+import { readStreamState } from './state.ts';
+
+export interface TopLevelResult {
+  readonly info: StreamInfo;
+  /** Ids and markers of every record seen, when fan-out streams hang off this one; null if the stream did not run. */
+  readonly parents: ParentRef[] | null;
+  /** The parent list is the whole list (children of parents missing from it may be dropped). */
+  readonly parentsComplete: boolean;
+}
+
+/**
+ * Reads one top-level list and loads it in ONE transaction with its deletions and new state: a crash before the
+ * commit leaves the stream as it was, and a rerun fetches it again (top-level lists are cheap).
+ */
+export async function runTopLevelStream(
+  def: StreamDef,
+  ctx: ExtractContext,
+  parentMarker: ((record: JsonObject) => string | null) | null,
+): Promise<TopLevelResult> {
+  const started = Date.now();
+  const info = emptyInfo(def.name);
+  const stream = def.name as StreamName;
+  const mapping = streamMappings[stream];
+  const state = await readStreamState(ctx, def.name);
+
+  if (ctx.resuming && state.lastCompleteRunId === ctx.runId) {
+    info.status = 'already_done';
+    info.reason = 'committed earlier in this run (resumed)';
+    ctx.progress.finish(def.name, 'already committed in this run');
+    return { info, parents: parentMarker ? await parentsFromWarehouse(def, ctx, parentMarker) : null, parentsComplete: true };
+  }
+
+  const unit = await ctx.mutex.run(() => ctx.warehouse.openLoad());
+  const sink = new RowSink(stream, unit, ctx.mutex, { ...ctx, siteTimeZone: ctx.options.siteTimeZone });
+  const parents: ParentRef[] = [];
+  const append = def.mode === 'append_newest_first';
+  let stoppedEarly = false;
+  let descending = true;
+  let lastId = Number.POSITIVE_INFINITY;
+  let maxId = state.maxId ?? null;
+  let walk: PaginationInfo | null = null;
+
+  try {
+    const pages = ctx.client.paginate(def.path, { keyOf: def.keyOf });
+    for (;;) {
+      const step = await pages.next();
+      if (step.done) {
+        walk = step.value;
+        break;
+      }
+      const page = step.value;
+      info.pages++;
+      ctx.raw?.write(def.name, { type: 'page', url: page.url, status: page.status, fetchedAt: page.fetchedAt, body: page.body });
+      ctx.progress.page(def.name, page.records.length);
+      if (parentMarker) {
+        for (const r of page.records) if (typeof r.id === 'number') parents.push({ id: r.id, marker: parentMarker(r) });
+      }
+      await sink.addRecords(page.records);
+
+      if (append) {
+        // Stop once a whole page is already held, but only while the newest-first order is verified.
+        let allHeld = page.records.length > 0;
+        for (const r of page.records) {
+          const id = typeof r.id === 'number' ? r.id : NaN;
+          if (!(id < lastId)) descending = false;
+          lastId = id;
+          if (!(state.maxId !== undefined && id <= state.maxId)) allHeld = false;
+          if (Number.isFinite(id)) maxId = Math.max(maxId ?? id, id);
+        }
+        if (allHeld && descending) {
+          stoppedEarly = true;
+          await pages.return(undefined as unknown as PaginationInfo);
+          break;
+        }
+      }
+    }
+    await sink.flush();
+  } catch (error) {
+    await ctx.mutex.run(() => unit.discard());
+    return { info: failOrSkip(def, info, error, started, ctx), parents: null, parentsComplete: false };
+  }
+
+  info.records = sink.counts.records;
+  info.rows = sink.counts.rows;
+  info.quarantined = sink.counts.quarantined;
+  info.duplicates = walk?.duplicates ?? 0;
+  if (walk && walk.totalReported !== null && walk.totalReported !== walk.records + walk.duplicates) {
+    info.countMismatch = { reported: walk.totalReported, read: walk.records };
+  }
+  info.complete = Boolean(walk?.complete) && !stoppedEarly;
+
+  const newState: StreamState = {
+    ...state,
+    lastCompleteRunId: ctx.runId,
+    lastCompleteAt: ctx.extractedAt,
+    records: info.records,
+    ...(maxId !== null ? { maxId } : {}),
+  };
+  // Soft deletion only from a complete scan of a list whose rows can vanish; logs are append-only.
+  const deletes = info.complete && def.mode === 'scan';
+  const plan: CommitPlan = {
+    runId: ctx.runId,
+    extractedAt: ctx.extractedAt,
+    completeScopes: deletes ? mapping.owns.filter((o) => !o.parentColumn).map((o) => ({ table: o.table, where: o.where })) : [],
+    cascades: deletes ? mapping.cascades : [],
+    state: { stream: def.name, value: { ...newState } },
+  };
+  const committed = await ctx.mutex.run(() => unit.commit(plan));
+  await ctx.raw?.flush(def.name);
+  info.deleted = Object.values(committed.deleted).reduce((a, b) => a + b, 0);
+  info.durationMs = Date.now() - started;
+  ctx.progress.finish(def.name, `${info.records} records${info.deleted ? `, ${info.deleted} deleted` : ''}`);
+  return { info, parents: parentMarker ? parents : null, parentsComplete: info.complete };
+}
+
+/** Turns an error of one stream into its info: a "not available here" status skips, anything else fails it. */
+export function failOrSkip(def: StreamDef, info: StreamInfo, error: unknown, started: number, ctx: ExtractContext): StreamInfo {
+  if (error instanceof CredentialsError) throw error;
+  info.durationMs = Date.now() - started;
+  if (error instanceof SiteHttpError && (error.status === 403 || error.status === 404)) {
+    const reason = def.skipOn?.[error.status];
+    if (reason) {
+      info.status = 'skipped';
+      info.reason = `${error.status}: ${reason}`;
+      ctx.logger.warn({ stream: def.name, status: error.status }, `stream skipped: ${reason}`);
+      ctx.progress.finish(def.name, `skipped (${reason})`);
+      return info;
+    }
+  }
+  info.status = 'failed';
+  info.reason = error instanceof Error ? error.message : String(error);
+  ctx.logger.error({ stream: def.name, err: info.reason }, 'stream failed');
+  ctx.progress.finish(def.name, `FAILED: ${info.reason}`);
+  return info;
+}
+
+/** When a parent stream was committed earlier in a resumed run, its parents come from the warehouse. */
+async function parentsFromWarehouse(
+  def: StreamDef,
+  ctx: ExtractContext,
+  marker: (record: JsonObject) => string | null,
+): Promise<ParentRef[]> {
+  const table = streamMappings[def.name as StreamName].owns[0]?.table ?? def.name;
+  const rows = await ctx.mutex.run(() =>
+    ctx.warehouse.query(`SELECT _raw FROM ${table} WHERE _deleted_at IS NULL AND NOT _ref_only`),
+  );
+  return rows.map((r) => {
+    const record = JSON.parse(String(r._raw)) as JsonObject;
+    return { id: Number(record.id), marker: marker(record) };
+  });
+}

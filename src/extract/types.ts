@@ -1,0 +1,87 @@
+import type { Logger } from '../util/logger.ts';
+import type { SiteClient } from '../source/types.ts';
+import type { Warehouse } from '../warehouse/types.ts';
+import type { Mutex } from './mutex.ts';
+import type { RawLanding } from './raw-landing.ts';
+import type { Progress } from './progress.ts';
+
+export interface ExtractOptions {
+  /** Ignore change markers: fetch every parent's children again. */
+  readonly fullRefresh: boolean;
+  /** Fan-out streams do a full refresh when the last one is older than this (child edits that do not touch the parent). */
+  readonly fullRefreshAfterDays: number;
+  /** IANA zone for timestamps the site sends without one. */
+  readonly siteTimeZone: string;
+  /** Parents whose children are fetched at once per fan-out stream (the throttle still paces them). */
+  readonly fanOutConcurrency: number;
+  /** A fan-out stream commits after this many parents or this many seconds, whichever comes first. */
+  readonly checkpointParents: number;
+  readonly checkpointSeconds: number;
+}
+
+export interface ExtractContext {
+  readonly client: SiteClient;
+  readonly warehouse: Warehouse;
+  readonly mutex: Mutex;
+  readonly raw: RawLanding | null;
+  readonly runId: string;
+  /** Start of the run, ISO UTC: `_extracted_at` of every row it writes. */
+  readonly extractedAt: string;
+  /** True when this run continues a run that was killed: work committed under `runId` is not fetched again. */
+  readonly resuming: boolean;
+  readonly options: ExtractOptions;
+  readonly logger: Logger;
+  readonly progress: Progress;
+}
+
+export type StreamStatus = 'ok' | 'skipped' | 'failed' | 'already_done';
+
+export interface StreamInfo {
+  stream: string;
+  status: StreamStatus;
+  reason?: string;
+  pages: number;
+  records: number;
+  rows: number;
+  quarantined: number;
+  duplicates: number;
+  /** The walk saw the whole list (deletions were inferred). */
+  complete: boolean;
+  deleted: number;
+  /** Fan-out only. */
+  parents?: { total: number; fetched: number; unchanged: number; gone: number };
+  fullRefresh?: boolean;
+  countMismatch?: { reported: number; read: number };
+  durationMs: number;
+}
+
+/** A parent record's id and change marker, handed from a parent stream to its fan-out streams. */
+export interface ParentRef {
+  readonly id: number;
+  readonly marker: string | null;
+}
+
+export function emptyInfo(stream: string): StreamInfo {
+  return {
+    stream,
+    status: 'ok',
+    pages: 0,
+    records: 0,
+    rows: 0,
+    quarantined: 0,
+    duplicates: 0,
+    complete: false,
+    deleted: 0,
+    durationMs: 0,
+  };
+}
+
+/** State of a stream kept in `_grantflow_streams`, committed with its data. */
+export interface StreamState {
+  lastCompleteRunId?: string;
+  lastCompleteAt?: string;
+  lastFullRefreshAt?: string;
+  /** append_newest_first streams: the highest id held. */
+  maxId?: number;
+  records?: number;
+}
