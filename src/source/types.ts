@@ -43,6 +43,8 @@ export interface PaginationInfo {
   /** True only when the walk certainly saw the whole list (a deletion scan may rely on it). */
   readonly complete: boolean;
   readonly stopReason: StopReason;
+  /** True when the envelope's `count` disagreed with the records read (also logged as a warning). */
+  readonly countMismatch?: boolean;
 }
 
 export interface PaginateOptions {

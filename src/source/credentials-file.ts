@@ -1,0 +1,135 @@
+import { open, readFile, rename, unlink, chmod } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { ConfigError, GrantflowError } from '../util/errors.ts';
+import { registerSecret } from '../util/redact.ts';
+import type { Credentials, CredentialStore } from './types.ts';
+
+const keys = ['client_id', 'client_secret', 'access_token', 'refresh_token'] as const;
+
+/** Registers the secret parts of a credential set for redaction. */
+export function registerCredentialSecrets(c: Credentials): void {
+  registerSecret(c.client_secret);
+  registerSecret(c.access_token);
+  registerSecret(c.refresh_token);
+}
+
+/** Checks the shape of parsed credentials; the message names the problem, never a value. */
+export function parseCredentials(value: unknown, where: string): Credentials {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ConfigError(`${where} must hold a JSON object with ${keys.join(', ')}`);
+  }
+  const record = value as Record<string, unknown>;
+  for (const key of keys) {
+    const v = record[key];
+    if (typeof v !== 'string' || v.length === 0) {
+      throw new ConfigError(`${where} is missing "${key}" (a non-empty string)`);
+    }
+  }
+  const c: Credentials = {
+    client_id: record.client_id as string,
+    client_secret: record.client_secret as string,
+    access_token: record.access_token as string,
+    refresh_token: record.refresh_token as string,
+  };
+  registerCredentialSecrets(c);
+  return c;
+}
+
+function errnoCode(e: unknown): string | undefined {
+  return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' ? e.code : undefined;
+}
+
+/**
+ * Credentials in a JSON file `{client_id, client_secret, access_token, refresh_token}`, rewritten in place
+ * (atomically, mode 0600) after every refresh: the site invalidates the old refresh token at once.
+ */
+export class FileCredentialStore implements CredentialStore {
+  readonly description: string;
+
+  constructor(readonly path: string) {
+    this.description = `credentials file ${path}`;
+  }
+
+  async load(): Promise<Credentials> {
+    let text: string;
+    try {
+      text = await readFile(this.path, 'utf8');
+    } catch (e) {
+      const code = errnoCode(e);
+      const why =
+        code === 'ENOENT'
+          ? 'does not exist'
+          : code === 'EACCES' || code === 'EPERM'
+            ? 'cannot be read (permission denied)'
+            : code === 'EISDIR'
+              ? 'is a directory'
+              : `cannot be read (${code ?? 'unknown error'})`;
+      throw new ConfigError(`${this.description} ${why}`);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // The parser's message may quote file content (a secret), so it is not passed on.
+      throw new ConfigError(`${this.description} is not valid JSON`);
+    }
+    return parseCredentials(parsed, this.description);
+  }
+
+  async save(credentials: Credentials): Promise<void> {
+    registerCredentialSecrets(credentials);
+    const dir = dirname(this.path);
+    const tmp = join(dir, `.${basename(this.path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+    const body = `${JSON.stringify(
+      {
+        client_id: credentials.client_id,
+        client_secret: credentials.client_secret,
+        access_token: credentials.access_token,
+        refresh_token: credentials.refresh_token,
+      },
+      null,
+      2,
+    )}\n`;
+    try {
+      const fh = await open(tmp, 'wx', 0o600);
+      try {
+        await fh.writeFile(body, 'utf8');
+        await fh.chmod(0o600); // umask can only narrow the mode, but be explicit
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      await rename(tmp, this.path);
+      await chmod(this.path, 0o600);
+      await syncDir(dir);
+    } catch (e) {
+      await unlink(tmp).catch(() => undefined);
+      throw new GrantflowError(
+        `could not save rotated credentials to ${this.description} (${errnoCode(e) ?? 'write failed'}); ` +
+          'the site has already replaced the old refresh token, so fix the file permissions and regenerate ' +
+          "the credentials in the site's integration settings if this run cannot finish",
+        1,
+        'credentials_save',
+        { cause: e },
+      );
+    }
+  }
+}
+
+async function syncDir(dir: string): Promise<void> {
+  // Makes the rename durable. Some platforms (Windows) cannot open a directory; that is fine there.
+  let fh;
+  try {
+    fh = await open(dir, 'r');
+  } catch {
+    return;
+  }
+  try {
+    await fh.sync();
+  } catch {
+    // EINVAL/EISDIR on some file systems: the rename is still atomic.
+  } finally {
+    await fh.close();
+  }
+}

@@ -1,0 +1,104 @@
+import { Pool } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import { RateLimiter, Semaphore } from './throttle.ts';
+
+export interface HttpRequest {
+  readonly method: 'GET' | 'POST';
+  readonly url: URL;
+  readonly body?: string;
+  readonly contentType?: string;
+}
+
+export interface HttpResponse {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+  readonly bytes: number;
+  readonly ms: number;
+  /** The access token the request carried, if any (to tell a stale-token 401 from a real one). */
+  readonly usedToken: string | null;
+}
+
+/** What the transport asks the token manager before each authenticated request. */
+export interface AuthGate {
+  /** Resolves when no refresh is in flight (and the new tokens are saved). */
+  ready(): Promise<void>;
+  /** True while a refresh is in flight: nothing authenticated may start. */
+  readonly blocked: boolean;
+  readonly accessToken: string;
+}
+
+export interface HttpTransportOptions {
+  readonly origin: string;
+  readonly rate: number;
+  readonly margin?: number;
+  readonly concurrency: number;
+  readonly timeoutMs: number;
+  readonly userAgent: string;
+}
+
+/**
+ * One keep-alive pool per site origin, one limiter and one concurrency cap shared by every caller
+ * (token refreshes included). `send` makes exactly one attempt; retries live in the site client.
+ */
+export class HttpTransport {
+  readonly limiter: RateLimiter;
+  private readonly semaphore: Semaphore;
+  private readonly pool: Pool;
+
+  constructor(private readonly options: HttpTransportOptions) {
+    this.limiter = new RateLimiter({ rate: options.rate, margin: options.margin });
+    this.semaphore = new Semaphore(options.concurrency);
+    this.pool = new Pool(options.origin, {
+      connections: options.concurrency,
+      keepAliveTimeout: 10_000,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+    });
+  }
+
+  async send(req: HttpRequest, auth: AuthGate | null): Promise<HttpResponse> {
+    for (;;) {
+      // Wait for a refresh before taking a slot, so slots never sit blocked while the refresh needs one.
+      if (auth) await auth.ready();
+      const release = await this.semaphore.acquire();
+      try {
+        await this.limiter.acquire();
+        if (auth?.blocked) continue; // a refresh began while we queued: wait for it, then queue again
+        return await this.once(req, auth ? auth.accessToken : null);
+      } finally {
+        release();
+      }
+    }
+  }
+
+  private async once(req: HttpRequest, token: string | null): Promise<HttpResponse> {
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'user-agent': this.options.userAgent,
+    };
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (req.contentType) headers['content-type'] = req.contentType;
+    const started = performance.now();
+    const res = await this.pool.request({
+      method: req.method,
+      path: `${req.url.pathname}${req.url.search}`,
+      headers,
+      body: req.body ?? null,
+      signal: AbortSignal.timeout(this.options.timeoutMs),
+    });
+    const buf = Buffer.from(await res.body.arrayBuffer());
+    return {
+      status: res.statusCode,
+      headers: res.headers,
+      body: buf.toString('utf8'),
+      bytes: buf.length,
+      ms: Math.round(performance.now() - started),
+      usedToken: token,
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}

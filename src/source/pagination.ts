@@ -1,0 +1,161 @@
+import type { Logger } from '../util/logger.ts';
+import { isJsonObject, type JsonObject, type JsonValue } from '../util/json.ts';
+import { oneLine, SiteResponseError } from './errors.ts';
+import type { FetchedPage, PaginateOptions, PaginationInfo, StopReason } from './types.ts';
+
+export interface ParsedPage {
+  readonly records: JsonObject[];
+  readonly next: string | null;
+  readonly total: number | null;
+  readonly envelope: boolean;
+}
+
+export type ParseResult<T> = { ok: true; value: T } | { ok: false; problem: string };
+
+/** Parses a body as JSON; on failure says what it looked like (HTML, truncated, empty). */
+export function parseJson(text: string): ParseResult<JsonValue> {
+  if (text.trim() === '') return { ok: false, problem: 'empty body' };
+  try {
+    return { ok: true, value: JSON.parse(text) as JsonValue };
+  } catch {
+    const head = text.trimStart();
+    if (head.startsWith('<')) return { ok: false, problem: `got HTML ${oneLine(head, 60)}` };
+    if (head.startsWith('{') || head.startsWith('[')) return { ok: false, problem: 'truncated or invalid JSON' };
+    return { ok: false, problem: `not JSON: ${oneLine(head, 60)}` };
+  }
+}
+
+const expected = 'expected a JSON array or an object with `results`';
+
+/** Accepts a bare array (one complete page) or an envelope `{results, next, previous, count?, ...}`. */
+export function parseListPage(text: string): ParseResult<ParsedPage> {
+  const json = parseJson(text);
+  if (!json.ok) return { ok: false, problem: `${expected}; ${json.problem}` };
+  const v = json.value;
+  let items: JsonValue[];
+  let next: string | null = null;
+  let total: number | null = null;
+  let envelope = false;
+  if (Array.isArray(v)) {
+    items = v;
+  } else if (isJsonObject(v) && Array.isArray(v.results)) {
+    envelope = true;
+    items = v.results;
+    const n = v.next;
+    if (typeof n === 'string' && n.trim() !== '') next = n;
+    else if (n !== null && n !== undefined && n !== '') {
+      return { ok: false, problem: `\`next\` is a ${typeof n}, expected a URL string or null` };
+    }
+    const t = typeof v.count === 'number' ? v.count : typeof v.total === 'number' ? v.total : null;
+    total = t !== null && Number.isFinite(t) ? t : null;
+  } else {
+    const got = isJsonObject(v) ? `an object with keys ${Object.keys(v).slice(0, 8).join(', ')}` : typeof v;
+    return { ok: false, problem: `${expected}; got ${got}` };
+  }
+  const records: JsonObject[] = [];
+  for (const [i, item] of items.entries()) {
+    if (!isJsonObject(item)) return { ok: false, problem: `record ${i} is not a JSON object` };
+    records.push(item);
+  }
+  return { ok: true, value: { records, next, total, envelope } };
+}
+
+/** Default record key: `id` when it is a string or number; records without one are never de-duplicated. */
+export function defaultKeyOf(record: JsonObject): string | undefined {
+  const id = record.id;
+  return typeof id === 'number' || typeof id === 'string' ? String(id) : undefined;
+}
+
+export type PageFetcher = (
+  url: URL,
+) => Promise<{ status: number; page: ParsedPage; raw: string; url: string; fetchedAt: string }>;
+
+/** Walks `next` links from `first` (same origin only) and yields de-duplicated pages. */
+export async function* walkPages(
+  first: URL,
+  fetchPage: PageFetcher,
+  options: PaginateOptions & { perPage: number; logger: Logger },
+): AsyncGenerator<FetchedPage, PaginationInfo> {
+  const keyOf = options.keyOf ?? defaultKeyOf;
+  const maxPages = options.maxPages ?? 100_000;
+  const seenKeys = new Set<string>();
+  const seenUrls = new Set<string>([first.href]);
+  let url = first;
+  let pages = 0;
+  let records = 0;
+  let duplicates = 0;
+  let totalReported: number | null = null;
+  let stopReason: StopReason = 'end';
+
+  for (;;) {
+    const res = await fetchPage(url);
+    pages++;
+    const { page } = res;
+    const fresh: JsonObject[] = [];
+    for (const r of page.records) {
+      const key = keyOf(r);
+      if (key !== undefined) {
+        if (seenKeys.has(key)) {
+          duplicates++;
+          continue;
+        }
+        seenKeys.add(key);
+      }
+      fresh.push(r);
+    }
+    records += fresh.length;
+    if (page.total !== null) totalReported = page.total;
+    yield {
+      url: res.url,
+      status: res.status,
+      fetchedAt: res.fetchedAt,
+      records: fresh,
+      body: res.raw,
+      next: page.next,
+      total: page.total,
+      envelope: page.envelope,
+    };
+
+    if (!page.envelope) {
+      if (page.records.length === options.perPage) {
+        stopReason = 'full_bare_array';
+        options.logger.warn(
+          { url: res.url, records: page.records.length },
+          'bare array page is exactly per_page long; the list may be truncated',
+        );
+      }
+      break;
+    }
+    if (page.records.length === 0) {
+      stopReason = 'empty_page';
+      break;
+    }
+    if (page.next === null) break;
+    const nextUrl = new URL(page.next, url);
+    if (nextUrl.origin !== first.origin) {
+      throw new SiteResponseError(res.url, `\`next\` points to another origin (${nextUrl.origin})`);
+    }
+    if (seenUrls.has(nextUrl.href)) {
+      stopReason = 'repeated_next';
+      options.logger.warn({ url: res.url, next: nextUrl.href }, 'pagination repeated a next URL; stopping');
+      break;
+    }
+    if (pages >= maxPages) {
+      stopReason = 'page_cap';
+      options.logger.warn({ url: first.href, pages }, 'pagination stopped at the page cap');
+      break;
+    }
+    seenUrls.add(nextUrl.href);
+    url = nextUrl;
+  }
+
+  const complete = stopReason === 'end' || stopReason === 'empty_page';
+  const countMismatch = totalReported !== null && totalReported !== records;
+  if (countMismatch) {
+    options.logger.warn(
+      { url: first.href, totalReported, records, duplicates },
+      'list count reported by the site differs from the records read',
+    );
+  }
+  return { pages, records, duplicates, totalReported, complete, stopReason, countMismatch };
+}

@@ -1,0 +1,34 @@
+import type { IncomingHttpHeaders } from 'node:http';
+
+/** Exponential backoff with "equal jitter": half fixed, half random, so retries of many callers spread out. */
+export function backoffMs(attempt: number, baseMs: number, maxMs = 10_000): number {
+  const d = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
+  return d / 2 + Math.random() * (d / 2);
+}
+
+/** `Retry-After` as seconds or an HTTP date, in ms; null when absent or unreadable. Capped at 5 min. */
+export function retryAfterMs(headers: IncomingHttpHeaders, now = Date.now()): number | null {
+  const raw = headers['retry-after'];
+  const v = Array.isArray(raw) ? raw[0] : raw;
+  if (v === undefined || v.trim() === '') return null;
+  let ms: number;
+  if (/^\s*\d+(\.\d+)?\s*$/.test(v)) ms = Number(v) * 1000;
+  else {
+    const at = Date.parse(v);
+    if (Number.isNaN(at)) return null;
+    ms = Math.max(0, at - now);
+  }
+  return Math.min(ms, 300_000);
+}
+
+/** A short, token-free description of a network failure. */
+export function describeNetworkError(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  const code = 'code' in e && typeof e.code === 'string' ? e.code : undefined;
+  if (e.name === 'TimeoutError' || e.name === 'AbortError') return 'request timed out';
+  const causeCode =
+    e.cause instanceof Error && 'code' in e.cause && typeof e.cause.code === 'string' ? e.cause.code : undefined;
+  return [code ?? causeCode, e.message].filter(Boolean).join(': ');
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,245 @@
+import type { Logger } from '../util/logger.ts';
+import { silentLogger } from '../util/logger.ts';
+import { ConfigError, CredentialsError, GrantflowError } from '../util/errors.ts';
+import { redact } from '../util/redact.ts';
+import { isJsonObject, type JsonValue } from '../util/json.ts';
+import { oneLine, SiteHttpError, SiteResponseError, SiteUnavailableError } from './errors.ts';
+import { HttpTransport, type HttpRequest, type HttpResponse } from './http.ts';
+import { parseJson, parseListPage, walkPages, type ParseResult } from './pagination.ts';
+import { backoffMs, describeNetworkError, retryAfterMs, sleep } from './retry.ts';
+import { TokenManager } from './token-manager.ts';
+import type {
+  ClientStats,
+  CredentialStore,
+  FetchedPage,
+  PaginateOptions,
+  PaginationInfo,
+  QueryParams,
+  SiteClient,
+} from './types.ts';
+
+export interface SiteClientOptions {
+  readonly baseUrl: string;
+  readonly store: CredentialStore;
+  /** Requests per second (default 5). */
+  readonly rate?: number;
+  /** Requests in flight at once (default 8). */
+  readonly concurrency?: number;
+  readonly perPage?: number;
+  /** Retries of network errors, 5xx and garbage bodies (default 6). */
+  readonly maxRetries?: number;
+  readonly timeoutMs?: number;
+  readonly logger?: Logger;
+  readonly userAgent?: string;
+  readonly scope?: string;
+  /** First backoff step in ms (default 400; tests use a few ms). */
+  readonly retryBaseMs?: number;
+  /** Limiter safety margin (default 0.02). */
+  readonly rateMargin?: number;
+  /** Cap on the sum of backoff sleeps of one request (default 30 s). */
+  readonly maxBackoffTotalMs?: number;
+}
+
+/** True for 127.0.0.0/8, ::1 and localhost: the only places credentials may go over plain HTTP. */
+export function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+function checkBaseUrl(baseUrl: string): URL {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new ConfigError(`site URL "${baseUrl}" is not a valid URL (expected e.g. https://grants.example.org)`);
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
+    throw new ConfigError(
+      `site URL ${url.origin} must use https:// (credentials travel over plain http only to a loopback host)`,
+    );
+  }
+  if (url.username || url.password) throw new ConfigError('site URL must not contain a user name or password');
+  return url;
+}
+
+type Parser<T> = (text: string) => ParseResult<T>;
+
+interface Outcome<T> {
+  readonly status: number;
+  readonly value: T;
+  readonly raw: string;
+  readonly url: string;
+  readonly fetchedAt: string;
+}
+
+class DefaultSiteClient implements SiteClient {
+  readonly baseUrl: string;
+  readonly stats: ClientStats = { requests: 0, byStatus: {}, retries: 0, rateLimited: 0, refreshes: 0, bytes: 0 };
+  private readonly base: URL;
+  private readonly transport: HttpTransport;
+  private readonly tokens: TokenManager;
+  private readonly logger: Logger;
+  private readonly perPage: number;
+  private readonly maxRetries: number;
+  private readonly retryBaseMs: number;
+  private readonly maxBackoffTotalMs: number;
+
+  constructor(options: SiteClientOptions) {
+    this.base = checkBaseUrl(options.baseUrl);
+    this.baseUrl = this.base.href.replace(/\/+$/, '');
+    this.logger = options.logger ?? silentLogger;
+    this.perPage = options.perPage ?? 100;
+    this.maxRetries = options.maxRetries ?? 6;
+    this.retryBaseMs = options.retryBaseMs ?? 400;
+    this.maxBackoffTotalMs = options.maxBackoffTotalMs ?? 30_000;
+    this.transport = new HttpTransport({
+      origin: this.base.origin,
+      rate: options.rate ?? 5,
+      margin: options.rateMargin,
+      concurrency: options.concurrency ?? 8,
+      timeoutMs: options.timeoutMs ?? 30_000,
+      userAgent: options.userAgent ?? 'grantflow/0.1',
+    });
+    this.tokens = new TokenManager({
+      store: options.store,
+      logger: this.logger,
+      scope: options.scope,
+      onRefresh: () => this.stats.refreshes++,
+      refreshCall: async (form) => {
+        const req: HttpRequest = {
+          method: 'POST',
+          url: this.resolve('/api/o/token/'),
+          body: form.toString(),
+          contentType: 'application/x-www-form-urlencoded',
+        };
+        const out = await this.execute(req, false, parseJson);
+        return { body: out.value, url: out.url };
+      },
+    });
+  }
+
+  /** A path relative to the site base (which may carry a path prefix), or an absolute same-origin URL. */
+  resolve(path: string, query?: QueryParams): URL {
+    const url = /^https?:\/\//i.test(path)
+      ? new URL(path)
+      : new URL(this.base.pathname.replace(/\/+$/, '') + (path.startsWith('/') ? path : `/${path}`), this.base);
+    if (url.origin !== this.base.origin) {
+      throw new ConfigError(`URL ${url.origin} is not on the site ${this.base.origin}; refusing to send credentials`);
+    }
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    return url;
+  }
+
+  async getJson(path: string, query?: QueryParams) {
+    const out = await this.execute({ method: 'GET', url: this.resolve(path, query) }, true, parseJson);
+    return { status: out.status, body: out.value, raw: out.raw, url: out.url };
+  }
+
+  paginate(path: string, options: PaginateOptions = {}): AsyncGenerator<FetchedPage, PaginationInfo> {
+    const first = this.resolve(path, { per_page: this.perPage, ...options.query });
+    return walkPages(
+      first,
+      async (url) => {
+        const out = await this.execute({ method: 'GET', url }, true, parseListPage);
+        return { status: out.status, page: out.value, raw: out.raw, url: out.url, fetchedAt: out.fetchedAt };
+      },
+      { ...options, perPage: this.perPage, logger: this.logger },
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.transport.close();
+  }
+
+  /** One logical request: auth (single-flight refresh on 401), 429 backoff, retries of transient failures. */
+  private async execute<T>(req: HttpRequest, auth: boolean, parse: Parser<T>): Promise<Outcome<T>> {
+    const url = req.url.href;
+    let failures = 0;
+    let rateLimited = 0;
+    let staleRetries = 0;
+    let refreshedForThis = false;
+    let backoffTotal = 0;
+    for (;;) {
+      let res: HttpResponse | null = null;
+      let problem: string;
+      let badBody = false;
+      const fetchedAt = new Date().toISOString();
+      try {
+        res = await this.transport.send(req, auth ? this.tokens : null);
+      } catch (e) {
+        if (e instanceof GrantflowError) throw e;
+        problem = describeNetworkError(e);
+      }
+      if (res) {
+        this.stats.requests++;
+        this.stats.bytes += res.bytes;
+        const key = String(res.status);
+        this.stats.byStatus[key] = (this.stats.byStatus[key] ?? 0) + 1;
+        this.logger.debug(
+          { method: req.method, path: req.url.pathname + req.url.search, status: res.status, ms: res.ms },
+          'request',
+        );
+        const status = res.status;
+        if (status === 401 && auth) {
+          const used = res.usedToken;
+          if (used !== null && used !== this.tokens.accessToken) {
+            // Sent with a token another request already replaced: just retry with the new one.
+            if (++staleRetries <= 5) continue;
+          } else if (!refreshedForThis) {
+            refreshedForThis = true;
+            await this.tokens.refresh(used ?? '');
+            continue;
+          }
+          throw new CredentialsError(
+            `the site answered 401 for ${url} even with a freshly refreshed access token; check that the site ` +
+              `URL is right and that the credentials in ${this.tokens.storeDescription} belong to this site`,
+          );
+        }
+        if (status === 429) {
+          this.stats.rateLimited++;
+          rateLimited++;
+          const wait = retryAfterMs(res.headers) ?? backoffMs(rateLimited, Math.max(this.retryBaseMs, 250));
+          this.transport.limiter.penalize(wait);
+          if (rateLimited > Math.max(this.maxRetries, 10)) {
+            throw new SiteUnavailableError(url, 'HTTP 429 rate limited on every attempt', rateLimited);
+          }
+          this.logger.warn({ url, waitMs: Math.round(wait), rateLimited }, 'rate limited (429); backing off');
+          await sleep(wait);
+          continue;
+        }
+        if (status >= 200 && status < 300) {
+          const parsed = parse(res.body);
+          if (parsed.ok) return { status, value: parsed.value, raw: res.body, url, fetchedAt };
+          problem = parsed.problem;
+          badBody = true;
+        } else if (status >= 500) {
+          problem = `HTTP ${status}${res.body ? `: ${oneLine(res.body, 120)}` : ''}`;
+        } else {
+          throw new SiteHttpError(status, url, redact(res.body.slice(0, 500)), errorCodeOf(res.body));
+        }
+      }
+      failures++;
+      if (failures > this.maxRetries) {
+        if (badBody) throw new SiteResponseError(url, `${problem!} (after ${failures} attempts)`);
+        throw new SiteUnavailableError(url, problem!, failures);
+      }
+      const wait = Math.min(backoffMs(failures, this.retryBaseMs), Math.max(0, this.maxBackoffTotalMs - backoffTotal));
+      backoffTotal += wait;
+      this.stats.retries++;
+      this.logger.warn({ url, attempt: failures, waitMs: Math.round(wait), problem: redact(problem!) }, 'retrying');
+      await sleep(wait);
+    }
+  }
+}
+
+/** `error` (OAuth style) or `code` of a JSON error body. */
+function errorCodeOf(body: string): string | undefined {
+  const parsed = parseJson(body);
+  if (!parsed.ok || !isJsonObject(parsed.value)) return undefined;
+  const v: JsonValue | undefined = parsed.value.error ?? parsed.value.code;
+  return typeof v === 'string' ? v : undefined;
+}
+
+export function createSiteClient(options: SiteClientOptions): SiteClient {
+  return new DefaultSiteClient(options);
+}

@@ -1,0 +1,103 @@
+/**
+ * Evenly spaced rate limiter (GCRA with a burst of one): consecutive releases are at least
+ * `1000 / (rate * (1 - margin))` ms apart, measured from the *actual* previous release, so a late timer
+ * never lets two requests bunch up. A fixed window would allow 2 × rate across a window edge.
+ */
+export interface RateLimiterOptions {
+  /** Requests per second. */
+  readonly rate: number;
+  /** Safety margin so arrival jitter at the server cannot fit rate + 1 requests in a window (default 2 %). */
+  readonly margin?: number;
+  readonly now?: () => number;
+}
+
+export class RateLimiter {
+  private readonly baseIntervalMs: number;
+  private readonly now: () => number;
+  private lastRelease = Number.NEGATIVE_INFINITY;
+  private pausedUntil = 0;
+  private slowUntil = 0;
+  private readonly waiters: Array<() => void> = [];
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(options: RateLimiterOptions) {
+    if (!(options.rate > 0)) throw new RangeError('rate must be > 0');
+    const margin = options.margin ?? 0.02;
+    this.baseIntervalMs = 1000 / (options.rate * (1 - margin));
+    this.now = options.now ?? (() => performance.now());
+  }
+
+  get intervalMs(): number {
+    // While slowed after a 429, space requests 1.5 × further apart.
+    return this.now() < this.slowUntil ? this.baseIntervalMs * 1.5 : this.baseIntervalMs;
+  }
+
+  /** Resolves when the caller may start one request. FIFO. */
+  acquire(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.waiters.push(resolve);
+      this.pump();
+    });
+  }
+
+  /** After a 429: nobody starts for `pauseMs`, then the rate is lowered for `slowForMs`. */
+  penalize(pauseMs: number, slowForMs = 10_000): void {
+    const now = this.now();
+    this.pausedUntil = Math.max(this.pausedUntil, now + pauseMs);
+    this.slowUntil = Math.max(this.slowUntil, now + pauseMs + slowForMs);
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = null;
+    }
+    this.pump();
+  }
+
+  private pump(): void {
+    if (this.timer || this.waiters.length === 0) return;
+    const now = this.now();
+    const at = Math.max(this.lastRelease + this.intervalMs, this.pausedUntil);
+    if (at <= now) {
+      this.lastRelease = now;
+      const next = this.waiters.shift();
+      next?.();
+      // Schedule the following waiter relative to this release.
+      if (this.waiters.length > 0) this.arm(this.intervalMs);
+      return;
+    }
+    this.arm(at - now);
+  }
+
+  private arm(delayMs: number): void {
+    // Round up: a timer may fire up to a millisecond early relative to performance.now().
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        this.pump();
+      },
+      Math.ceil(delayMs) + 1,
+    );
+  }
+}
+
+/** Caps how many requests are in flight at once. */
+export class Semaphore {
+  private active = 0;
+  private readonly queue: Array<() => void> = [];
+
+  constructor(private readonly limit: number) {
+    if (!(limit >= 1)) throw new RangeError('concurrency must be >= 1');
+  }
+
+  async acquire(): Promise<() => void> {
+    if (this.active >= this.limit) await new Promise<void>((resolve) => this.queue.push(resolve));
+    else this.active++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const next = this.queue.shift();
+      if (next) next();
+      else this.active--;
+    };
+  }
+}

@@ -1,0 +1,158 @@
+import type { Logger } from '../util/logger.ts';
+import { ConfigError, CredentialsError, GrantflowError } from '../util/errors.ts';
+import { registerSecret } from '../util/redact.ts';
+import { isJsonObject, type JsonValue } from '../util/json.ts';
+import { registerCredentialSecrets } from './credentials-file.ts';
+import { SiteHttpError, SiteResponseError } from './errors.ts';
+import type { AuthGate } from './http.ts';
+import type { Credentials, CredentialStore } from './types.ts';
+
+/** Sends the refresh form (through the shared limiter, with retries) and returns the parsed body. */
+export type RefreshCall = (form: URLSearchParams) => Promise<{ body: JsonValue; url: string }>;
+
+export interface TokenManagerOptions {
+  readonly store: CredentialStore;
+  readonly refreshCall: RefreshCall;
+  readonly logger: Logger;
+  readonly scope?: string;
+  readonly onRefresh?: () => void;
+  /** Refresh this long before a known expiry (default 120 s). */
+  readonly earlyMs?: number;
+}
+
+/**
+ * Holds the current credentials. Refreshes are single-flight: every 401 that arrives while one is running
+ * waits for it, and a 401 for an already-replaced token only retries. While a refresh runs (until the store
+ * has saved the new pair) no authenticated request starts: the old refresh token is dead on the site.
+ */
+export class TokenManager implements AuthGate {
+  private creds: Credentials | null = null;
+  private loading: Promise<void> | null = null;
+  private refreshing: Promise<void> | null = null;
+  private expiresAt: number | null = null;
+  /** A refresh failure nobody can recover from in this run; every later request fails with it at once. */
+  private fatal: unknown = null;
+
+  constructor(private readonly options: TokenManagerOptions) {}
+
+  get blocked(): boolean {
+    return this.refreshing !== null;
+  }
+
+  get storeDescription(): string {
+    return this.options.store.description;
+  }
+
+  get accessToken(): string {
+    if (!this.creds) throw new Error('TokenManager used before ready()');
+    return this.creds.access_token;
+  }
+
+  async ready(): Promise<void> {
+    if (this.fatal) throw this.fatal;
+    if (!this.creds) {
+      this.loading ??= this.options.store.load().then((c) => {
+        registerCredentialSecrets(c);
+        this.creds = c;
+      });
+      try {
+        await this.loading;
+      } finally {
+        if (!this.creds) this.loading = null;
+      }
+    }
+    while (this.refreshing) await this.refreshing;
+    const early = this.options.earlyMs ?? 120_000;
+    if (this.expiresAt !== null && Date.now() >= this.expiresAt - early) {
+      this.options.logger.debug('access token near expiry; refreshing early');
+      await this.refresh(this.accessToken);
+    }
+  }
+
+  /** Refreshes unless `staleToken` was already replaced; concurrent callers share one refresh. */
+  async refresh(staleToken: string): Promise<void> {
+    if (this.refreshing) return this.refreshing;
+    if (!this.creds || this.creds.access_token !== staleToken) return;
+    const current = this.creds;
+    this.refreshing = this.doRefresh(current)
+      .catch((e: unknown) => {
+        if (e instanceof GrantflowError && e.code !== 'site_unavailable') this.fatal = e;
+        throw e;
+      })
+      .finally(() => {
+        this.refreshing = null;
+      });
+    return this.refreshing;
+  }
+
+  private async doRefresh(current: Credentials): Promise<void> {
+    const form = new URLSearchParams({
+      grant_type: 'refresh_token',
+      client_id: current.client_id,
+      client_secret: current.client_secret,
+      refresh_token: current.refresh_token,
+    });
+    if (this.options.scope) form.set('scope', this.options.scope);
+    let result: { body: JsonValue; url: string };
+    try {
+      result = await this.options.refreshCall(form);
+    } catch (e) {
+      throw this.explain(e);
+    }
+    const next = parseTokenResponse(result.body, current, result.url);
+    this.options.onRefresh?.();
+    // Persist before anyone sends with the new token: a lost refresh token needs a manual reset.
+    await this.options.store.save(next);
+    this.creds = next;
+    this.options.logger.info({ store: this.options.store.description }, 'access token refreshed and saved');
+    if (isJsonObject(result.body) && typeof result.body.expires_in === 'number' && result.body.expires_in > 0) {
+      this.expiresAt = Date.now() + result.body.expires_in * 1000;
+    }
+  }
+
+  private explain(e: unknown): unknown {
+    if (!(e instanceof SiteHttpError)) return e;
+    const where = this.options.store.description;
+    if (e.errorCode === 'invalid_grant') {
+      return new CredentialsError(
+        `the site rejected the refresh token (invalid_grant: used, expired or revoked); generate a new ` +
+          `credential set in the site's integration settings and put it in ${where}`,
+        { cause: e },
+      );
+    }
+    if (e.errorCode === 'invalid_client') {
+      return new CredentialsError(
+        `the site rejected the client id / client secret (invalid_client); copy them again (or generate a ` +
+          `new credential set) from the site's integration settings into ${where}`,
+        { cause: e },
+      );
+    }
+    if (e.errorCode === 'invalid_scope') {
+      return new ConfigError(
+        `the site rejected scope "${this.options.scope ?? ''}" (invalid_scope); use one of the roles of the ` +
+          'user who generated the credentials (applicant, recommender, reviewer, admin) or omit it',
+        { cause: e },
+      );
+    }
+    return new GrantflowError(`token refresh failed: ${e.message}`, 1, 'refresh_failed', { cause: e });
+  }
+}
+
+function parseTokenResponse(body: JsonValue, current: Credentials, url: string): Credentials {
+  if (!isJsonObject(body)) throw new SiteResponseError(url, 'token response is not a JSON object');
+  const access = body.access_token;
+  const refresh = body.refresh_token;
+  // Register before anything can log them.
+  if (typeof access === 'string') registerSecret(access);
+  if (typeof refresh === 'string') registerSecret(refresh);
+  if (typeof access !== 'string' || access.length === 0) {
+    throw new SiteResponseError(url, 'token response has no access_token');
+  }
+  return {
+    client_id: current.client_id,
+    client_secret: current.client_secret,
+    access_token: access,
+    // The site issues a new refresh token; keep the old one only if it (unexpectedly) does not.
+    refresh_token: typeof refresh === 'string' && refresh.length > 0 ? refresh : current.refresh_token,
+  };
+}
