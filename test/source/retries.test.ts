@@ -1,0 +1,179 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSiteClient, SiteHttpError, SiteResponseError, SiteUnavailableError } from '../../src/source/index.ts';
+import type { SiteClientOptions } from '../../src/source/index.ts';
+import { GrantflowError } from '../../src/util/errors.ts';
+import { json, MemoryStore, startServer, testCreds, type Handler, type TestServer } from './helpers.ts';
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function setup(handler: Handler, options: Partial<SiteClientOptions> = {}) {
+  server = await startServer(handler);
+  return createSiteClient({
+    baseUrl: server.url,
+    store: new MemoryStore(),
+    rate: 50,
+    retryBaseMs: 5,
+    ...options,
+  });
+}
+
+/** Answers with `bad` for the first `n` requests, then 200 {ok: true}. */
+function failFirst(n: number, bad: Handler): Handler {
+  let count = 0;
+  return (req, res, a) => {
+    if (count++ < n) return bad(req, res, a);
+    json(res, 200, { ok: true });
+  };
+}
+
+describe('429 handling', () => {
+  it('honours Retry-After in seconds, then succeeds', async () => {
+    const client = await setup(failFirst(1, (_q, res) => json(res, 429, { detail: 'slow down' }, { 'retry-after': '1' })));
+    const out = await client.getJson('/api/x/');
+    expect(out.body).toEqual({ ok: true });
+    const [first, second] = server!.arrivals;
+    expect(second!.t - first!.t).toBeGreaterThanOrEqual(990);
+    expect(client.stats.rateLimited).toBe(1);
+    expect(client.stats.byStatus).toEqual({ '200': 1, '429': 1 });
+    await client.close();
+  });
+
+  it('honours Retry-After as an HTTP date', async () => {
+    const client = await setup(
+      failFirst(1, (_q, res) =>
+        json(res, 429, {}, { 'retry-after': new Date(Date.now() + 2000).toUTCString() }),
+      ),
+    );
+    await client.getJson('/api/x/');
+    const [first, second] = server!.arrivals;
+    // HTTP dates have whole-second resolution: at least ~1 s of the 2 s remains.
+    expect(second!.t - first!.t).toBeGreaterThanOrEqual(900);
+    await client.close();
+  });
+
+  it('backs off without Retry-After and carries on', async () => {
+    const client = await setup(failFirst(2, (_q, res) => json(res, 429, {})));
+    const out = await client.getJson('/api/x/');
+    expect(out.status).toBe(200);
+    expect(client.stats.rateLimited).toBe(2);
+    await client.close();
+  });
+});
+
+describe('transient failures are retried', () => {
+  it('5xx with an HTML body', async () => {
+    const client = await setup(
+      failFirst(2, (_q, res) => {
+        res.writeHead(502, { 'content-type': 'text/html' });
+        res.end('<!doctype html><h1>Bad gateway</h1>');
+      }),
+    );
+    expect((await client.getJson('/api/x/')).body).toEqual({ ok: true });
+    expect(client.stats.retries).toBe(2);
+    await client.close();
+  });
+
+  it('200 with HTML or truncated JSON', async () => {
+    let n = 0;
+    const client = await setup((_q, res) => {
+      n++;
+      if (n === 1) {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<!doctype html><p>maintenance</p>');
+      } else if (n === 2) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"results": [{"id": 1}, {"id":');
+      } else json(res, 200, { results: [{ id: 1 }], next: null });
+    });
+    const pages = [];
+    for await (const p of client.paginate('/api/programs/')) pages.push(p);
+    expect(pages).toHaveLength(1);
+    expect(pages[0]!.records).toEqual([{ id: 1 }]);
+    expect(client.stats.retries).toBe(2);
+    await client.close();
+  });
+
+  it('a reset connection and a body cut short', async () => {
+    let n = 0;
+    const client = await setup((req, res) => {
+      n++;
+      if (n === 1) req.socket.destroy();
+      else if (n === 2) {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+        res.write('{"ok": tr');
+        setTimeout(() => req.socket.destroy(), 10);
+      } else json(res, 200, { ok: true });
+    });
+    expect((await client.getJson('/api/x/')).body).toEqual({ ok: true });
+    expect(n).toBe(3);
+    await client.close();
+  });
+
+  it('a server that never answers times out and is retried', async () => {
+    let n = 0;
+    const client = await setup(
+      (_q, res) => {
+        if (n++ === 0) return; // hang
+        json(res, 200, { ok: true });
+      },
+      { timeoutMs: 300 },
+    );
+    expect((await client.getJson('/api/x/')).body).toEqual({ ok: true });
+    await client.close();
+  });
+});
+
+describe('giving up', () => {
+  it('throws SiteUnavailableError naming the URL and the last problem, never a token', async () => {
+    const client = await setup((_q, res) => json(res, 503, { detail: 'down' }), { maxRetries: 2 });
+    const err = await client.getJson('/api/programs/', { page: 2 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SiteUnavailableError);
+    const e = err as SiteUnavailableError;
+    expect(e.exitCode).toBe(1);
+    expect(e.message).toContain('/api/programs/?page=2');
+    expect(e.message).toContain('HTTP 503');
+    expect(e.message).not.toContain(testCreds.access_token);
+    expect(server!.arrivals).toHaveLength(3);
+    await client.close();
+  });
+
+  it('throws SiteResponseError for a 200 that stays HTML', async () => {
+    const client = await setup(
+      (_q, res) => {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<!doctype html><html>login</html>');
+      },
+      { maxRetries: 1 },
+    );
+    const err = await collect(client.paginate('/api/programs/')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SiteResponseError);
+    expect((err as Error).message).toMatch(/expected a JSON array or an object with `results`; got HTML <!doctype/);
+    await client.close();
+  });
+
+  it('does not retry 403/404 and exposes status, body and error code', async () => {
+    const client = await setup((_q, res) => json(res, 404, { error: 'not_enabled', detail: 'Eligibility is off' }));
+    const err = await client.getJson('/api/organizations/1/eligibility/').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SiteHttpError);
+    const e = err as SiteHttpError;
+    expect(e.status).toBe(404);
+    expect(e.errorCode).toBe('not_enabled');
+    expect(e.body).toContain('Eligibility is off');
+    expect(e).toBeInstanceOf(GrantflowError);
+    expect(server!.arrivals).toHaveLength(1);
+    await client.close();
+  });
+});
+
+async function collect<T, R>(gen: AsyncGenerator<T, R>): Promise<{ items: T[]; info: R }> {
+  const items: T[] = [];
+  for (;;) {
+    const r = await gen.next();
+    if (r.done) return { items, info: r.value };
+    items.push(r.value);
+  }
+}
