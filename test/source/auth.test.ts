@@ -1,0 +1,198 @@
+import { stat, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSiteClient, FileCredentialStore } from '../../src/source/index.ts';
+import { ConfigError, CredentialsError } from '../../src/util/errors.ts';
+import { redact } from '../../src/util/redact.ts';
+import {
+  json,
+  MemoryStore,
+  startServer,
+  tempDir,
+  testCreds,
+  writeCredsFile,
+  type Handler,
+  type TestServer,
+} from './helpers.ts';
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** A site whose valid access token changes on each refresh; the old refresh token dies at once. */
+function rotatingSite(events: string[], slow401Ms = 0) {
+  let generation = 1;
+  let access = testCreds.access_token;
+  let refresh = testCreds.refresh_token;
+  const handler: Handler = async (_req, res, a) => {
+    if (a.path === '/api/o/token/') {
+      events.push('token');
+      const form = new URLSearchParams(a.body);
+      if (form.get('refresh_token') !== refresh) return json(res, 400, { error: 'invalid_grant' });
+      if (form.get('client_secret') !== testCreds.client_secret) return json(res, 401, { error: 'invalid_client' });
+      generation++;
+      access = `access-token-gen-${generation}-xxxxxxxx`;
+      refresh = `refresh-token-gen-${generation}-yyyyyyyy`;
+      await new Promise((r) => setTimeout(r, 30));
+      return json(res, 200, { access_token: access, refresh_token: refresh, expires_in: 7200, token_type: 'Bearer' });
+    }
+    const ok = a.auth === `Bearer ${access}`;
+    events.push(ok ? 'api-ok' : 'api-401');
+    if (!ok) {
+      if (slow401Ms) await new Promise((r) => setTimeout(r, slow401Ms));
+      return json(res, 401, { detail: 'Invalid token' });
+    }
+    json(res, 200, { path: a.path });
+  };
+  return { handler, current: () => ({ access, refresh }), expire: () => (access = 'expired-by-server-zzzz') };
+}
+
+describe('token refresh', () => {
+  it('shares one refresh among 10 concurrent 401s and saves before the next API request', async () => {
+    const events: string[] = [];
+    // All 10 are in flight before the first 401 comes back.
+    const site = rotatingSite(events, 400);
+    site.expire();
+    server = await startServer(site.handler);
+    const store = new MemoryStore(testCreds, async () => {
+      await new Promise((r) => setTimeout(r, 150)); // a slow disk
+      events.push('saved');
+    });
+    const client = createSiteClient({ baseUrl: server.url, store, rate: 50, concurrency: 10 });
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => client.getJson(`/api/item/${i}/`)));
+    expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
+    expect(events.filter((e) => e === 'token')).toHaveLength(1);
+    expect(client.stats.refreshes).toBe(1);
+    const tokenAt = events.indexOf('token');
+    expect(events.slice(0, tokenAt)).toEqual(Array(10).fill('api-401'));
+    const savedAt = events.indexOf('saved');
+    expect(savedAt).toBeGreaterThan(tokenAt);
+    // Nothing reached the site between the token call and the save.
+    expect(events.slice(tokenAt + 1, savedAt)).toEqual([]);
+    expect(events.slice(savedAt + 1)).toEqual(Array(10).fill('api-ok'));
+    expect(store.saves).toHaveLength(1);
+    expect(store.saves[0]!.access_token).toBe(site.current().access);
+    // The refresh form carried the right fields, urlencoded, never in the URL.
+    const tokenCall = server.arrivals.find((a) => a.path.startsWith('/api/o/token/'))!;
+    expect(tokenCall.path).toBe('/api/o/token/');
+    expect(Object.fromEntries(new URLSearchParams(tokenCall.body))).toEqual({
+      grant_type: 'refresh_token',
+      client_id: testCreds.client_id,
+      client_secret: testCreds.client_secret,
+      refresh_token: testCreds.refresh_token,
+    });
+    // Rotated tokens are registered for redaction as soon as they are known.
+    expect(redact(`x ${site.current().refresh} y`)).toBe('x [REDACTED] y');
+    await client.close();
+  });
+
+  it('rotates the credentials file: new pair on disk, mode 0600', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const path = join(dir, 'creds.json');
+      await writeCredsFile(path, testCreds, 0o644);
+      const events: string[] = [];
+      const site = rotatingSite(events);
+      site.expire();
+      server = await startServer(site.handler);
+      const client = createSiteClient({ baseUrl: server.url, store: new FileCredentialStore(path), rate: 50 });
+      await client.getJson('/api/programs/1/');
+      const onDisk = JSON.parse(await readFile(path, 'utf8')) as Record<string, string>;
+      expect(onDisk).toEqual({
+        client_id: testCreds.client_id,
+        client_secret: testCreds.client_secret,
+        access_token: site.current().access,
+        refresh_token: site.current().refresh,
+      });
+      expect((await stat(path)).mode & 0o777).toBe(0o600);
+      // A second expiry refreshes again with the rotated refresh token.
+      site.expire();
+      await client.getJson('/api/programs/2/');
+      expect(events.filter((e) => e === 'token')).toHaveLength(2);
+      const again = JSON.parse(await readFile(path, 'utf8')) as Record<string, string>;
+      expect(again.refresh_token).toBe(site.current().refresh);
+      await client.close();
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('invalid_grant → CredentialsError (exit 2) naming what to regenerate, with no secret', async () => {
+    const events: string[] = [];
+    const site = rotatingSite(events);
+    site.expire();
+    server = await startServer(site.handler);
+    const store = new MemoryStore({ ...testCreds, refresh_token: 'refresh-token-already-used-0000' });
+    const client = createSiteClient({ baseUrl: server.url, store, rate: 50 });
+    const errs = await Promise.all(
+      [1, 2, 3].map((i) => client.getJson(`/api/x/${i}/`).catch((e: unknown) => e)),
+    );
+    for (const err of errs) {
+      expect(err).toBeInstanceOf(CredentialsError);
+      const e = err as CredentialsError;
+      expect(e.exitCode).toBe(2);
+      expect(e.message).toMatch(/refresh token.*integration settings/);
+      for (const secret of Object.values(store.current)) expect(e.message).not.toContain(secret);
+    }
+    expect(events.filter((e) => e === 'token')).toHaveLength(1);
+    // Later requests fail at once, without another refresh attempt.
+    await expect(client.getJson('/api/x/4/')).rejects.toBeInstanceOf(CredentialsError);
+    expect(events.filter((e) => e === 'token')).toHaveLength(1);
+    expect(store.saves).toHaveLength(0);
+    await client.close();
+  });
+
+  it('invalid_client → CredentialsError about the client id / secret', async () => {
+    const events: string[] = [];
+    const site = rotatingSite(events);
+    site.expire();
+    server = await startServer(site.handler);
+    const store = new MemoryStore({ ...testCreds, client_secret: 'wrong-client-secret-1234' });
+    const client = createSiteClient({ baseUrl: server.url, store, rate: 50 });
+    const err = await client.getJson('/api/x/').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CredentialsError);
+    expect((err as Error).message).toMatch(/client id \/ client secret/);
+    expect((err as Error).message).not.toContain('wrong-client-secret-1234');
+    await client.close();
+  });
+
+  it('gives up with CredentialsError when even a fresh token gets 401 (wrong site)', async () => {
+    server = await startServer((_q, res, a) =>
+      a.path === '/api/o/token/'
+        ? json(res, 200, { access_token: 'fresh-access-token-9999', refresh_token: 'fresh-refresh-token-9999' })
+        : json(res, 401, {}),
+    );
+    const store = new MemoryStore();
+    const client = createSiteClient({ baseUrl: server.url, store, rate: 50 });
+    await expect(client.getJson('/api/x/')).rejects.toThrow(/401.*site URL/);
+    expect(store.saves).toHaveLength(1); // the rotated pair is still kept
+    await client.close();
+  });
+
+  it('sends the bearer token and the user agent', async () => {
+    server = await startServer((_q, res) => json(res, 200, {}));
+    const client = createSiteClient({ baseUrl: server.url, store: new MemoryStore(), rate: 50 });
+    await client.getJson('/api/x/');
+    expect(server.arrivals[0]!.auth).toBe(`Bearer ${testCreds.access_token}`);
+    await client.close();
+  });
+});
+
+describe('HTTPS rule', () => {
+  const store = new MemoryStore();
+  it.each(['http://grants.example.org', 'http://10.0.0.5:8080', 'ftp://grants.example.org', 'not a url'])(
+    'refuses %s',
+    (baseUrl) => {
+      expect(() => createSiteClient({ baseUrl, store })).toThrow(ConfigError);
+    },
+  );
+  it.each(['https://grants.example.org', 'http://127.0.0.1:8080', 'http://127.3.2.1', 'http://localhost:1', 'http://[::1]:9'])(
+    'accepts %s',
+    async (baseUrl) => {
+      const client = createSiteClient({ baseUrl, store });
+      await client.close();
+    },
+  );
+});
