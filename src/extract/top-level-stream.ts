@@ -97,6 +97,7 @@ export async function runTopLevelStream(
     info.countMismatch = { reported: walk.totalReported, read: walk.records };
   }
   info.complete = Boolean(walk?.complete) && !stoppedEarly;
+  ctx.raw?.write(def.name, { type: 'walk_end', complete: info.complete });
 
   const newState: StreamState = {
     ...state,

@@ -1,0 +1,51 @@
+import { Option, type Command } from 'commander';
+import { envName, flagName, settingKinds, type SettingKey } from '../config/settings.ts';
+import { parseSettingText } from '../config/load-settings.ts';
+
+const help: Readonly<Record<SettingKey, string>> = {
+  site: 'base URL of the site, e.g. https://yoursite.example.com',
+  credentials: 'credentials JSON file {client_id, client_secret, access_token, refresh_token}; rewritten (0600) on each token refresh',
+  warehouse: 'DuckDB file path or postgres:// URL (default data/warehouse.duckdb)',
+  schema: 'Postgres schema for the tables (default public)',
+  snapshots: 'directory for Parquet snapshots (default data/snapshots)',
+  rawDir: 'directory for raw pages, one folder per run (default data/raw)',
+  landRaw: 'keep every fetched page under the raw dir (default true)',
+  streams: 'comma-separated streams to sync (default all); a fan-out stream brings its parent',
+  fullRefresh: "fetch every parent's children again, not only changed ones",
+  fullRefreshAfterDays: 'do a full refresh of fan-out streams when the last one is older than this (default 7)',
+  rate: 'requests per second the site allows (default 5)',
+  perPage: 'page size to ask for (default 100)',
+  concurrency: 'requests in flight at once (default 8)',
+  siteTimeZone: 'IANA time zone of timestamps the site sends without one (default UTC)',
+  retainSnapshots: 'snapshots kept per table (default 7)',
+  models: 'run the SQL models and data tests after loading (default true)',
+  snapshot: 'write Parquet snapshots after a successful sync (default true)',
+  logLevel: 'fatal|error|warn|info|debug|trace|silent (default info)',
+};
+
+/** Adds `--<setting>` options for the given settings; each notes its GRANTFLOW_* variable. */
+export function addSettingOptions(command: Command, keys: readonly SettingKey[]): Command {
+  for (const key of keys) {
+    const flag = flagName(key);
+    const kind = settingKinds[key];
+    const text = `${help[key]} [env ${envName(key)}]`;
+    if (kind === 'boolean') {
+      command.addOption(new Option(`--${flag} [bool]`, text));
+    } else {
+      command.addOption(new Option(`--${flag} <${kind === 'list' ? 'a,b' : kind === 'number' ? 'n' : 'value'}>`, text));
+    }
+  }
+  return command;
+}
+
+/** Turns commander's parsed options back into typed settings (only those given). */
+export function flagsFrom(options: Record<string, unknown>, keys: readonly SettingKey[]): Partial<Record<SettingKey, unknown>> {
+  const out: Partial<Record<SettingKey, unknown>> = {};
+  for (const key of keys) {
+    const value = options[key];
+    if (value === undefined) continue;
+    if (value === true) out[key] = true;
+    else out[key] = parseSettingText(key, String(value), `--${flagName(key)}`);
+  }
+  return out;
+}

@@ -1,0 +1,105 @@
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { ConfigError } from '../util/errors.ts';
+import { envName, settingKinds, settingsSchema, type SettingKey, type Settings } from './settings.ts';
+
+type Source = 'flag' | 'environment' | 'pipeline file';
+type Raw = Partial<Record<SettingKey, unknown>>;
+
+/**
+ * Merges defaults < pipeline file < environment < flags and validates once, at the edge. Every message names the
+ * bad key and where it came from, so the operator knows what to fix; nothing is written before this succeeds.
+ */
+export async function loadSettings(
+  flags: Raw,
+  options: { pipeline?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<Settings> {
+  const env = options.env ?? process.env;
+  const pipelinePath = options.pipeline ?? env.GRANTFLOW_PIPELINE;
+  const fromFile = pipelinePath ? await readPipelineFile(pipelinePath) : {};
+  const fromEnv = readEnv(env);
+  const origin = new Map<string, Source>();
+  const merged: Raw = {};
+  for (const [source, values] of [
+    ['pipeline file', fromFile],
+    ['environment', fromEnv],
+    ['flag', flags],
+  ] as const) {
+    for (const [k, v] of Object.entries(values)) {
+      if (v === undefined) continue;
+      merged[k as SettingKey] = v;
+      origin.set(k, source);
+    }
+  }
+  const parsed = settingsSchema.safeParse(merged);
+  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error, origin, pipelinePath));
+  return parsed.data;
+}
+
+async function readPipelineFile(path: string): Promise<Raw> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ConfigError(`pipeline file ${path} cannot be read (${code === 'ENOENT' ? 'no such file' : code})`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(`pipeline file ${path} is not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ConfigError(`pipeline file ${path} must hold a JSON object of settings`);
+  }
+  // "$comment" keys document a pipeline file without being settings.
+  return Object.fromEntries(Object.entries(value).filter(([k]) => !k.startsWith('$'))) as Raw;
+}
+
+function readEnv(env: NodeJS.ProcessEnv): Raw {
+  const out: Raw = {};
+  for (const key of Object.keys(settingKinds) as SettingKey[]) {
+    const text = env[envName(key)];
+    if (text === undefined || text === '') continue;
+    out[key] = parseSettingText(key, text, `environment variable ${envName(key)}`);
+  }
+  return out;
+}
+
+/** Parses a flag or environment string into the setting's type. */
+export function parseSettingText(key: SettingKey, text: string, where: string): unknown {
+  switch (settingKinds[key]) {
+    case 'number': {
+      const n = Number(text);
+      if (text.trim() === '' || !Number.isFinite(n)) throw new ConfigError(`${where} must be a number, got "${text}"`);
+      return n;
+    }
+    case 'boolean':
+      if (/^(1|true|yes|on)$/i.test(text)) return true;
+      if (/^(0|false|no|off)$/i.test(text)) return false;
+      throw new ConfigError(`${where} must be true or false, got "${text}"`);
+    case 'list':
+      return text
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+    default:
+      return text;
+  }
+}
+
+function describeIssues(error: z.ZodError, origin: Map<string, Source>, pipelinePath?: string): string {
+  return error.issues
+    .map((issue) => {
+      const key = String(issue.path[0] ?? '');
+      if (issue.code === 'unrecognized_keys') {
+        return `pipeline file ${pipelinePath ?? ''} has unknown setting${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}; known: ${Object.keys(settingKinds).join(', ')}`;
+      }
+      const source = origin.get(key);
+      const where =
+        source === 'environment' ? `environment variable ${envName(key)}` : source === 'flag' ? `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}` : `"${key}" in pipeline file ${pipelinePath ?? ''}`;
+      return `${where}: ${issue.message}`;
+    })
+    .join('; ');
+}

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+
+/**
+ * Every setting of a sync, as a pipeline file spells it (camelCase). Each one can also come from a flag
+ * (`--kebab-case`) or an environment variable (`GRANTFLOW_SNAKE_CASE`); flags win over the environment,
+ * which wins over the pipeline file, which wins over the defaults below.
+ */
+export const settingsSchema = z
+  .object({
+    site: z.string().url('must be a URL such as https://yoursite.example.com').optional(),
+    credentials: z.string().min(1).optional(),
+    warehouse: z.string().min(1).default('data/warehouse.duckdb'),
+    schema: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain SQL identifier').default('public'),
+    snapshots: z.string().min(1).default('data/snapshots'),
+    rawDir: z.string().min(1).default('data/raw'),
+    landRaw: z.boolean().default(true),
+    streams: z.array(z.string().min(1)).optional(),
+    fullRefresh: z.boolean().default(false),
+    fullRefreshAfterDays: z.number().positive().default(7),
+    rate: z.number().positive().max(100).default(5),
+    perPage: z.number().int().min(1).max(1000).default(100),
+    concurrency: z.number().int().min(1).max(64).default(8),
+    siteTimeZone: z
+      .string()
+      .refine((tz) => {
+        try {
+          new Intl.DateTimeFormat('en-US', { timeZone: tz });
+          return true;
+        } catch {
+          return false;
+        }
+      }, 'must be an IANA time zone such as UTC or Europe/Berlin')
+      .default('UTC'),
+    retainSnapshots: z.number().int().min(1).default(7),
+    models: z.boolean().default(true),
+    snapshot: z.boolean().default(true),
+    logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .strict();
+
+export type Settings = z.output<typeof settingsSchema>;
+export type SettingsInput = z.input<typeof settingsSchema>;
+export type SettingKey = keyof Settings;
+
+/** How a setting is parsed from a flag or environment string. */
+export const settingKinds: Readonly<Record<SettingKey, 'string' | 'number' | 'boolean' | 'list'>> = {
+  site: 'string',
+  credentials: 'string',
+  warehouse: 'string',
+  schema: 'string',
+  snapshots: 'string',
+  rawDir: 'string',
+  landRaw: 'boolean',
+  streams: 'list',
+  fullRefresh: 'boolean',
+  fullRefreshAfterDays: 'number',
+  rate: 'number',
+  perPage: 'number',
+  concurrency: 'number',
+  siteTimeZone: 'string',
+  retainSnapshots: 'number',
+  models: 'boolean',
+  snapshot: 'boolean',
+  logLevel: 'string',
+};
+
+export const envName = (key: string): string => `GRANTFLOW_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
+export const flagName = (key: string): string => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);

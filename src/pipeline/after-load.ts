@@ -1,0 +1,51 @@
+import type { Settings } from '../config/settings.ts';
+import { runDataTests, runModels } from '../models/index.ts';
+import { writeSnapshots } from '../snapshot/index.ts';
+import { tables } from '../normalize/index.ts';
+import type { Warehouse } from '../warehouse/types.ts';
+import type { Logger } from '../util/logger.ts';
+import type { JsonValue } from '../util/json.ts';
+
+export interface AfterLoadInfo {
+  /** An error-level data test failed, or models/snapshots could not be written. */
+  readonly failed: boolean;
+  readonly lines: readonly string[];
+  readonly summary: JsonValue;
+}
+
+/** Models and their data tests after every load; snapshots only when every stream loaded. */
+export async function afterLoad(
+  warehouse: Warehouse,
+  settings: Settings,
+  runId: string,
+  extractFailed: boolean,
+  logger: Logger,
+): Promise<AfterLoadInfo> {
+  const lines: string[] = [];
+  const summary: Record<string, JsonValue> = {};
+  let failed = false;
+  let modelNames: string[] = [];
+  if (settings.models) {
+    const models = await runModels(warehouse, { logger });
+    modelNames = models.models.map((m) => m.name);
+    lines.push(`models: ${models.models.map((m) => `${m.name} (${m.rows} rows)`).join(', ')}`);
+    const tests = await runDataTests(warehouse);
+    const errors = tests.filter((t) => t.status !== 'pass' && t.severity === 'error');
+    const warnings = tests.filter((t) => t.status !== 'pass' && t.severity === 'warn');
+    lines.push(`data tests: ${tests.length - errors.length - warnings.length} passed, ${errors.length} failed, ${warnings.length} warnings`);
+    for (const t of [...errors, ...warnings]) lines.push(`  ${t.severity === 'error' ? 'FAIL' : 'WARN'} ${t.name}: ${t.failing} rows`);
+    summary.tests = { total: tests.length, errors: errors.map((t) => t.name), warnings: warnings.map((t) => t.name) };
+    if (errors.length > 0) failed = true;
+  }
+  if (settings.snapshot) {
+    if (extractFailed) {
+      lines.push('snapshots: not written (a stream failed; the last good snapshot stays current)');
+    } else {
+      const names = [...tables.filter((t) => t.kind !== 'bookkeeping').map((t) => t.name), ...modelNames];
+      const snap = await writeSnapshots(warehouse, { dir: settings.snapshots, runId, retain: settings.retainSnapshots, tables: names });
+      lines.push(`snapshots: ${snap.tables.length} tables written to ${settings.snapshots} in ${(snap.durationMs / 1000).toFixed(1)} s`);
+      summary.snapshotMs = snap.durationMs;
+    }
+  }
+  return { failed, lines, summary };
+}

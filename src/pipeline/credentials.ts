@@ -1,0 +1,71 @@
+import { FileCredentialStore, parseCredentials, registerCredentialSecrets } from '../source/index.ts';
+import type { CredentialStore, Credentials } from '../source/types.ts';
+import type { Warehouse } from '../warehouse/types.ts';
+import { ConfigError } from '../util/errors.ts';
+
+const envKeys = {
+  client_id: 'GRANTFLOW_CLIENT_ID',
+  client_secret: 'GRANTFLOW_CLIENT_SECRET',
+  access_token: 'GRANTFLOW_ACCESS_TOKEN',
+  refresh_token: 'GRANTFLOW_REFRESH_TOKEN',
+} as const;
+
+/** True when the credentials come from environment variables (a CI runner with read-only secrets). */
+export function credentialsFromEnv(env: NodeJS.ProcessEnv): boolean {
+  return Object.values(envKeys).some((k) => env[k]);
+}
+
+/**
+ * Credentials from environment variables cannot be rewritten, yet each refresh rotates them: the rotated pair is
+ * kept in the warehouse (`_grantflow_credentials`, keyed by site) and later runs read it first.
+ */
+export class WarehouseCredentialStore implements CredentialStore {
+  readonly description: string;
+
+  constructor(
+    private readonly warehouse: Warehouse,
+    private readonly site: string,
+    private readonly fromEnv: Credentials,
+  ) {
+    this.description = `the warehouse (${warehouse.description}), seeded from GRANTFLOW_* environment variables`;
+  }
+
+  async load(): Promise<Credentials> {
+    const stored = await this.warehouse.readCredentials(this.site);
+    // Stored ones are newer, unless the operator issued a new set (a new client id or secret) since.
+    const creds =
+      stored && stored.client_id === this.fromEnv.client_id && stored.client_secret === this.fromEnv.client_secret
+        ? stored
+        : this.fromEnv;
+    registerCredentialSecrets(creds);
+    return creds;
+  }
+
+  async save(credentials: Credentials): Promise<void> {
+    registerCredentialSecrets(credentials);
+    await this.warehouse.writeCredentials(this.site, credentials);
+  }
+}
+
+export function envCredentials(env: NodeJS.ProcessEnv): Credentials {
+  const missing = Object.values(envKeys).filter((k) => !env[k]);
+  if (missing.length > 0) {
+    throw new ConfigError(`credentials from the environment need all four variables; missing: ${missing.join(', ')}`);
+  }
+  return parseCredentials(
+    Object.fromEntries(Object.entries(envKeys).map(([field, key]) => [field, env[key]])),
+    'GRANTFLOW_* environment variables',
+  );
+}
+
+/** The file store, validated now so a missing or corrupt file stops the run before anything is written. */
+export async function fileCredentialStore(path: string | undefined): Promise<CredentialStore> {
+  if (!path) {
+    throw new ConfigError(
+      'no credentials: pass --credentials FILE (JSON {client_id, client_secret, access_token, refresh_token}) or set GRANTFLOW_CLIENT_ID, GRANTFLOW_CLIENT_SECRET, GRANTFLOW_ACCESS_TOKEN and GRANTFLOW_REFRESH_TOKEN',
+    );
+  }
+  const store = new FileCredentialStore(path);
+  await store.load();
+  return store;
+}

@@ -1,0 +1,45 @@
+import type { StreamInfo } from '../extract/types.ts';
+import type { ClientStats } from '../source/types.ts';
+
+export interface SummaryInput {
+  readonly runId: string;
+  readonly status: string;
+  readonly resumed: boolean;
+  readonly streams: readonly StreamInfo[];
+  readonly client: ClientStats;
+  readonly durationMs: number;
+  readonly extra?: readonly string[];
+}
+
+/** The end-of-run report an operator reads (stdout): one line per stream, then the totals. */
+export function formatSummary(s: SummaryInput): string {
+  const lines: string[] = [];
+  lines.push(`grantflow run ${s.runId}${s.resumed ? ' (resumed)' : ''}: ${s.status.toUpperCase()} in ${(s.durationMs / 1000).toFixed(1)} s`);
+  lines.push('');
+  lines.push(`  ${'stream'.padEnd(24)} ${'status'.padEnd(12)} ${'records'.padStart(9)} ${'pages'.padStart(7)} ${'deleted'.padStart(8)} ${'quarant.'.padStart(8)}  notes`);
+  for (const i of s.streams) {
+    const notes: string[] = [];
+    if (i.parents) notes.push(`parents ${i.parents.fetched}/${i.parents.total} fetched (${i.parents.unchanged} unchanged)`);
+    if (i.fullRefresh) notes.push('full refresh');
+    if (i.duplicates) notes.push(`${i.duplicates} duplicates skipped`);
+    if (i.countMismatch) notes.push(`site reported ${i.countMismatch.reported} records, read ${i.countMismatch.read}`);
+    if (!i.complete && i.status === 'ok' && !i.parents) notes.push('partial scan: no deletions inferred');
+    if (i.reason) notes.push(i.reason);
+    lines.push(
+      `  ${i.stream.padEnd(24)} ${i.status.padEnd(12)} ${String(i.records).padStart(9)} ${String(i.pages).padStart(7)} ${String(i.deleted).padStart(8)} ${String(i.quarantined).padStart(8)}  ${notes.join('; ')}`,
+    );
+  }
+  const c = s.client;
+  const quarantined = s.streams.reduce((a, i) => a + i.quarantined, 0);
+  const skipped = s.streams.filter((i) => i.status === 'skipped').map((i) => i.stream);
+  const failed = s.streams.filter((i) => i.status === 'failed').map((i) => i.stream);
+  lines.push('');
+  lines.push(
+    `  requests ${c.requests} (${(c.requests / Math.max(s.durationMs / 1000, 0.001)).toFixed(2)}/s), 429s ${c.rateLimited}, retries ${c.retries}, token refreshes ${c.refreshes}, ${(c.bytes / 1e6).toFixed(1)} MB`,
+  );
+  if (quarantined) lines.push(`  ${quarantined} records quarantined: see table _grantflow_quarantine`);
+  if (skipped.length) lines.push(`  skipped: ${skipped.join(', ')}`);
+  if (failed.length) lines.push(`  FAILED: ${failed.join(', ')}`);
+  for (const e of s.extra ?? []) lines.push(`  ${e}`);
+  return lines.join('\n') + '\n';
+}

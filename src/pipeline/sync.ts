@@ -1,0 +1,153 @@
+import { selectStreams, runExtract } from '../extract/extract-run.ts';
+import { Mutex } from '../extract/mutex.ts';
+import { Progress } from '../extract/progress.ts';
+import { RawLanding } from '../extract/raw-landing.ts';
+import type { StreamInfo } from '../extract/types.ts';
+import { tables } from '../normalize/index.ts';
+import { createSiteClient } from '../source/index.ts';
+import type { ClientStats, CredentialStore, SiteClient } from '../source/types.ts';
+import type { Settings } from '../config/settings.ts';
+import { openWarehouse } from '../warehouse/index.ts';
+import type { Warehouse } from '../warehouse/types.ts';
+import { ConfigError, ExitCode } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import type { JsonValue } from '../util/json.ts';
+import { credentialsFromEnv, envCredentials, fileCredentialStore, WarehouseCredentialStore } from './credentials.ts';
+import { preflight } from './preflight.ts';
+import { newRunId } from './run-id.ts';
+import { afterLoad, type AfterLoadInfo } from './after-load.ts';
+import { join } from 'node:path';
+
+export interface SyncRequest {
+  readonly settings: Settings;
+  readonly logger: Logger;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Live progress lines (default: when stderr is a TTY). */
+  readonly tty?: boolean;
+}
+
+export interface SyncResult {
+  readonly runId: string;
+  readonly status: 'succeeded' | 'partial' | 'failed';
+  readonly resumed: boolean;
+  readonly streams: readonly StreamInfo[];
+  readonly client: ClientStats;
+  readonly after: AfterLoadInfo | null;
+  readonly durationMs: number;
+  readonly exitCode: number;
+}
+
+/**
+ * One sync: validate everything that can be validated before writing (settings, streams, credentials, snapshot
+ * directory, the site itself), then lock the warehouse, extract and load every stream, run models and data tests,
+ * write snapshots, and record the run. A run that was killed is resumed under its own run id.
+ */
+export async function runSync(request: SyncRequest): Promise<SyncResult> {
+  const { settings, logger } = request;
+  const env = request.env ?? process.env;
+  const started = Date.now();
+  if (!settings.site) throw new ConfigError('no site: pass --site URL (or GRANTFLOW_SITE, or "site" in the pipeline file)');
+  const site = settings.site.replace(/\/+$/, '');
+  const streams = selectStreams(settings.streams ?? null);
+  const useEnv = credentialsFromEnv(env);
+  const fileStore = useEnv ? null : await fileCredentialStore(settings.credentials);
+  const envCreds = useEnv ? envCredentials(env) : null;
+  if (settings.snapshot) await checkSnapshots(settings.snapshots);
+
+  let client: SiteClient | null = null;
+  const makeClient = (store: CredentialStore): SiteClient =>
+    createSiteClient({ baseUrl: site, store, rate: settings.rate, perPage: settings.perPage, concurrency: settings.concurrency, logger });
+
+  // With a credentials file the site is checked before the warehouse is even opened: a wrong site writes nothing.
+  if (fileStore) {
+    client = makeClient(fileStore);
+    await preflight(client).catch(async (e: unknown) => {
+      await client?.close();
+      throw e;
+    });
+  }
+
+  let warehouse: Warehouse;
+  try {
+    warehouse = await openWarehouse(settings.warehouse, { schema: settings.schema, logger });
+  } catch (error) {
+    await client?.close();
+    throw error;
+  }
+  try {
+    await warehouse.acquireLock(`grantflow sync (pid ${process.pid})`);
+    await warehouse.migrate(tables);
+    if (!client) {
+      client = makeClient(new WarehouseCredentialStore(warehouse, site, envCreds!));
+      await preflight(client);
+    }
+
+    const last = (await warehouse.listRuns(1))[0];
+    const resumed = last?.status === 'running';
+    const runId = resumed && last ? last.runId : newRunId();
+    const startedAt = resumed && last ? last.startedAt : new Date(started).toISOString();
+    if (resumed) logger.warn({ runId }, 'the previous run did not finish: resuming it');
+    await warehouse.saveRun({ runId, startedAt, status: 'running' });
+
+    const raw = settings.landRaw ? new RawLanding(join(settings.rawDir, runId)) : null;
+    await raw?.open();
+    const progress = new Progress(logger, request.tty);
+    let infos: StreamInfo[];
+    try {
+      infos = await runExtract(
+        {
+          client,
+          warehouse,
+          mutex: new Mutex(),
+          raw,
+          runId,
+          extractedAt: new Date().toISOString(),
+          resuming: resumed,
+          logger,
+          progress,
+          options: {
+            fullRefresh: settings.fullRefresh,
+            fullRefreshAfterDays: settings.fullRefreshAfterDays,
+            siteTimeZone: settings.siteTimeZone,
+            fanOutConcurrency: settings.concurrency,
+            checkpointParents: 200,
+            checkpointSeconds: 20,
+          },
+        },
+        streams,
+      );
+    } finally {
+      await raw?.close();
+    }
+
+    const failed = infos.some((i) => i.status === 'failed');
+    const after = await afterLoad(warehouse, settings, runId, failed, logger);
+    const status: SyncResult['status'] = failed || after.failed ? 'partial' : 'succeeded';
+    const durationMs = Date.now() - started;
+    await warehouse.saveRun({
+      runId,
+      startedAt,
+      finishedAt: new Date().toISOString(),
+      status,
+      summary: JSON.parse(JSON.stringify({ streams: infos, client: client.stats, after: after.summary, durationMs })) as JsonValue,
+    });
+    return {
+      runId,
+      status,
+      resumed,
+      streams: infos,
+      client: { ...client.stats },
+      after,
+      durationMs,
+      exitCode: status === 'succeeded' ? ExitCode.ok : ExitCode.runFailed,
+    };
+  } finally {
+    await client?.close();
+    await warehouse.close();
+  }
+}
+
+async function checkSnapshots(dir: string): Promise<void> {
+  const { checkSnapshotDir } = await import('../snapshot/index.ts');
+  await checkSnapshotDir(dir);
+}
