@@ -126,9 +126,7 @@ describe('token refresh', () => {
     server = await startServer(site.handler);
     const store = new MemoryStore({ ...testCreds, refresh_token: 'refresh-token-already-used-0000' });
     const client = createSiteClient({ baseUrl: server.url, store, rate: 50 });
-    const errs = await Promise.all(
-      [1, 2, 3].map((i) => client.getJson(`/api/x/${i}/`).catch((e: unknown) => e)),
-    );
+    const errs = await Promise.all([1, 2, 3].map((i) => client.getJson(`/api/x/${i}/`).catch((e: unknown) => e)));
     for (const err of errs) {
       expect(err).toBeInstanceOf(CredentialsError);
       const e = err as CredentialsError;
@@ -188,11 +186,14 @@ describe('HTTPS rule', () => {
       expect(() => createSiteClient({ baseUrl, store })).toThrow(ConfigError);
     },
   );
-  it.each(['https://grants.example.org', 'http://127.0.0.1:8080', 'http://127.3.2.1', 'http://localhost:1', 'http://[::1]:9'])(
-    'accepts %s',
-    async (baseUrl) => {
-      const client = createSiteClient({ baseUrl, store });
-      await client.close();
-    },
-  );
+  it.each([
+    'https://grants.example.org',
+    'http://127.0.0.1:8080',
+    'http://127.3.2.1',
+    'http://localhost:1',
+    'http://[::1]:9',
+  ])('accepts %s', async (baseUrl) => {
+    const client = createSiteClient({ baseUrl, store });
+    await client.close();
+  });
 });

@@ -13,11 +13,7 @@ export interface Arrival {
   readonly body: string;
 }
 
-export type Handler = (
-  req: IncomingMessage,
-  res: ServerResponse,
-  arrival: Arrival,
-) => void | Promise<void>;
+export type Handler = (req: IncomingMessage, res: ServerResponse, arrival: Arrival) => void | Promise<void>;
 
 export interface TestServer {
   readonly url: string;

@@ -32,7 +32,9 @@ function failFirst(n: number, bad: Handler): Handler {
 
 describe('429 handling', () => {
   it('honours Retry-After in seconds, then succeeds', async () => {
-    const client = await setup(failFirst(1, (_q, res) => json(res, 429, { detail: 'slow down' }, { 'retry-after': '1' })));
+    const client = await setup(
+      failFirst(1, (_q, res) => json(res, 429, { detail: 'slow down' }, { 'retry-after': '1' })),
+    );
     const out = await client.getJson('/api/x/');
     expect(out.body).toEqual({ ok: true });
     const [first, second] = server!.arrivals;
@@ -44,9 +46,7 @@ describe('429 handling', () => {
 
   it('honours Retry-After as an HTTP date', async () => {
     const client = await setup(
-      failFirst(1, (_q, res) =>
-        json(res, 429, {}, { 'retry-after': new Date(Date.now() + 2000).toUTCString() }),
-      ),
+      failFirst(1, (_q, res) => json(res, 429, {}, { 'retry-after': new Date(Date.now() + 2000).toUTCString() })),
     );
     await client.getJson('/api/x/');
     const [first, second] = server!.arrivals;

@@ -1,0 +1,79 @@
+import { chmod, readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FileCredentialStore } from '../../src/source/index.ts';
+import { ConfigError } from '../../src/util/errors.ts';
+import { tempDir, testCreds, writeCredsFile } from './helpers.ts';
+
+let dir: string;
+let cleanup: () => Promise<void>;
+beforeEach(async () => ({ dir, cleanup } = await tempDir()));
+afterEach(async () => cleanup());
+
+async function loadError(content: unknown): Promise<ConfigError> {
+  const path = join(dir, 'creds.json');
+  if (content !== undefined) await writeCredsFile(path, content);
+  const err = await new FileCredentialStore(path).load().catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(ConfigError);
+  const e = err as ConfigError;
+  expect(e.exitCode).toBe(2);
+  expect(e.message).toContain(path);
+  expect(e.message).not.toContain('\n');
+  for (const v of Object.values(testCreds)) expect(e.message).not.toContain(v);
+  return e;
+}
+
+describe('FileCredentialStore', () => {
+  it('loads a valid file', async () => {
+    const path = join(dir, 'c.json');
+    await writeCredsFile(path, testCreds);
+    expect(await new FileCredentialStore(path).load()).toEqual(testCreds);
+  });
+
+  it('explains a missing file', async () => {
+    expect((await loadError(undefined)).message).toMatch(/does not exist/);
+  });
+
+  it('explains corrupt JSON without quoting it', async () => {
+    const text = JSON.stringify(testCreds).slice(0, 60);
+    expect((await loadError(text)).message).toMatch(/not valid JSON/);
+  });
+
+  it('names a missing or empty key', async () => {
+    const { refresh_token: _dropped, ...rest } = testCreds;
+    expect((await loadError(rest)).message).toMatch(/"refresh_token"/);
+    expect((await loadError({ ...testCreds, client_id: '' })).message).toMatch(/"client_id"/);
+    expect((await loadError([1, 2])).message).toMatch(/JSON object/);
+  });
+
+  it('explains an unreadable file', async () => {
+    if (process.getuid?.() === 0) {
+      // root reads anything: a directory in place of the file is the unreadable case here.
+      const err = await new FileCredentialStore(dir).load().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ConfigError);
+      return;
+    }
+    const path = join(dir, 'creds.json');
+    await writeCredsFile(path, testCreds);
+    await chmod(path, 0o000);
+    expect((await loadError(undefined)).message).toMatch(/permission denied/);
+  });
+
+  it('saves atomically with mode 0600 and leaves no temp file', async () => {
+    const path = join(dir, 'creds.json');
+    await writeCredsFile(path, testCreds, 0o644);
+    const store = new FileCredentialStore(path);
+    const next = { ...testCreds, access_token: 'new-access-token-1234', refresh_token: 'new-refresh-token-5678' };
+    await store.save(next);
+    expect(JSON.parse(await readFile(path, 'utf8'))).toEqual(next);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+    expect(await readdir(dir)).toEqual(['creds.json']);
+    expect(await store.load()).toEqual(next);
+  });
+
+  it('creates the file with mode 0600 when it did not exist', async () => {
+    const path = join(dir, 'fresh.json');
+    await new FileCredentialStore(path).save(testCreds);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+  });
+});

@@ -1,0 +1,164 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSiteClient, SiteResponseError } from '../../src/source/index.ts';
+import type { FetchedPage, PaginateOptions, PaginationInfo, SiteClient } from '../../src/source/index.ts';
+import { json, MemoryStore, startServer, type Handler, type TestServer } from './helpers.ts';
+
+let server: TestServer | undefined;
+let client: SiteClient | undefined;
+afterEach(async () => {
+  await client?.close();
+  await server?.close();
+  client = server = undefined;
+});
+
+async function walk(handler: Handler, path: string, options?: PaginateOptions, perPage = 3) {
+  server = await startServer(handler);
+  client = createSiteClient({ baseUrl: server.url, store: new MemoryStore(), rate: 100, perPage, retryBaseMs: 5 });
+  const gen = client.paginate(path, options);
+  const pages: FetchedPage[] = [];
+  for (;;) {
+    const r = await gen.next();
+    if (r.done)
+      return { pages, info: r.value as PaginationInfo, ids: pages.flatMap((p) => p.records.map((x) => x.id)) };
+    pages.push(r.value);
+  }
+}
+
+const recs = (...ids: number[]) => ids.map((id) => ({ id, name: `r${id}` }));
+
+describe('paginate', () => {
+  it('walks an envelope following relative and absolute next links exactly', async () => {
+    const { pages, info, ids } = await walk(
+      (req, res) => {
+        const u = new URL(req.url!, 'http://x');
+        const cursor = u.searchParams.get('cursor');
+        const origin = `http://${req.headers.host}`;
+        if (!cursor) {
+          expect(u.searchParams.get('per_page')).toBe('3');
+          expect(u.searchParams.get('program')).toBe('7');
+          return json(res, 200, {
+            count: 7,
+            results: recs(1, 2, 3),
+            next: '/api/applications/?cursor=b&per_page=3',
+            previous: null,
+          });
+        }
+        if (cursor === 'b') {
+          return json(res, 200, {
+            count: 7,
+            results: recs(4, 5, 6),
+            next: `${origin}/api/applications/?cursor=c&per_page=3`,
+            previous: 'x',
+          });
+        }
+        return json(res, 200, { count: 7, results: recs(7), next: null, previous: 'y', extra: { ignored: true } });
+      },
+      '/api/applications/',
+      { query: { program: 7 } },
+    );
+    expect(ids).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(info).toEqual({
+      pages: 3,
+      records: 7,
+      duplicates: 0,
+      totalReported: 7,
+      complete: true,
+      stopReason: 'end',
+      countMismatch: false,
+    });
+    expect(pages[1]!.url).toMatch(/\/api\/applications\/\?cursor=b&per_page=3$/);
+    expect(pages[2]!.url).toMatch(/cursor=c/);
+    expect(pages.every((p) => p.envelope && p.total === 7)).toBe(true);
+    // The exact body text is kept for raw landing.
+    expect(JSON.parse(pages[0]!.body)).toMatchObject({ count: 7 });
+    expect(server!.arrivals.map((a) => a.path)).toEqual([
+      '/api/applications/?per_page=3&program=7',
+      '/api/applications/?cursor=b&per_page=3',
+      '/api/applications/?cursor=c&per_page=3',
+    ]);
+  });
+
+  it('takes a short bare array as one complete page', async () => {
+    const { info, ids, pages } = await walk((_q, res) => json(res, 200, recs(1, 2)), '/api/programs/');
+    expect(ids).toEqual([1, 2]);
+    expect(pages[0]!.envelope).toBe(false);
+    expect(info).toMatchObject({ pages: 1, records: 2, complete: true, stopReason: 'end' });
+  });
+
+  it('marks a bare array of exactly per_page records as possibly truncated', async () => {
+    const { info } = await walk((_q, res) => json(res, 200, recs(1, 2, 3)), '/api/programs/');
+    expect(info).toMatchObject({ pages: 1, records: 3, complete: false, stopReason: 'full_bare_array' });
+  });
+
+  it('de-duplicates records that reappear on a later page and counts them', async () => {
+    const { info, ids } = await walk((req, res) => {
+      const page = new URL(req.url!, 'http://x').searchParams.get('page') ?? '1';
+      if (page === '1') return json(res, 200, { results: recs(1, 2, 3), next: '?page=2' });
+      if (page === '2') return json(res, 200, { results: recs(3, 4, 5), next: '?page=3' });
+      return json(res, 200, { results: recs(5, 6), next: null });
+    }, '/api/awards/');
+    expect(ids).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(info).toMatchObject({ records: 6, duplicates: 2, complete: true });
+  });
+
+  it('uses keyOf, and never drops records without a key', async () => {
+    const rows = [
+      { a: 1, stage: 1 },
+      { a: 1, stage: 1 },
+      { a: 2, stage: 1 },
+    ];
+    const dflt = await walk((_q, res) => json(res, 200, { results: rows, next: null }), '/api/assignments/');
+    expect(dflt.info).toMatchObject({ records: 3, duplicates: 0 });
+    await client?.close();
+    await server?.close();
+    const keyed = await walk((_q, res) => json(res, 200, { results: rows, next: null }), '/api/assignments/', {
+      keyOf: (r) => `${String(r.a)}:${String(r.stage)}`,
+    });
+    expect(keyed.info).toMatchObject({ records: 2, duplicates: 1 });
+  });
+
+  it('stops on a repeated next URL', async () => {
+    const { info } = await walk((req, res) => {
+      const page = new URL(req.url!, 'http://x').searchParams.get('page');
+      json(res, 200, { results: recs(page === '2' ? 4 : 1), next: '?page=2' });
+    }, '/api/funds/');
+    expect(info).toMatchObject({ pages: 2, complete: false, stopReason: 'repeated_next' });
+  });
+
+  it('stops on an empty page and at the page cap', async () => {
+    const empty = await walk((_q, res) => json(res, 200, { results: [], next: '?page=9' }), '/api/funds/');
+    expect(empty.info).toMatchObject({ pages: 1, records: 0, complete: true, stopReason: 'empty_page' });
+    await client?.close();
+    await server?.close();
+    let n = 0;
+    const capped = await walk(
+      (_q, res) => json(res, 200, { results: recs(++n), next: `?page=${n + 1}` }),
+      '/api/funds/',
+      {
+        maxPages: 4,
+      },
+    );
+    expect(capped.info).toMatchObject({ pages: 4, records: 4, complete: false, stopReason: 'page_cap' });
+  });
+
+  it('reports a count mismatch', async () => {
+    const { info } = await walk((_q, res) => json(res, 200, { count: 10, results: recs(1, 2), next: null }), '/api/x/');
+    expect(info).toMatchObject({ records: 2, totalReported: 10, countMismatch: true, complete: true });
+  });
+
+  it('refuses a next link to another origin', async () => {
+    const err = await walk(
+      (_q, res) => json(res, 200, { results: recs(1), next: 'https://evil.example.com/api/x/?page=2' }),
+      '/api/x/',
+    ).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SiteResponseError);
+    expect((err as Error).message).toMatch(/another origin/);
+    expect(server!.arrivals).toHaveLength(1);
+  });
+
+  it('rejects a JSON object without results after retries', async () => {
+    const err = await walk((_q, res) => json(res, 200, { detail: 'nope' }), '/api/x/').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SiteResponseError);
+    expect((err as Error).message).toMatch(/got an object with keys detail/);
+  });
+});
