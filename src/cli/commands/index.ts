@@ -1,6 +1,17 @@
 import type { Command } from 'commander';
+import { registerDemo } from './demo.ts';
+import { registerDoctor } from './doctor.ts';
+import { registerReplay } from './replay.ts';
+import { registerStatus } from './status.ts';
+import { registerSync } from './sync.ts';
 
 /** Each command lives in its own file and registers itself on the program. */
 export type RegisterCommand = (program: Command) => void;
 
-export const commands: readonly RegisterCommand[] = [];
+export const commands: readonly RegisterCommand[] = [
+  registerSync,
+  registerReplay,
+  registerDemo,
+  registerStatus,
+  registerDoctor,
+];

@@ -1,0 +1,95 @@
+import type { Command } from 'commander';
+import { stat } from 'node:fs/promises';
+import { loadSettings } from '../../config/load-settings.ts';
+import type { SettingKey } from '../../config/settings.ts';
+import { credentialsFromEnv, envCredentials, fileCredentialStore } from '../../pipeline/credentials.ts';
+import { preflight } from '../../pipeline/preflight.ts';
+import { createSiteClient } from '../../source/index.ts';
+import { openWarehouse } from '../../warehouse/index.ts';
+import { checkSnapshotDir } from '../../snapshot/index.ts';
+import { ExitCode, isGrantflowError } from '../../util/errors.ts';
+import { createLogger } from '../../util/logger.ts';
+import { redact } from '../../util/redact.ts';
+import { runAction } from '../run-action.ts';
+import { addSettingOptions, flagsFrom } from '../settings-options.ts';
+
+const keys: readonly SettingKey[] = ['site', 'credentials', 'warehouse', 'schema', 'snapshots', 'rate', 'logLevel'];
+
+interface Check {
+  readonly name: string;
+  readonly run: () => Promise<string>;
+}
+
+export function registerDoctor(program: Command): void {
+  const command = program
+    .command('doctor')
+    .description('check the setup without syncing: credentials, site reachable and accepting them, warehouse writable (and its version), snapshot directory writable')
+    .option('--pipeline <file>', 'pipeline JSON file [env GRANTFLOW_PIPELINE]');
+  addSettingOptions(command, keys);
+  command.action(
+    runAction(async (options: Record<string, unknown>) => {
+      const settings = await loadSettings(flagsFrom(options, keys), { pipeline: options.pipeline as string | undefined });
+      const logger = createLogger({ level: settings.logLevel === 'info' ? 'warn' : settings.logLevel });
+      const checks: Check[] = [
+        {
+          name: 'credentials',
+          run: async () => {
+            if (credentialsFromEnv(process.env)) {
+              envCredentials(process.env);
+              return 'from GRANTFLOW_* environment variables (rotations are kept in the warehouse)';
+            }
+            await fileCredentialStore(settings.credentials);
+            const mode = (await stat(settings.credentials!)).mode & 0o777;
+            return `${settings.credentials} (mode ${mode.toString(8)}${mode & 0o077 ? ': readable by others, run chmod 600' : ''})`;
+          },
+        },
+        {
+          name: 'site',
+          run: async () => {
+            if (!settings.site) throw new Error('no --site given');
+            if (credentialsFromEnv(process.env)) return `${settings.site} (not called: credentials live in the warehouse; run a sync)`;
+            const client = createSiteClient({ baseUrl: settings.site, store: await fileCredentialStore(settings.credentials), rate: settings.rate, logger, maxRetries: 2 });
+            try {
+              await preflight(client);
+              return `${settings.site} answers and accepts the credentials (${client.stats.refreshes} token refreshes)`;
+            } finally {
+              await client.close();
+            }
+          },
+        },
+        {
+          name: 'warehouse',
+          run: async () => {
+            const warehouse = await openWarehouse(settings.warehouse, { schema: settings.schema, logger });
+            try {
+              await warehouse.acquireLock(`grantflow doctor (pid ${process.pid})`);
+              await warehouse.exec('CREATE TABLE _grantflow_doctor (x INTEGER); DROP TABLE _grantflow_doctor;');
+              const [v] = await warehouse.query('SELECT version() AS v');
+              return `${warehouse.description} is writable; ${String(v?.v ?? '').split(' on ')[0]}`;
+            } finally {
+              await warehouse.close();
+            }
+          },
+        },
+        {
+          name: 'snapshots',
+          run: async () => {
+            await checkSnapshotDir(settings.snapshots);
+            return `${settings.snapshots} is writable`;
+          },
+        },
+      ];
+      let worst: number = ExitCode.ok;
+      for (const check of checks) {
+        try {
+          process.stdout.write(`ok    ${check.name.padEnd(12)} ${redact(await check.run())}\n`);
+        } catch (error) {
+          const code = isGrantflowError(error) ? error.exitCode : ExitCode.runFailed;
+          worst = Math.max(worst, code);
+          process.stdout.write(`FAIL  ${check.name.padEnd(12)} ${redact(error instanceof Error ? error.message : String(error))}\n`);
+        }
+      }
+      return worst;
+    }),
+  );
+}

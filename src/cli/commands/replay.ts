@@ -1,0 +1,39 @@
+import type { Command } from 'commander';
+import { loadSettings } from '../../config/load-settings.ts';
+import type { SettingKey } from '../../config/settings.ts';
+import { runReplay } from '../../pipeline/replay.ts';
+import { openWarehouse } from '../../warehouse/index.ts';
+import { createLogger } from '../../util/logger.ts';
+import { runAction } from '../run-action.ts';
+import { addSettingOptions, flagsFrom } from '../settings-options.ts';
+
+const keys: readonly SettingKey[] = ['warehouse', 'schema', 'rawDir', 'siteTimeZone', 'logLevel'];
+
+export function registerReplay(program: Command): void {
+  const command = program
+    .command('replay')
+    .description('normalise and load the raw pages a run landed (data/raw/<run-id>/) without calling the site')
+    .requiredOption('--run <id>', 'run id (see `grantflow status`, or the folder names under the raw dir)')
+    .option('--pipeline <file>', 'pipeline JSON file [env GRANTFLOW_PIPELINE]');
+  addSettingOptions(command, keys);
+  command.action(
+    runAction(async (options: Record<string, unknown>) => {
+      const settings = await loadSettings(flagsFrom(options, keys), { pipeline: options.pipeline as string | undefined });
+      const logger = createLogger({ level: settings.logLevel });
+      const warehouse = await openWarehouse(settings.warehouse, { schema: settings.schema, logger });
+      try {
+        await warehouse.acquireLock(`grantflow replay (pid ${process.pid})`);
+        const started = Date.now();
+        const infos = await runReplay({ warehouse, rawDir: settings.rawDir, runId: String(options.run), siteTimeZone: settings.siteTimeZone });
+        const records = infos.reduce((a, i) => a + i.records, 0);
+        const secs = (Date.now() - started) / 1000;
+        for (const i of infos) {
+          process.stdout.write(`  ${i.stream.padEnd(24)} ${String(i.records).padStart(9)} records ${String(i.pages).padStart(7)} pages ${String(i.quarantined).padStart(6)} quarantined\n`);
+        }
+        process.stdout.write(`replayed ${records} records in ${secs.toFixed(1)} s (${Math.round(records / Math.max(secs, 0.001))} records/s)\n`);
+      } finally {
+        await warehouse.close();
+      }
+    }),
+  );
+}
