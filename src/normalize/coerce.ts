@@ -1,0 +1,106 @@
+import type { JsonObject, JsonValue } from '../util/json.ts';
+import { parseMoney } from './money.ts';
+import { QuarantineError } from './quarantine.ts';
+import { parseTimestamp } from './timestamp.ts';
+
+/**
+ * Typing of single values. Lenient helpers return null for values that are merely odd (the record's `_raw`
+ * keeps them); `req*` helpers and ids throw QuarantineError where the value matters for identity.
+ */
+
+const INT_TEXT = /^-?\d+$/;
+
+function describe(v: JsonValue | undefined): string {
+  const s = v === undefined ? 'missing' : JSON.stringify(v);
+  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+}
+
+/** An integer id, or null when absent/null/blank; anything else is not an id and quarantines the record. */
+export function optId(v: JsonValue | undefined, field: string): number | bigint | null {
+  if (typeof v === 'number') {
+    if (Number.isInteger(v)) return v;
+  } else if (v === undefined || v === null || v === '') return null;
+  else if (typeof v === 'string') {
+    const t = v.trim();
+    if (INT_TEXT.test(t)) {
+      const n = Number(t);
+      return Number.isSafeInteger(n) ? n : BigInt(t);
+    }
+  }
+  throw new QuarantineError(`${field} is not an integer id (${describe(v)})`);
+}
+
+/** An integer id that must be present (a key): absent or invalid quarantines the record. */
+export function reqId(v: JsonValue | undefined, field: string): number | bigint {
+  const id = optId(v, field);
+  if (id === null) throw new QuarantineError(`${field} is missing: the record has no usable key`);
+  return id;
+}
+
+/** Lenient integer (counts, enum codes): numbers that are integers and integer text; otherwise null. */
+export function int(v: JsonValue | undefined): number | null {
+  if (typeof v === 'number') return Number.isInteger(v) ? v : null;
+  if (typeof v === 'string' && INT_TEXT.test(v.trim())) {
+    const n = Number(v);
+    return Number.isSafeInteger(n) ? n : null;
+  }
+  return null;
+}
+
+/** Lenient double: numbers and numeric text. */
+export function dbl(v: JsonValue | undefined): number | null {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'string' && v.trim() !== '') {
+    const n = Number(v);
+    return Number.isFinite(n) ? n : null;
+  }
+  return null;
+}
+
+export function bool(v: JsonValue | undefined): boolean | null {
+  if (typeof v === 'boolean') return v;
+  if (v === 1 || v === 'true' || v === 'True' || v === '1') return true;
+  if (v === 0 || v === 'false' || v === 'False' || v === '0') return false;
+  return null;
+}
+
+/** Text with U+0000 replaced (Postgres cannot store it); numbers/booleans as text, objects as JSON text. */
+export function text(v: JsonValue | undefined): string | null {
+  if (typeof v === 'string') return v.includes('\u0000') ? v.replaceAll('\u0000', '\uFFFD') : v;
+  if (v === undefined || v === null) return null;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return cleanText(JSON.stringify(v));
+}
+
+export function cleanText(s: string): string {
+  return s.includes('\u0000') ? s.replaceAll('\u0000', '\uFFFD') : s;
+}
+
+/** JSON text of any present value (null stays SQL NULL). */
+export function json(v: JsonValue | undefined): string | null {
+  return v === undefined || v === null ? null : JSON.stringify(v);
+}
+
+export const money = parseMoney;
+
+/** Lenient timestamp: blank, null or unparseable gives null (kept in `_raw`). */
+export function ts(v: JsonValue | undefined, zone: string): string | null {
+  return typeof v === 'string' && v !== '' ? parseTimestamp(v, zone) : null;
+}
+
+/** Timestamp that matters (sync cursors, log times): present but unparseable quarantines the record. */
+export function reqTs(v: JsonValue | undefined, zone: string, field: string): string | null {
+  if (v === undefined || v === null || v === '') return null;
+  const r = typeof v === 'string' ? parseTimestamp(v, zone) : null;
+  if (r === null) throw new QuarantineError(`${field} is not a timestamp (${describe(v)})`);
+  return r;
+}
+
+/** The object at `v`, or null when it is absent or not an object. */
+export function obj(v: JsonValue | undefined): JsonObject | null {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? v : null;
+}
+
+export function arr(v: JsonValue | undefined): JsonValue[] {
+  return Array.isArray(v) ? v : [];
+}

@@ -1,0 +1,77 @@
+/**
+ * Normalisation: the table catalog (single source of the warehouse schema) and the declarative mapping of
+ * each stream's records to typed rows. See tables/ for the schema and streams/ for the mappings.
+ */
+import type { MappedRow, StreamMapping, StreamName } from './mapping.ts';
+import {
+  applicationNotesStream,
+  applicationsStream,
+  applicationStagesStream,
+  applicationTasksStream,
+} from './streams/applications.ts';
+import { awardsStream, budgetsStream, financialTransactionsStream, fundsStream, paymentsStream } from './streams/finance.ts';
+import {
+  eligibilityStream,
+  organizationMembersStream,
+  organizationsStream,
+  organizationTeamsStream,
+} from './streams/organizations.ts';
+import { customFieldsStream, programsStream, reportsStream } from './streams/programs.ts';
+import { activityStream, apiLogStream, assignmentsStream, teamAssignmentsStream } from './streams/reviews.ts';
+import type { TableDef } from './table-def.ts';
+import { tables } from './tables/index.ts';
+
+export { tables };
+export { enumLabelRows, enums, enumNames, type EnumName } from './enums.ts';
+export { QuarantineError, isQuarantineError, quarantineRow, recordKey, canonicalJson } from './quarantine.ts';
+export { parseTimestamp } from './timestamp.ts';
+export { parseMoney } from './money.ts';
+export {
+  streamNames,
+  isStreamName,
+  type StreamName,
+  type StreamMapping,
+  type MappedRow,
+  type NormalizeContext,
+  type OwnedScope,
+} from './mapping.ts';
+
+export const streamMappings: Readonly<Record<StreamName, StreamMapping>> = {
+  activity: activityStream,
+  applications: applicationsStream,
+  application_stages: applicationStagesStream,
+  application_tasks: applicationTasksStream,
+  application_notes: applicationNotesStream,
+  assignments: assignmentsStream,
+  team_assignments: teamAssignmentsStream,
+  custom_fields: customFieldsStream,
+  financial_transactions: financialTransactionsStream,
+  funds: fundsStream,
+  budgets: budgetsStream,
+  awards: awardsStream,
+  payments: paymentsStream,
+  api_log: apiLogStream,
+  organizations: organizationsStream,
+  organization_members: organizationMembersStream,
+  organization_teams: organizationTeamsStream,
+  eligibility: eligibilityStream,
+  programs: programsStream,
+  reports: reportsStream,
+};
+
+const byName = new Map(tables.map((t) => [t.name, t]));
+
+export function tableByName(name: string): TableDef | undefined {
+  return byName.get(name);
+}
+
+/** Convenience for callers and tests: group mapped rows by table. */
+export function groupByTable(rows: readonly MappedRow[]): Map<string, MappedRow[]> {
+  const m = new Map<string, MappedRow[]>();
+  for (const r of rows) {
+    const list = m.get(r.table);
+    if (list === undefined) m.set(r.table, [r]);
+    else list.push(r);
+  }
+  return m;
+}

@@ -1,0 +1,62 @@
+import type { JsonObject } from '../util/json.ts';
+import type { Cascade } from '../warehouse/types.ts';
+import type { CellValue, MergeMode, Row } from './table-def.ts';
+
+export const streamNames = [
+  'activity',
+  'applications',
+  'application_stages',
+  'application_tasks',
+  'application_notes',
+  'assignments',
+  'team_assignments',
+  'custom_fields',
+  'financial_transactions',
+  'funds',
+  'budgets',
+  'awards',
+  'payments',
+  'api_log',
+  'organizations',
+  'organization_members',
+  'organization_teams',
+  'eligibility',
+  'programs',
+  'reports',
+] as const;
+export type StreamName = (typeof streamNames)[number];
+
+export function isStreamName(s: string): s is StreamName {
+  return (streamNames as readonly string[]).includes(s);
+}
+
+export interface NormalizeContext {
+  /** Id of the parent record for per-parent streams (application or organization id). */
+  parentId?: number;
+  /** IANA zone in which naive timestamps of the site are read. */
+  siteTimeZone: string;
+}
+
+export interface MappedRow {
+  table: string;
+  row: Row;
+  merge: MergeMode;
+}
+
+export interface OwnedScope {
+  readonly table: string;
+  readonly where?: Readonly<Record<string, CellValue>>;
+  readonly parentColumn?: string;
+}
+
+export interface StreamMapping {
+  /**
+   * Tables whose rows (in scope) come only from this stream: a complete scan soft-deletes rows it no longer
+   * saw. For per-parent streams `parentColumn` names the column holding the parent id.
+   */
+  readonly owns: readonly OwnedScope[];
+  /** When a row of this stream's entity table is soft-deleted, children in other streams' tables follow. */
+  readonly cascades: readonly Cascade[];
+  /** Rows of one record; throws QuarantineError when the record cannot be typed. */
+  map(record: JsonObject, ctx: NormalizeContext): MappedRow[];
+}

@@ -1,0 +1,85 @@
+import type { TableDef } from '../table-def.ts';
+import { col, id, ref, req, enumCol } from './columns.ts';
+
+export const users: TableDef = {
+  name: 'users',
+  kind: 'dimension',
+  description:
+    'Every user seen in any reference (applicants, collaborators, reviewers, note authors, actors, creators, updaters, organization members); there is no users endpoint.',
+  primaryKey: ['id'],
+  columns: [
+    id('User id.'),
+    col('first_name', 'text', 'First name as last seen in a reference.'),
+    col('last_name', 'text', 'Last name as last seen in a reference.'),
+    col('email', 'text', 'Email address as last seen in a reference.'),
+  ],
+};
+
+export const stages: TableDef = {
+  name: 'stages',
+  kind: 'dimension',
+  description: 'Stages of programs, built from StageRef references (no stages endpoint).',
+  primaryKey: ['id'],
+  columns: [id('Stage id.'), col('title', 'text', 'Stage title.')],
+};
+
+export const statuses: TableDef = {
+  name: 'statuses',
+  kind: 'dimension',
+  description: 'Statuses (of stage records and payments), built from StatusRef references.',
+  primaryKey: ['id'],
+  columns: [id('Status id.'), col('name', 'text', 'Status name.')],
+};
+
+export const tasks: TableDef = {
+  name: 'tasks',
+  kind: 'dimension',
+  description: 'Task definitions, built from TaskRef references and application task records (no tasks endpoint).',
+  primaryKey: ['id'],
+  columns: [
+    id('Task id.'),
+    col('name', 'text', 'Task name.'),
+    enumCol('type', 'task_type', 'Kind of task (enum task_type), when seen in an application task record.'),
+    ref('stage_id', 'stages', 'Stage the task belongs to, when seen in an application task record.'),
+  ],
+};
+
+export const teams: TableDef = {
+  name: 'teams',
+  kind: 'entity',
+  description:
+    'Reviewer teams: rows of the organization_teams stream, plus TeamRef references from team assignments (ref-only rows).',
+  primaryKey: ['id'],
+  columns: [
+    id('Team id.'),
+    col('name', 'text', 'Team name.'),
+    ref('organization_id', 'organizations', 'Organization the team was listed under (NULL for teams known only from references).'),
+  ],
+};
+
+export const enumLabels: TableDef = {
+  name: 'enum_labels',
+  kind: 'dimension',
+  description: 'Labels of every enumeration of the API; join on (enum, value) with value as text.',
+  primaryKey: ['enum', 'value'],
+  columns: [
+    req('enum', 'text', 'Enumeration name, as named by the enum columns (e.g. application_state).'),
+    req('value', 'text', 'Value as text (e.g. "0", "admin").'),
+    req('label', 'text', 'Human-readable label from the API documentation.'),
+  ],
+};
+
+export const quarantine: TableDef = {
+  name: '_grantflow_quarantine',
+  kind: 'bookkeeping',
+  description: 'Records that could not be typed, kept with the reason so nothing is dropped silently.',
+  primaryKey: ['stream', 'record_key'],
+  columns: [
+    req('stream', 'text', 'Stream the record came from.'),
+    req('record_key', 'text', 'Stable key of the record: sha256 (hex) of its canonical JSON (sorted keys).'),
+    req('reason', 'text', 'Why the record could not be typed.'),
+    req('payload', 'json', 'The record exactly as parsed.'),
+    req('run_id', 'text', 'Run that quarantined it (last time).'),
+    req('quarantined_at', 'timestamptz', 'When it was quarantined (UTC).'),
+  ],
+};

@@ -1,0 +1,110 @@
+import { ConfigError } from '../util/errors.ts';
+
+/**
+ * ISO 8601 timestamps as the site may send them: with `Z`, with an offset, with fractional seconds, or naive
+ * (read in the site's IANA time zone). Output is always `YYYY-MM-DDTHH:MM:SS[.ffffff]Z` (UTC, at most
+ * microseconds, trailing zeros of the fraction dropped). Returns null when the text is not a timestamp.
+ */
+const TS_RE =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(?:(Z|z|UTC|GMT)|([+-])(\d{2}):?(\d{2})?)?$/;
+
+const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+export function parseTimestamp(text: string, siteTimeZone: string): string | null {
+  const m = TS_RE.exec(text.trim());
+  if (m === null) return null;
+  const y = +m[1]!;
+  const mo = +m[2]!;
+  const d = +m[3]!;
+  const h = m[4] === undefined ? 0 : +m[4];
+  const mi = m[5] === undefined ? 0 : +m[5];
+  const s = m[6] === undefined ? 0 : +m[6];
+  if (mo < 1 || mo > 12 || d < 1 || d > DAYS[mo - 1]! || h > 23 || mi > 59 || s > 59) return null;
+  if (mo === 2 && d === 29 && !(y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0))) return null;
+  let local = Date.UTC(y, mo - 1, d, h, mi, s);
+  if (y < 100) local = new Date(local).setUTCFullYear(y);
+  let offsetMin: number;
+  if (m[8] !== undefined) offsetMin = 0;
+  else if (m[9] !== undefined) {
+    const oh = +m[10]!;
+    const om = m[11] === undefined ? 0 : +m[11];
+    if (oh > 23 || om > 59) return null;
+    offsetMin = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
+  } else offsetMin = siteTimeZone === 'UTC' || siteTimeZone === 'Etc/UTC' ? 0 : zoneOffset(siteTimeZone, local);
+  const iso = new Date(local - offsetMin * 60_000).toISOString();
+  if (iso.length !== 24) return null; // beyond year 9999 after the shift
+  const frac = m[7] === undefined ? '' : m[7].slice(0, 6).replace(/0+$/, '');
+  return frac === '' ? `${iso.slice(0, 19)}Z` : `${iso.slice(0, 19)}.${frac}Z`;
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+const offsetCache = new Map<string, number>();
+
+function formatter(zone: string): Intl.DateTimeFormat {
+  let f = formatters.get(zone);
+  if (f === undefined) {
+    try {
+      f = new Intl.DateTimeFormat('en-US', {
+        timeZone: zone,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: 'numeric',
+        day: 'numeric',
+        hour: 'numeric',
+        minute: 'numeric',
+        second: 'numeric',
+        era: 'short',
+      });
+    } catch (e) {
+      throw new ConfigError(`Unknown site time zone "${zone}": give an IANA zone such as "Europe/Paris" or "UTC".`, {
+        cause: e,
+      });
+    }
+    formatters.set(zone, f);
+  }
+  return f;
+}
+
+/** Offset (minutes east of UTC) of `zone` at the UTC instant `instantMs`. */
+function offsetAt(zone: string, instantMs: number): number {
+  const parts = formatter(zone).formatToParts(new Date(instantMs));
+  let y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0, bc = false;
+  for (const p of parts) {
+    switch (p.type) {
+      case 'year': y = +p.value; break;
+      case 'month': mo = +p.value; break;
+      case 'day': d = +p.value; break;
+      case 'hour': h = +p.value; break;
+      case 'minute': mi = +p.value; break;
+      case 'second': s = +p.value; break;
+      case 'era': bc = p.value === 'BC'; break;
+    }
+  }
+  let wall = Date.UTC(bc ? 1 - y : y, mo - 1, d, h, mi, s);
+  if (!bc && y < 100) wall = new Date(wall).setUTCFullYear(y);
+  return Math.round((wall - (instantMs - (instantMs % 1000 + 1000) % 1000)) / 60_000);
+}
+
+/**
+ * Offset of `zone` for a wall-clock time given as if it were UTC. In a DST gap the time is read with the
+ * offset before the change (02:30 that does not exist becomes 03:30 new time); in an overlap the earlier
+ * instant wins — the same choice as JavaScript's Date and Temporal's 'compatible'.
+ */
+export function zoneOffset(zone: string, localAsUtcMs: number): number {
+  const cacheKey = `${zone}|${Math.floor(localAsUtcMs / 3_600_000)}`;
+  const cached = offsetCache.get(cacheKey);
+  if (cached !== undefined) return cached;
+  const o1 = offsetAt(zone, localAsUtcMs);
+  const o2 = offsetAt(zone, localAsUtcMs - o1 * 60_000);
+  let result = o2;
+  if (o1 !== o2) {
+    const o3 = offsetAt(zone, localAsUtcMs - o2 * 60_000);
+    result = o3 === o2 ? o2 : Math.min(o1, o2);
+  }
+  // Only hours away from a transition are cached: near one the offset can differ within the hour.
+  if (o1 === o2 && offsetAt(zone, localAsUtcMs - o1 * 60_000 - 3_600_000) === o1 && offsetAt(zone, localAsUtcMs - o1 * 60_000 + 3_600_000) === o1) {
+    if (offsetCache.size > 50_000) offsetCache.clear();
+    offsetCache.set(cacheKey, result);
+  }
+  return result;
+}
