@@ -1,0 +1,75 @@
+import type { Kysely } from 'kysely';
+import type { CellValue, TableDef } from '../normalize/table-def.ts';
+import type { JsonValue } from '../util/json.ts';
+import type { Logger } from '../util/logger.ts';
+import * as bk from './bookkeeping.ts';
+import { StagingLoadUnit, type StagingBackend } from './load-unit.ts';
+import { applyCatalog, runMigrations } from './migrations.ts';
+import type { ResultRow, SqlRunner } from './sql-runner.ts';
+import type { Dialect, LoadUnit, RunRecord, StoredCredentials, Warehouse } from './types.ts';
+
+/** What differs between DuckDB and Postgres; everything else is shared here. */
+export abstract class BaseWarehouse implements Warehouse {
+  abstract readonly dialect: Dialect;
+  abstract readonly description: string;
+  /** Schema holding the tables, as information_schema names it. */
+  protected abstract readonly schemaName: string;
+  protected abstract readonly db: Kysely<bk.BookkeepingDb>;
+  protected abstract readonly migrationDb: Kysely<unknown>;
+  /** `null` for DuckDB (main schema), the configured schema for Postgres. */
+  protected abstract readonly migrationSchema: string | null;
+  private catalog = new Map<string, TableDef>();
+
+  constructor(protected readonly logger: Logger) {}
+
+  protected abstract runner(): SqlRunner;
+  protected abstract transaction<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T>;
+  protected abstract openStaging(): Promise<StagingBackend>;
+  abstract qualify(table: string): string;
+  abstract exec(sql: string): Promise<void>;
+  abstract acquireLock(owner: string): Promise<void>;
+  abstract close(): Promise<void>;
+
+  async migrate(tables: readonly TableDef[]): Promise<void> {
+    await runMigrations(this.migrationDb, this.migrationSchema);
+    const { created, added } = await this.transaction((runner) =>
+      applyCatalog(runner, this.dialect, tables, (t) => this.qualify(t), this.schemaName),
+    );
+    this.catalog = new Map(tables.map((t) => [t.name, t]));
+    if (created.length > 0 || added.length > 0) this.logger.info({ created, added }, 'warehouse schema evolved');
+  }
+
+  async openLoad(): Promise<LoadUnit> {
+    if (this.catalog.size === 0) {
+      this.logger.warn('openLoad() before migrate(): no table is known, every append will fail');
+    }
+    return new StagingLoadUnit(await this.openStaging(), this.catalog);
+  }
+
+  /** Kysely-compiled bookkeeping writes of a commit, for the staging backends. */
+  protected compileBookkeeping = (plan: Parameters<typeof bk.commitStatements>[1]): ReturnType<typeof bk.commitStatements> =>
+    bk.commitStatements(this.db, plan);
+
+  async query(sql: string, params: readonly CellValue[] = []): Promise<ResultRow[]> {
+    return (await this.runner().run(sql, params)).rows;
+  }
+
+  readState(stream: string): Promise<JsonValue | null> {
+    return bk.readState(this.db, stream);
+  }
+  readParentMarks(stream: string): Promise<Map<string, string | null>> {
+    return bk.readParentMarks(this.db, stream);
+  }
+  saveRun(run: RunRecord): Promise<void> {
+    return bk.saveRun(this.db, run);
+  }
+  listRuns(limit: number): Promise<RunRecord[]> {
+    return bk.listRuns(this.db, limit);
+  }
+  readCredentials(site: string): Promise<StoredCredentials | null> {
+    return bk.readCredentials(this.db, site);
+  }
+  writeCredentials(site: string, creds: StoredCredentials): Promise<void> {
+    return bk.writeCredentials(this.db, site, creds);
+  }
+}

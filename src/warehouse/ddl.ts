@@ -1,0 +1,77 @@
+import { createHash } from 'node:crypto';
+import { metadataColumns, type ColumnDef, type ColumnType, type TableDef } from '../normalize/table-def.ts';
+import type { Dialect } from './types.ts';
+import { ident } from './values.ts';
+
+const sqlTypes: Record<Dialect, Record<ColumnType, string>> = {
+  duckdb: {
+    bigint: 'BIGINT',
+    integer: 'INTEGER',
+    double: 'DOUBLE',
+    decimal: 'DECIMAL(18,2)',
+    text: 'VARCHAR',
+    boolean: 'BOOLEAN',
+    timestamptz: 'TIMESTAMPTZ',
+    json: 'JSON',
+  },
+  postgres: {
+    bigint: 'BIGINT',
+    integer: 'INTEGER',
+    double: 'DOUBLE PRECISION',
+    decimal: 'NUMERIC(18,2)',
+    text: 'TEXT',
+    boolean: 'BOOLEAN',
+    timestamptz: 'TIMESTAMPTZ',
+    // json, not jsonb: `_raw` must round-trip byte for byte.
+    json: 'JSON',
+  },
+};
+
+export function sqlType(dialect: Dialect, type: ColumnType): string {
+  return sqlTypes[dialect][type];
+}
+
+/** Whether rows of this table carry the metadata columns (_raw, _extracted_at, ...). */
+export function hasMetadata(table: TableDef): boolean {
+  return table.kind === 'entity' || table.kind === 'dimension' || table.kind === 'bridge';
+}
+
+/** The table's own columns plus the metadata ones (unless already listed), in table order. */
+export function allColumns(table: TableDef): readonly ColumnDef[] {
+  if (!hasMetadata(table)) return table.columns;
+  const own = new Set(table.columns.map((c) => c.name));
+  return [...table.columns, ...metadataColumns.filter((c) => !own.has(c.name))];
+}
+
+function columnSql(dialect: Dialect, c: ColumnDef, pk: ReadonlySet<string>): string {
+  return `${ident(c.name)} ${sqlType(dialect, c.type)}${c.notNull || pk.has(c.name) ? ' NOT NULL' : ''}`;
+}
+
+/** `qualified` is the (schema-qualified, quoted) table name. */
+export function createTableSql(dialect: Dialect, table: TableDef, qualified: string): string {
+  const pk = new Set(table.primaryKey);
+  const cols = allColumns(table).map((c) => `  ${columnSql(dialect, c, pk)}`);
+  if (table.primaryKey.length > 0) cols.push(`  PRIMARY KEY (${table.primaryKey.map(ident).join(', ')})`);
+  return `CREATE TABLE IF NOT EXISTS ${qualified} (\n${cols.join(',\n')}\n)`;
+}
+
+/**
+ * A column added to an existing table is always nullable: existing rows have no value for it, and
+ * neither DuckDB nor Postgres can add a NOT NULL column without a default.
+ */
+export function addColumnSql(dialect: Dialect, qualified: string, c: ColumnDef): string {
+  return `ALTER TABLE ${qualified} ADD COLUMN ${ident(c.name)} ${sqlType(dialect, c.type)}`;
+}
+
+/** Stable fingerprint of the catalog's shape (names, kinds, columns, types, keys), not its descriptions. */
+export function catalogFingerprint(tables: readonly TableDef[]): string {
+  const shape = [...tables]
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((t) => ({
+      n: t.name,
+      k: t.kind,
+      c: allColumns(t).map((c) => [c.name, c.type, c.notNull === true]),
+      p: t.primaryKey,
+    }));
+  return createHash('sha256').update(JSON.stringify(shape)).digest('hex').slice(0, 16);
+}

@@ -1,0 +1,80 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { ConfigError, LockedError } from '../../util/errors.ts';
+
+/**
+ * DuckDB locks the file per process, so two instances on one file inside the same process would not see each
+ * other's lock: instances are shared per path and reference-counted.
+ */
+const open = new Map<string, { instance: DuckDBInstance; refs: number }>();
+
+export function lockFilePath(path: string): string {
+  return `${path}.lock`;
+}
+
+interface LockInfo {
+  pid: number;
+  owner?: string;
+  startedAt?: string;
+}
+
+export function readLockInfo(path: string): LockInfo | null {
+  try {
+    const info = JSON.parse(readFileSync(lockFilePath(path), 'utf8')) as Partial<LockInfo>;
+    return typeof info.pid === 'number' ? (info as LockInfo) : null;
+  } catch {
+    return null;
+  }
+}
+
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export function lockedMessage(path: string, pid: number | null, owner?: string): string {
+  const holder = pid === null ? 'another process' : `pid ${pid}${owner ? `, ${owner}` : ''}`;
+  return `warehouse ${path} is in use by another grantflow run (${holder}); wait for it to finish or stop it, then retry`;
+}
+
+export async function acquireInstance(target: string): Promise<{ path: string; instance: DuckDBInstance }> {
+  const path = resolve(target);
+  const shared = open.get(path);
+  if (shared) {
+    shared.refs += 1;
+    return { path, instance: shared.instance };
+  }
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+  } catch (e) {
+    throw new ConfigError(`cannot create the directory of DuckDB warehouse ${path}: ${(e as Error).message}`);
+  }
+  let instance: DuckDBInstance;
+  try {
+    instance = await DuckDBInstance.create(path);
+  } catch (e) {
+    const message = (e as Error).message;
+    if (/Could not set lock on file/i.test(message)) {
+      const info = readLockInfo(path);
+      const pid = info && pidAlive(info.pid) ? info.pid : Number(/PID (\d+)/.exec(message)?.[1] ?? NaN);
+      throw new LockedError(lockedMessage(path, Number.isNaN(pid) ? null : pid, info?.owner));
+    }
+    throw new ConfigError(`cannot open DuckDB warehouse ${path}: ${message.split('\n')[0] ?? message}`);
+  }
+  open.set(path, { instance, refs: 1 });
+  return { path, instance };
+}
+
+export function releaseInstance(path: string): void {
+  const shared = open.get(path);
+  if (!shared) return;
+  shared.refs -= 1;
+  if (shared.refs > 0) return;
+  open.delete(path);
+  shared.instance.closeSync();
+}

@@ -1,0 +1,103 @@
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { Kysely } from 'kysely';
+import { LockedError } from '../../util/errors.ts';
+import type { Logger } from '../../util/logger.ts';
+import { BaseWarehouse } from '../base-warehouse.ts';
+import type { BookkeepingDb } from '../bookkeeping.ts';
+import type { StagingBackend } from '../load-unit.ts';
+import type { SqlRunner } from '../sql-runner.ts';
+import { ident } from '../values.ts';
+import { acquireInstance, lockedMessage, lockFilePath, pidAlive, readLockInfo, releaseInstance } from './instance.ts';
+import { DuckDBDialect } from './kysely-dialect.ts';
+import { DuckDBSession } from './session.ts';
+import { DuckDBStaging } from './staging.ts';
+import type { DuckDBInstance } from '@duckdb/node-api';
+
+/** Paths whose run lock this process holds (DuckDB's own file lock does not separate callers in one process). */
+const heldLocks = new Set<string>();
+
+export class DuckDBWarehouse extends BaseWarehouse {
+  readonly dialect = 'duckdb' as const;
+  readonly description: string;
+  protected readonly schemaName = 'main';
+  protected readonly migrationSchema = null;
+  protected readonly db: Kysely<BookkeepingDb>;
+  protected readonly migrationDb: Kysely<unknown>;
+  private readonly sessions = new Set<DuckDBSession>();
+  private lockHeld = false;
+  private closed = false;
+
+  private constructor(
+    private readonly path: string,
+    private readonly instance: DuckDBInstance,
+    private readonly main: DuckDBSession,
+    logger: Logger,
+  ) {
+    super(logger);
+    this.description = path;
+    this.db = new Kysely<BookkeepingDb>({ dialect: new DuckDBDialect(main) });
+    this.migrationDb = this.db as unknown as Kysely<unknown>;
+  }
+
+  static async open(target: string, logger: Logger): Promise<DuckDBWarehouse> {
+    const { path, instance } = await acquireInstance(target);
+    try {
+      const main = new DuckDBSession(await instance.connect());
+      return new DuckDBWarehouse(path, instance, main, logger);
+    } catch (e) {
+      releaseInstance(path);
+      throw e;
+    }
+  }
+
+  qualify(table: string): string {
+    return `main.${ident(table)}`;
+  }
+
+  protected runner(): SqlRunner {
+    return this.main;
+  }
+
+  protected transaction<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T> {
+    return new DuckDBStaging(this.main, this.compileBookkeeping).transaction(fn);
+  }
+
+  protected async openStaging(): Promise<StagingBackend> {
+    // Each load unit gets its own connection: its TEMP staging tables and its transaction are its own.
+    const session = new DuckDBSession(await this.instance.connect());
+    this.sessions.add(session);
+    return new DuckDBStaging(session, this.compileBookkeeping);
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.main.run(sql);
+  }
+
+  async acquireLock(owner: string): Promise<void> {
+    if (this.lockHeld) return;
+    if (heldLocks.has(this.path)) {
+      const info = readLockInfo(this.path);
+      throw new LockedError(lockedMessage(this.path, process.pid, info?.owner));
+    }
+    const info = readLockInfo(this.path);
+    if (info && info.pid !== process.pid && pidAlive(info.pid) && existsSync(lockFilePath(this.path))) {
+      // DuckDB let us open the file, so the recorded holder no longer has it open: the lock file is stale.
+      this.logger.warn({ pid: info.pid }, 'ignoring a stale warehouse lock file');
+    }
+    writeFileSync(lockFilePath(this.path), JSON.stringify({ pid: process.pid, owner, startedAt: new Date().toISOString() }));
+    heldLocks.add(this.path);
+    this.lockHeld = true;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.lockHeld) {
+      heldLocks.delete(this.path);
+      rmSync(lockFilePath(this.path), { force: true });
+    }
+    for (const s of this.sessions) s.close();
+    this.main.close();
+    releaseInstance(this.path);
+  }
+}

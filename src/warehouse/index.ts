@@ -1,0 +1,32 @@
+import { ConfigError } from '../util/errors.ts';
+import { silentLogger, type Logger } from '../util/logger.ts';
+import { DuckDBWarehouse } from './duckdb/warehouse.ts';
+import { PostgresWarehouse } from './postgres/warehouse.ts';
+import type { Warehouse } from './types.ts';
+
+export type * from './types.ts';
+export { allColumns, catalogFingerprint, hasMetadata, sqlType } from './ddl.ts';
+
+export interface OpenWarehouseOptions {
+  /** Postgres schema holding every table (default `public`, created if missing). Ignored for DuckDB. */
+  readonly schema?: string;
+  readonly logger?: Logger;
+}
+
+export function isPostgresTarget(target: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(target);
+}
+
+/** Open a DuckDB file (parent directories created) or a `postgres://` / `postgresql://` URL. */
+export async function openWarehouse(target: string, options: OpenWarehouseOptions = {}): Promise<Warehouse> {
+  const logger = options.logger ?? silentLogger;
+  if (!target.trim()) throw new ConfigError('warehouse target is empty: give a DuckDB file path or a postgres:// URL');
+  if (isPostgresTarget(target)) {
+    const schema = options.schema ?? 'public';
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema)) {
+      throw new ConfigError(`warehouse schema "${schema}" is not a plain identifier (letters, digits, underscore)`);
+    }
+    return PostgresWarehouse.open(target, schema, logger);
+  }
+  return DuckDBWarehouse.open(target, logger);
+}

@@ -1,0 +1,143 @@
+import type { Row, TableDef } from '../normalize/table-def.ts';
+import { GrantflowError } from '../util/errors.ts';
+import { hasMetadata } from './ddl.ts';
+import { cascadeSql, mergeSql, softDeleteSql, stagedColumns, type SqlStatement } from './merge-sql.ts';
+import type { SqlRunner } from './sql-runner.ts';
+import type { CommitInfo, CommitPlan, LoadUnit, StagedMerge } from './types.ts';
+
+/** Rows are written to staging in batches of at most this many, so memory stays bounded whatever the caller passes. */
+export const stagingBatchRows = 5000;
+
+export interface Staging {
+  readonly table: TableDef;
+  readonly mode: StagedMerge;
+  /** Qualified, quoted staging table name. */
+  readonly name: string;
+  readonly columns: readonly string[];
+  /** Next `_gf_seq` value (appends are ordered so the last row of a key wins). */
+  seq: number;
+  rows: number;
+}
+
+/** What a dialect provides to the shared load unit. */
+export interface StagingBackend {
+  createStaging(table: TableDef, mode: StagedMerge, columns: readonly string[]): Promise<string>;
+  /** Write `rows` with `_gf_seq` from `staging.seq` upwards. */
+  writeBatch(staging: Staging, rows: readonly Row[]): Promise<void>;
+  /** Run `fn` in one transaction on one connection; roll back on any error. */
+  transaction<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T>;
+  dropStaging(names: readonly string[]): Promise<void>;
+  qualify(table: string): string;
+  /** Kysely-compiled bookkeeping statements for the plan. */
+  bookkeeping(plan: CommitPlan): SqlStatement[];
+}
+
+/**
+ * Shared by both dialects: rows stream into one staging table per (table, merge mode); commit merges them,
+ * applies soft deletes, cascades and bookkeeping in one transaction. A failed commit rolls back everything and
+ * keeps the staging tables, so commit can be retried or the unit discarded.
+ */
+export class StagingLoadUnit implements LoadUnit {
+  private readonly stagings = new Map<string, Staging>();
+  private closed = false;
+
+  constructor(
+    private readonly backend: StagingBackend,
+    private readonly catalog: ReadonlyMap<string, TableDef>,
+  ) {}
+
+  async append(tableName: string, rows: readonly Row[], merge: StagedMerge = 'replace'): Promise<void> {
+    if (this.closed) throw new GrantflowError('this load unit was discarded; open a new one');
+    if (rows.length === 0) return;
+    const staging = await this.stagingFor(tableName, merge);
+    for (let i = 0; i < rows.length; i += stagingBatchRows) {
+      const batch = rows.length <= stagingBatchRows ? rows : rows.slice(i, i + stagingBatchRows);
+      checkColumns(staging, batch[0]);
+      await this.backend.writeBatch(staging, batch);
+      staging.seq += batch.length;
+      staging.rows += batch.length;
+    }
+  }
+
+  private async stagingFor(tableName: string, mode: StagedMerge): Promise<Staging> {
+    const key = `${tableName}\u0000${mode}`;
+    const found = this.stagings.get(key);
+    if (found) return found;
+    const table = this.catalog.get(tableName);
+    if (!table) throw new GrantflowError(`cannot load unknown table "${tableName}": it is not in the catalog given to migrate()`);
+    if (mode === 'coalesce' && table.primaryKey.length === 0) {
+      throw new GrantflowError(`table "${tableName}" has no primary key, so rows cannot be merged with 'coalesce'`);
+    }
+    const columns = stagedColumns(table);
+    const name = await this.backend.createStaging(table, mode, columns);
+    const staging: Staging = { table, mode, name, columns, seq: 0, rows: 0 };
+    this.stagings.set(key, staging);
+    return staging;
+  }
+
+  async commit(plan: CommitPlan): Promise<CommitInfo> {
+    if (this.closed) throw new GrantflowError('this load unit was discarded; open a new one');
+    const started = performance.now();
+    const merged: Record<string, number> = {};
+    const deleted: Record<string, number> = {};
+    // Coalesce (reference) rows first, so rows from the entity's own stream have the last word.
+    const order = [...this.stagings.values()].sort((a, b) => (a.mode === b.mode ? 0 : a.mode === 'coalesce' ? -1 : 1));
+    await this.backend.transaction(async (runner) => {
+      for (const s of order) {
+        const st = mergeSql(s.table, this.backend.qualify(s.table.name), s.name, s.mode, plan);
+        const { changes } = await runner.run(st.sql, st.params);
+        merged[s.table.name] = (merged[s.table.name] ?? 0) + changes;
+      }
+      for (const scope of plan.completeScopes ?? []) {
+        const table = this.requireTable(scope.table);
+        if (!hasMetadata(table)) throw new GrantflowError(`table "${table.name}" has no _deleted_at column to soft-delete`);
+        const staged = order.filter((s) => s.table.name === table.name && s.mode === 'replace').map((s) => s.name);
+        const st = softDeleteSql(table, this.backend.qualify(table.name), staged, scope, plan.extractedAt);
+        if (!st) continue;
+        const { changes } = await runner.run(st.sql, st.params);
+        deleted[table.name] = (deleted[table.name] ?? 0) + changes;
+      }
+      for (const cascade of plan.cascades ?? []) {
+        this.requireTable(cascade.table);
+        this.requireTable(cascade.parentTable);
+        const st = cascadeSql(cascade, this.backend.qualify(cascade.table), this.backend.qualify(cascade.parentTable), plan.extractedAt);
+        const { changes } = await runner.run(st.sql, st.params);
+        deleted[cascade.table] = (deleted[cascade.table] ?? 0) + changes;
+      }
+      for (const st of this.backend.bookkeeping(plan)) await runner.run(st.sql, st.params);
+    });
+    await this.dropAll();
+    return { merged, deleted, durationMs: Math.round(performance.now() - started) };
+  }
+
+  private requireTable(name: string): TableDef {
+    const t = this.catalog.get(name);
+    if (!t) throw new GrantflowError(`commit plan names unknown table "${name}": it is not in the catalog given to migrate()`);
+    return t;
+  }
+
+  private async dropAll(): Promise<void> {
+    const names = [...this.stagings.values()].map((s) => s.name);
+    this.stagings.clear();
+    if (names.length > 0) await this.backend.dropStaging(names);
+  }
+
+  async discard(): Promise<void> {
+    this.closed = true;
+    await this.dropAll();
+  }
+}
+
+/** A row naming a column the table does not have is a catalog/normaliser mismatch: fail loudly, never drop data. */
+function checkColumns(staging: Staging, row: Row | undefined): void {
+  if (!row) return;
+  for (const key of Object.keys(row)) {
+    if (!staging.columns.includes(key) && !isLoaderColumn(staging.table, key)) {
+      throw new GrantflowError(`row for table "${staging.table.name}" has column "${key}" that the table does not define`);
+    }
+  }
+}
+
+function isLoaderColumn(table: TableDef, key: string): boolean {
+  return hasMetadata(table) && (key === '_extracted_at' || key === '_run_id' || key === '_deleted_at' || key === '_ref_only');
+}

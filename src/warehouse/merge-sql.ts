@@ -1,0 +1,122 @@
+import type { CellValue, TableDef } from '../normalize/table-def.ts';
+import { allColumns, hasMetadata } from './ddl.ts';
+import type { Cascade, CompleteScope, StagedMerge } from './types.ts';
+import { ident, literal } from './values.ts';
+
+/** Column of a staging table that orders appends, so the last staged row of a key wins. */
+export const seqColumn = '_gf_seq';
+
+/** Metadata columns the loader fills at merge time (from the CommitPlan), not staged. */
+const loaderFilled = new Set(['_extracted_at', '_run_id', '_deleted_at', '_ref_only']);
+
+/** Columns a staging table holds for `table` (own columns + `_raw`), in order. */
+export function stagedColumns(table: TableDef): string[] {
+  return allColumns(table)
+    .map((c) => c.name)
+    .filter((n) => !hasMetadata(table) || !loaderFilled.has(n));
+}
+
+export interface SqlStatement {
+  readonly sql: string;
+  readonly params: readonly CellValue[];
+}
+
+/**
+ * Merge one staging table into its table by primary key, the last staged row per key winning.
+ * `replace` overwrites every column (un-deleting); `coalesce` fills only what the staged row has.
+ */
+export function mergeSql(
+  table: TableDef,
+  target: string,
+  staging: string,
+  mode: StagedMerge,
+  plan: { runId: string; extractedAt: string },
+): SqlStatement {
+  const staged = stagedColumns(table);
+  const meta = hasMetadata(table);
+  const pk = table.primaryKey;
+  const insertCols = meta ? [...staged, '_extracted_at', '_run_id', '_deleted_at', '_ref_only'] : staged;
+  const selectList = staged.map((c) => `s.${ident(c)}`);
+  if (meta) {
+    selectList.push('CAST($1 AS TIMESTAMPTZ)', 'CAST($2 AS TEXT)', 'CAST(NULL AS TIMESTAMPTZ)', mode === 'coalesce' ? 'TRUE' : 'FALSE');
+  }
+  const source =
+    pk.length > 0
+      ? `(SELECT DISTINCT ON (${pk.map(ident).join(', ')}) * FROM ${staging} ORDER BY ${pk.map(ident).join(', ')}, ${ident(seqColumn)} DESC) AS s`
+      : `${staging} AS s`;
+  let sql = `INSERT INTO ${target} AS t (${insertCols.map(ident).join(', ')})\nSELECT ${selectList.join(', ')} FROM ${source}`;
+  if (pk.length > 0) {
+    const pkSet = new Set(pk);
+    const sets = insertCols
+      .filter((c) => !pkSet.has(c))
+      .map((c) => `${ident(c)} = ${updateExpr(c, mode, meta)}`);
+    sql += `\nON CONFLICT (${pk.map(ident).join(', ')}) DO ${sets.length > 0 ? `UPDATE SET ${sets.join(', ')}` : 'NOTHING'}`;
+  }
+  return { sql, params: meta ? [plan.extractedAt, plan.runId] : [] };
+}
+
+function updateExpr(column: string, mode: StagedMerge, meta: boolean): string {
+  const staged = `EXCLUDED.${ident(column)}`;
+  const stored = `t.${ident(column)}`;
+  if (mode === 'replace' || !meta) return mode === 'replace' ? staged : `COALESCE(${staged}, ${stored})`;
+  switch (column) {
+    case '_raw':
+      return `COALESCE(${stored}, ${staged})`;
+    case '_deleted_at':
+      return stored; // a reference does not prove the row exists again
+    case '_ref_only':
+      return `(${stored} AND ${staged})`;
+    case '_extracted_at':
+    case '_run_id':
+      return staged;
+    default:
+      return `COALESCE(${staged}, ${stored})`;
+  }
+}
+
+/** Values inlined into scope lists: parent ids can be thousands, beyond comfortable parameter counts. */
+function inlineValue(v: string | number): string {
+  return typeof v === 'number' ? String(v) : literal(v);
+}
+
+/**
+ * Soft-delete live, non-reference rows in scope whose key is not among `stagingTables` (the table's
+ * `replace` staging; none staged means the scan returned nothing in scope). Null when the scope is empty.
+ */
+export function softDeleteSql(
+  table: TableDef,
+  target: string,
+  stagingTables: readonly string[],
+  scope: CompleteScope,
+  deletedAt: string,
+): SqlStatement | null {
+  const params: CellValue[] = [deletedAt];
+  const conds = ['t._deleted_at IS NULL', 'NOT t._ref_only'];
+  for (const [col, value] of Object.entries(scope.where ?? {})) {
+    if (value === null) conds.push(`t.${ident(col)} IS NULL`);
+    else {
+      params.push(value);
+      conds.push(`t.${ident(col)} = $${params.length}`);
+    }
+  }
+  if (scope.parentColumn !== undefined) {
+    const ids = scope.parentIds ?? [];
+    if (ids.length === 0) return null;
+    conds.push(`t.${ident(scope.parentColumn)} IN (${ids.map(inlineValue).join(', ')})`);
+  }
+  for (const staging of stagingTables) {
+    const match = table.primaryKey.map((c) => `s.${ident(c)} = t.${ident(c)}`).join(' AND ');
+    conds.push(`NOT EXISTS (SELECT 1 FROM ${staging} AS s WHERE ${match})`);
+  }
+  return { sql: `UPDATE ${target} AS t SET _deleted_at = CAST($1 AS TIMESTAMPTZ) WHERE ${conds.join(' AND ')}`, params };
+}
+
+/** Soft-delete live rows whose `column` points at a soft-deleted parent row. */
+export function cascadeSql(cascade: Cascade, target: string, parentTarget: string, deletedAt: string): SqlStatement {
+  return {
+    sql:
+      `UPDATE ${target} AS t SET _deleted_at = CAST($1 AS TIMESTAMPTZ) WHERE t._deleted_at IS NULL AND t.${ident(cascade.column)} IN ` +
+      `(SELECT p.${ident(cascade.parentColumn)} FROM ${parentTarget} AS p WHERE p._deleted_at IS NOT NULL)`,
+    params: [deletedAt],
+  };
+}

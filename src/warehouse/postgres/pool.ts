@@ -1,0 +1,108 @@
+import pg from 'pg';
+import type { CellValue } from '../../normalize/table-def.ts';
+import { ConfigError } from '../../util/errors.ts';
+import type { Logger } from '../../util/logger.ts';
+import type { ResultRow, SqlRunner } from '../sql-runner.ts';
+import { intValue, numericText, pgTimestampText } from '../values.ts';
+
+/** Result parsers of our own pools only (pg's globals stay untouched): same value formats as DuckDB. */
+const parsers = new Map<number, (text: string) => CellValue>([
+  [20, (t) => intValue(t)], // int8
+  [1700, numericText], // numeric
+  [1184, (t) => pgTimestampText(t, true)], // timestamptz, as text to keep microseconds
+  [1114, (t) => pgTimestampText(t, false)], // timestamp
+  [1082, (t) => t], // date
+  [114, (t) => t], // json: the stored text unchanged
+  [3802, (t) => t], // jsonb
+]);
+
+const types = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    parsers.get(oid) ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+/** The URL with any password removed, for messages and `description`. */
+export function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '';
+    return u.toString().replace(/:@/, '@');
+  } catch {
+    return url.replace(/\/\/([^:/@]*):[^@]*@/, '//$1@');
+  }
+}
+
+export function connectionConfig(url: string, schema: string): pg.ClientConfig {
+  return {
+    connectionString: url,
+    types,
+    // Timestamps print in UTC; unqualified names (models, analysts' SQL) resolve in the warehouse schema.
+    options: `-c TimeZone=UTC -c search_path=${schema},public`,
+    application_name: 'grantflow',
+  };
+}
+
+export function createPool(url: string, schema: string, logger: Logger): pg.Pool {
+  const pool = new pg.Pool({ ...connectionConfig(url, schema), max: 8, idleTimeoutMillis: 10_000 });
+  // An idle client whose backend dies emits here; without a listener the process would crash.
+  pool.on('error', (e) => logger.warn({ err: e.message }, 'postgres connection lost'));
+  return pool;
+}
+
+export function describeConnectError(url: string, e: unknown): ConfigError {
+  const msg = (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';
+  const clean = msg.split(url).join(safeUrl(url));
+  return new ConfigError(`cannot connect to Postgres warehouse ${safeUrl(url)}: ${clean}`, { cause: e });
+}
+
+export async function runOn(client: pg.ClientBase, sql: string, params: readonly CellValue[] = []): Promise<{ rows: ResultRow[]; changes: number }> {
+  const res = await client.query<ResultRow>(sql, params.length > 0 ? params.map(pgParam) : undefined);
+  // A multi-statement text returns an array of results.
+  const last = Array.isArray(res) ? (res[res.length - 1] as pg.QueryResult<ResultRow> | undefined) : res;
+  return { rows: last?.rows ?? [], changes: last?.rowCount ?? 0 };
+}
+
+function pgParam(v: CellValue): string | number | boolean | null {
+  return typeof v === 'bigint' ? v.toString() : v;
+}
+
+export function poolRunner(pool: pg.Pool): SqlRunner {
+  return {
+    async run(sql, params) {
+      const client = await pool.connect();
+      let failed: Error | undefined;
+      try {
+        return await runOn(client, sql, params);
+      } catch (e) {
+        failed = isConnectionError(e) ? (e as Error) : undefined;
+        throw e;
+      } finally {
+        client.release(failed);
+      }
+    },
+  };
+}
+
+/** Errors after which the client must not go back to the pool. */
+export function isConnectionError(e: unknown): boolean {
+  const code = (e as { code?: string }).code;
+  return !code || code.startsWith('57P') || code.startsWith('08');
+}
+
+/** One transaction on one pooled client; a client whose connection broke is destroyed, not reused. */
+export async function inTransaction<T>(pool: pg.Pool, fn: (runner: SqlRunner) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const out = await fn({ run: (sql, params) => runOn(client, sql, params) });
+    await client.query('COMMIT');
+    return out;
+  } catch (e) {
+    if (isConnectionError(e)) broken = e as Error;
+    else await client.query('ROLLBACK').catch((err: unknown) => (broken = err as Error));
+    throw e;
+  } finally {
+    client.release(broken);
+  }
+}

@@ -1,0 +1,88 @@
+import { randomBytes } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import type pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import type { Row, TableDef } from '../../normalize/table-def.ts';
+import { allColumns, sqlType } from '../ddl.ts';
+import type { Staging, StagingBackend } from '../load-unit.ts';
+import { seqColumn, type SqlStatement } from '../merge-sql.ts';
+import type { SqlRunner } from '../sql-runner.ts';
+import type { CommitPlan, StagedMerge } from '../types.ts';
+import { copyText, ident } from '../values.ts';
+import { inTransaction, isConnectionError, poolRunner } from './pool.ts';
+
+/** Prefix of staging tables; leftovers of a crashed run are dropped when the next run takes the lock. */
+export const stagingPrefix = '_gf_stg_';
+
+/** COPY text of `rows`, produced in pieces of about 1 MB so a batch is never one huge string. */
+function* copyChunks(staging: Staging, rows: readonly Row[]): Generator<string> {
+  const columns = staging.columns;
+  let seq = staging.seq;
+  let buf = '';
+  for (const row of rows) {
+    let line = '';
+    for (const c of columns) line += `${copyText(row[c] ?? null)}\t`;
+    buf += `${line}${seq++}\n`;
+    if (buf.length > 1 << 20) {
+      yield buf;
+      buf = '';
+    }
+  }
+  if (buf) yield buf;
+}
+
+/**
+ * Staging in UNLOGGED tables of the warehouse schema (not TEMP: they must outlive any one pooled connection,
+ * and a commit that failed because its connection died can be retried from them). Filled with COPY FROM STDIN.
+ */
+export class PostgresStaging implements StagingBackend {
+  private readonly unitId = randomBytes(4).toString('hex');
+  private counter = 0;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly schema: string,
+    private readonly compileBookkeeping: (plan: CommitPlan) => SqlStatement[],
+  ) {}
+
+  qualify(table: string): string {
+    return `${ident(this.schema)}.${ident(table)}`;
+  }
+
+  bookkeeping(plan: CommitPlan): SqlStatement[] {
+    return this.compileBookkeeping(plan);
+  }
+
+  async createStaging(table: TableDef, _mode: StagedMerge, columns: readonly string[]): Promise<string> {
+    this.counter += 1;
+    const name = this.qualify(`${stagingPrefix}${this.unitId}_${this.counter}`);
+    const types = new Map(allColumns(table).map((c) => [c.name, sqlType('postgres', c.type)]));
+    const cols = columns.map((c) => `${ident(c)} ${types.get(c) ?? 'TEXT'}`);
+    await poolRunner(this.pool).run(`CREATE UNLOGGED TABLE ${name} (${cols.join(', ')}, ${ident(seqColumn)} BIGINT)`);
+    return name;
+  }
+
+  async writeBatch(staging: Staging, rows: readonly Row[]): Promise<void> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      const cols = [...staging.columns, seqColumn].map(ident).join(', ');
+      const sink = client.query(copyFrom(`COPY ${staging.name} (${cols}) FROM STDIN`));
+      await pipeline(Readable.from(copyChunks(staging, rows)), sink);
+    } catch (e) {
+      if (isConnectionError(e)) broken = e as Error;
+      throw e;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  transaction<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, fn);
+  }
+
+  async dropStaging(names: readonly string[]): Promise<void> {
+    await poolRunner(this.pool).run(`DROP TABLE IF EXISTS ${names.join(', ')}`);
+  }
+}

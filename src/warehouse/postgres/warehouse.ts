@@ -1,0 +1,92 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import type pg from 'pg';
+import type { Logger } from '../../util/logger.ts';
+import { BaseWarehouse } from '../base-warehouse.ts';
+import type { BookkeepingDb } from '../bookkeeping.ts';
+import type { StagingBackend } from '../load-unit.ts';
+import type { SqlRunner } from '../sql-runner.ts';
+import { ident, literal } from '../values.ts';
+import { takeAdvisoryLock } from './lock.ts';
+import { createPool, describeConnectError, inTransaction, poolRunner, safeUrl } from './pool.ts';
+import { PostgresStaging, stagingPrefix } from './staging.ts';
+
+export class PostgresWarehouse extends BaseWarehouse {
+  readonly dialect = 'postgres' as const;
+  readonly description: string;
+  protected readonly migrationSchema: string;
+  protected readonly db: Kysely<BookkeepingDb>;
+  protected readonly migrationDb: Kysely<unknown>;
+  private readonly base: Kysely<BookkeepingDb>;
+  private lockClient: pg.Client | null = null;
+  private closed = false;
+
+  private constructor(
+    private readonly url: string,
+    protected readonly schemaName: string,
+    private readonly pool: pg.Pool,
+    logger: Logger,
+  ) {
+    super(logger);
+    this.description = `${safeUrl(url)} (schema ${schemaName})`;
+    this.migrationSchema = schemaName;
+    this.base = new Kysely<BookkeepingDb>({ dialect: new PostgresDialect({ pool }) });
+    this.db = this.base.withSchema(schemaName);
+    this.migrationDb = this.base as unknown as Kysely<unknown>;
+  }
+
+  static async open(url: string, schema: string, logger: Logger): Promise<PostgresWarehouse> {
+    const pool = createPool(url, schema, logger);
+    try {
+      await poolRunner(pool).run(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
+    } catch (e) {
+      await pool.end().catch(() => undefined);
+      throw describeConnectError(url, e);
+    }
+    return new PostgresWarehouse(url, schema, pool, logger);
+  }
+
+  qualify(table: string): string {
+    return `${ident(this.schemaName)}.${ident(table)}`;
+  }
+
+  protected runner(): SqlRunner {
+    return poolRunner(this.pool);
+  }
+
+  protected transaction<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T> {
+    return inTransaction(this.pool, fn);
+  }
+
+  protected async openStaging(): Promise<StagingBackend> {
+    return new PostgresStaging(this.pool, this.schemaName, this.compileBookkeeping);
+  }
+
+  async exec(sql: string): Promise<void> {
+    await poolRunner(this.pool).run(sql);
+  }
+
+  async acquireLock(owner: string): Promise<void> {
+    if (this.lockClient) return;
+    this.lockClient = await takeAdvisoryLock(this.url, this.schemaName, owner);
+    await this.dropLeftoverStaging();
+  }
+
+  /** Staging tables of a run that crashed: only the lock holder may drop them, as no other run can be loading. */
+  private async dropLeftoverStaging(): Promise<void> {
+    const { rows } = await poolRunner(this.pool).run(
+      `SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename LIKE ${literal(`${stagingPrefix}%`)}`,
+      [this.schemaName],
+    );
+    if (rows.length === 0) return;
+    await this.exec(`DROP TABLE IF EXISTS ${rows.map((r) => this.qualify(String(r.tablename))).join(', ')}`);
+    this.logger.info({ tables: rows.length }, 'dropped staging tables left by an interrupted run');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.lockClient) await this.lockClient.end().catch(() => undefined);
+    this.lockClient = null;
+    await this.base.destroy(); // ends the pool
+  }
+}

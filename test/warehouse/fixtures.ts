@@ -1,0 +1,127 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import type { Row, TableDef } from '../../src/normalize/table-def.ts';
+import { openWarehouse, type Dialect, type Warehouse } from '../../src/warehouse/index.ts';
+
+export const pgUrl = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+const d = (name: string, description = name) => ({ name, description });
+
+/** A small hand-made catalog covering every column type and kind. */
+export const catalog: TableDef[] = [
+  {
+    name: 'things',
+    description: 'entity',
+    kind: 'entity',
+    primaryKey: ['id'],
+    columns: [
+      { ...d('id'), type: 'bigint', notNull: true },
+      { ...d('name'), type: 'text' },
+      { ...d('amount'), type: 'decimal' },
+      { ...d('score'), type: 'double' },
+      { ...d('count'), type: 'integer' },
+      { ...d('flag'), type: 'boolean' },
+      { ...d('happened_at'), type: 'timestamptz' },
+      { ...d('payload'), type: 'json' },
+      { ...d('owner_id'), type: 'bigint', references: { table: 'people', column: 'id' } },
+    ],
+  },
+  {
+    name: 'people',
+    description: 'dimension from refs',
+    kind: 'dimension',
+    primaryKey: ['id'],
+    columns: [
+      { ...d('id'), type: 'bigint', notNull: true },
+      { ...d('name'), type: 'text' },
+      { ...d('email'), type: 'text' },
+    ],
+  },
+  {
+    name: 'thing_tags',
+    description: 'bridge',
+    kind: 'bridge',
+    primaryKey: ['thing_id', 'tag'],
+    columns: [
+      { ...d('thing_id'), type: 'bigint', notNull: true },
+      { ...d('tag'), type: 'text', notNull: true },
+    ],
+  },
+  {
+    name: 'notes',
+    description: 'fan-out child',
+    kind: 'entity',
+    primaryKey: ['id'],
+    columns: [
+      { ...d('id'), type: 'text', notNull: true },
+      { ...d('thing_id'), type: 'bigint' },
+      { ...d('kind'), type: 'text' },
+      { ...d('body'), type: 'text' },
+    ],
+  },
+];
+
+export function thing(id: number, over: Row = {}): Row {
+  return {
+    id,
+    name: `thing ${id}`,
+    amount: `${id}.5`,
+    score: id / 4,
+    count: id * 2,
+    flag: id % 2 === 0,
+    happened_at: `2024-01-02T03:04:05.${String(id % 1_000_000).padStart(6, '0')}Z`,
+    payload: `{"id": ${id},  "x": [1, 2]}`,
+    owner_id: id % 3,
+    _raw: `{"id":${id}}`,
+    ...over,
+  };
+}
+
+export interface Harness {
+  readonly dialect: Dialect;
+  open(): Promise<Warehouse>;
+  cleanup(): Promise<void>;
+  /** Target string for a second opener (lock tests). */
+  readonly target: string;
+  readonly schema: string | undefined;
+}
+
+let counter = 0;
+
+export function harness(dialect: Dialect, label: string): Harness {
+  counter += 1;
+  if (dialect === 'duckdb') {
+    const dir = mkdtempSync(join(tmpdir(), `gf-wh-${label}-`));
+    const target = join(dir, 'nested', 'warehouse.duckdb');
+    return {
+      dialect,
+      target,
+      schema: undefined,
+      open: () => openWarehouse(target),
+      cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+    };
+  }
+  const schema = `gf_wh_${label}_${process.pid}_${counter}`;
+  return {
+    dialect,
+    target: pgUrl,
+    schema,
+    open: () => openWarehouse(pgUrl, { schema }),
+    cleanup: async () => {
+      const c = new pg.Client({ connectionString: pgUrl });
+      await c.connect();
+      await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await c.end();
+    },
+  };
+}
+
+export const bothDialects: Dialect[] = ['duckdb', 'postgres'];
+
+/** Order-independent content of a table, for before/after comparisons. */
+export async function snapshot(wh: Warehouse, table: string, orderBy = 'id'): Promise<string> {
+  const rows = await wh.query(`SELECT * FROM ${table} ORDER BY ${orderBy}`);
+  return JSON.stringify(rows);
+}
