@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { parseMoney, parseTimestamp } from '../../src/normalize/index.ts';
+import { ConfigError } from '../../src/util/errors.ts';
+
+describe('parseTimestamp', () => {
+  it.each([
+    ['2024-03-01T12:00:00Z', 'UTC', '2024-03-01T12:00:00Z'],
+    ['2024-03-01T12:00:00z', 'UTC', '2024-03-01T12:00:00Z'],
+    ['2024-03-01T12:00:00+02:00', 'UTC', '2024-03-01T10:00:00Z'],
+    ['2024-03-01T12:00:00-0530', 'UTC', '2024-03-01T17:30:00Z'],
+    ['2024-03-01T00:30:00+01', 'UTC', '2024-02-29T23:30:00Z'],
+    ['2024-03-01T12:00:00.123456789Z', 'UTC', '2024-03-01T12:00:00.123456Z'],
+    ['2024-03-01T12:00:00.120000+00:00', 'UTC', '2024-03-01T12:00:00.12Z'],
+    ['2024-03-01T12:00:00.000Z', 'UTC', '2024-03-01T12:00:00Z'],
+    ['2024-03-01 12:00:00', 'UTC', '2024-03-01T12:00:00Z'],
+    ['2024-03-01T12:00', 'UTC', '2024-03-01T12:00:00Z'],
+    ['2024-03-01', 'UTC', '2024-03-01T00:00:00Z'],
+    // naive times are read in the site's zone
+    ['2024-01-15T09:00:00', 'America/New_York', '2024-01-15T14:00:00Z'],
+    ['2024-07-15T09:00:00.5', 'America/New_York', '2024-07-15T13:00:00.5Z'],
+    ['2024-07-15T09:00:00', 'Asia/Kolkata', '2024-07-15T03:30:00Z'],
+    ['2024-07-15T09:00:00', 'Europe/Paris', '2024-07-15T07:00:00Z'],
+    // an explicit offset wins over the site zone
+    ['2024-07-15T09:00:00Z', 'Europe/Paris', '2024-07-15T09:00:00Z'],
+    // DST gap: 02:30 does not exist -> 03:30 EDT; overlap: the earlier instant
+    ['2024-03-10T02:30:00', 'America/New_York', '2024-03-10T07:30:00Z'],
+    ['2024-11-03T01:30:00', 'America/New_York', '2024-11-03T05:30:00Z'],
+    ['2024-10-06T02:30:00', 'Australia/Sydney', '2024-10-05T16:30:00Z'],
+  ])('%s in %s -> %s', (input, zone, expected) => {
+    expect(parseTimestamp(input, zone)).toBe(expected);
+  });
+
+  it.each(['', 'yesterday', '2024-13-01T00:00:00Z', '2023-02-29', '2024-03-01T25:00:00', '2024-03-01T12:00:00+25:00', '1709294400'])(
+    'rejects %j',
+    (input) => expect(parseTimestamp(input, 'UTC')).toBeNull(),
+  );
+
+  it('matches Date for naive times across a year in a DST zone', () => {
+    for (let day = 0; day < 366; day += 3) {
+      const d = new Date(Date.UTC(2024, 0, 1 + day, 12, 15, 0));
+      const local = d.toISOString().slice(0, 19);
+      const out = parseTimestamp(local, 'Europe/Berlin');
+      const offset = new Intl.DateTimeFormat('en-US', { timeZone: 'Europe/Berlin', timeZoneName: 'shortOffset' })
+        .formatToParts(new Date(out!))
+        .find((p) => p.type === 'timeZoneName')?.value;
+      const hours = offset === 'GMT+2' ? 2 : 1;
+      expect(new Date(out!).getTime()).toBe(d.getTime() - hours * 3_600_000);
+    }
+  });
+
+  it('an unknown zone is a configuration error, not a bad record', () => {
+    expect(() => parseTimestamp('2024-03-01T12:00:00', 'Mars/Olympus')).toThrow(ConfigError);
+  });
+});
+
+describe('parseMoney', () => {
+  it.each([
+    [1250, '1250.00'],
+    [0, '0.00'],
+    [-0, '0.00'],
+    [-5, '-5.00'],
+    [0.1, '0.10'],
+    [1234.5, '1234.50'],
+    [0.125, '0.13'],
+    [1.005, '1.01'], // decimal text "1.005", not the binary 1.00499999...
+    [-2.675, '-2.68'],
+    [1e-7, '0.00'],
+    [1.5e15, '1500000000000000.00'],
+    [1e21, null],
+    [9999999999999999.99, null],
+    ['1250', '1250.00'],
+    ['1250.5', '1250.50'],
+    ['$1,250.00', '1250.00'],
+    ['-$1,250.00', '-1250.00'],
+    ['$-3.10', '-3.10'],
+    ['USD 1,000,000', '1000000.00'],
+    ['1250 EUR', '1250.00'],
+    ['€ 12.345678', '12.35'],
+    ['  42  ', '42.00'],
+    ['0.125', '0.13'],
+    ['1 250,00', null],
+    ['1.250,00', null],
+    ['1.250', null],
+    ['1,25', null],
+    ['12,50', null],
+    ['abc', null],
+    ['', null],
+    ['--5', null],
+    [null, null],
+    [true, null],
+    [undefined, null],
+  ])('%j -> %j', (input, expected) => {
+    expect(parseMoney(input)).toBe(expected);
+  });
+});
