@@ -137,13 +137,14 @@ class DefaultSiteClient implements SiteClient {
 
   paginate(path: string, options: PaginateOptions = {}): AsyncGenerator<FetchedPage, PaginationInfo> {
     const first = this.resolve(path, { per_page: this.perPage, ...options.query });
+    const perPage = Number(first.searchParams.get('per_page') ?? this.perPage);
     return walkPages(
       first,
       async (url) => {
         const out = await this.execute({ method: 'GET', url }, true, parseListPage);
         return { status: out.status, page: out.value, raw: out.raw, url: out.url, fetchedAt: out.fetchedAt };
       },
-      { ...options, perPage: this.perPage, logger: this.logger },
+      { ...options, perPage, logger: this.logger },
     );
   }
 

@@ -29,7 +29,8 @@ export class TokenManager implements AuthGate {
   private creds: Credentials | null = null;
   private loading: Promise<void> | null = null;
   private refreshing: Promise<void> | null = null;
-  private expiresAt: number | null = null;
+  /** When to refresh proactively; known only after a refresh that reported `expires_in`. */
+  private refreshAt: number | null = null;
   /** A refresh failure nobody can recover from in this run; every later request fails with it at once. */
   private fatal: unknown = null;
 
@@ -62,8 +63,7 @@ export class TokenManager implements AuthGate {
       }
     }
     while (this.refreshing) await this.refreshing;
-    const early = this.options.earlyMs ?? 120_000;
-    if (this.expiresAt !== null && Date.now() >= this.expiresAt - early) {
+    if (this.refreshAt !== null && Date.now() >= this.refreshAt) {
       this.options.logger.debug('access token near expiry; refreshing early');
       await this.refresh(this.accessToken);
     }
@@ -105,8 +105,11 @@ export class TokenManager implements AuthGate {
     await this.options.store.save(next);
     this.creds = next;
     this.options.logger.info({ store: this.options.store.description }, 'access token refreshed and saved');
-    if (isJsonObject(result.body) && typeof result.body.expires_in === 'number' && result.body.expires_in > 0) {
-      this.expiresAt = Date.now() + result.body.expires_in * 1000;
+    const expiresIn = isJsonObject(result.body) ? result.body.expires_in : undefined;
+    if (typeof expiresIn === 'number' && expiresIn > 0) {
+      // Refresh `earlyMs` before expiry, but never sooner than half the lifetime (short-lived tokens).
+      const lifeMs = expiresIn * 1000;
+      this.refreshAt = Date.now() + Math.max(lifeMs - (this.options.earlyMs ?? 120_000), lifeMs / 2);
     }
   }
 

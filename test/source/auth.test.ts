@@ -169,6 +169,35 @@ describe('token refresh', () => {
     await client.close();
   });
 
+  it('refreshes proactively before a known expiry, without waiting for a 401', async () => {
+    let n = 0;
+    server = await startServer((_q, res, a) => {
+      if (a.path === '/api/o/token/') {
+        n++;
+        // 1 s lifetime: the next refresh is due after half of it.
+        return json(res, 200, {
+          access_token: `short-lived-access-${n}-abcd`,
+          refresh_token: `short-refresh-${n}-abcd`,
+          expires_in: 0.4,
+        });
+      }
+      if (a.auth === `Bearer ${testCreds.access_token}`) return json(res, 401, {});
+      json(res, 200, {});
+    });
+    const client = createSiteClient({ baseUrl: server.url, store: new MemoryStore(), rate: 50 });
+    await client.getJson('/api/x/'); // 401 → refresh #1
+    await client.getJson('/api/x/'); // still fresh
+    expect(n).toBe(1);
+    await new Promise((r) => setTimeout(r, 600));
+    await client.getJson('/api/x/'); // due → refresh #2 first
+    expect(n).toBe(2);
+    expect(server.arrivals.filter((a) => a.path !== '/api/o/token/' && a.auth?.includes('short-lived'))).toHaveLength(
+      3,
+    );
+    expect(client.stats.byStatus['401']).toBe(1);
+    await client.close();
+  });
+
   it('sends the bearer token and the user agent', async () => {
     server = await startServer((_q, res) => json(res, 200, {}));
     const client = createSiteClient({ baseUrl: server.url, store: new MemoryStore(), rate: 50 });
