@@ -178,7 +178,7 @@ describe('token refresh', () => {
         return json(res, 200, {
           access_token: `short-lived-access-${n}-abcd`,
           refresh_token: `short-refresh-${n}-abcd`,
-          expires_in: 0.4,
+          expires_in: 1,
         });
       }
       if (a.auth === `Bearer ${testCreds.access_token}`) return json(res, 401, {});
