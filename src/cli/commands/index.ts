@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { registerDemo } from './demo.ts';
 import { registerDoctor } from './doctor.ts';
 import { registerReplay } from './replay.ts';
+import { registerSim } from './sim.ts';
 import { registerStatus } from './status.ts';
 import { registerSync } from './sync.ts';
 
@@ -14,4 +15,5 @@ export const commands: readonly RegisterCommand[] = [
   registerDemo,
   registerStatus,
   registerDoctor,
+  registerSim,
 ];

@@ -1,0 +1,90 @@
+import { rename, writeFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { isScaleName, scales, startSimulator, type SimulatorOptions } from '../../simulator/index.ts';
+import { ConfigError } from '../../util/errors.ts';
+import { runAction } from '../run-action.ts';
+
+interface SimFlags {
+  port: string;
+  host: string;
+  seed: string;
+  scale: string;
+  rate: string;
+  faults: string;
+  latency: string;
+  tokenTtl: string;
+  perPageMax: string;
+  credentialsOut?: string;
+}
+
+function integer(flag: string, raw: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const n = Number(raw);
+  if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${flag} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return n;
+}
+
+function number(flag: string, raw: string, min: number, max: number): number {
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new ConfigError(`${flag} must be a number from ${min} to ${max}, got "${raw}"`);
+  return n;
+}
+
+export function parseSimFlags(flags: SimFlags): SimulatorOptions {
+  if (!isScaleName(flags.scale)) throw new ConfigError(`--scale must be one of ${Object.keys(scales).join(', ')}, got "${flags.scale}"`);
+  if (flags.host.trim() === '') throw new ConfigError('--host must not be empty');
+  const faults = number('--faults', flags.faults, 0, 1);
+  const latency = integer('--latency', flags.latency, 0, 600_000);
+  return {
+    port: integer('--port', flags.port, 0, 65_535),
+    host: flags.host,
+    seed: integer('--seed', flags.seed, 0, 2 ** 32 - 1),
+    scale: flags.scale,
+    rate: number('--rate', flags.rate, 0, 1_000_000),
+    faults: { rate: faults },
+    latency: { ms: latency },
+    tokenTtlSeconds: integer('--token-ttl', flags.tokenTtl, 1),
+    perPageMax: integer('--per-page-max', flags.perPageMax, 1),
+  };
+}
+
+/** Writes the credentials file atomically with mode 0600 (same directory, then rename). */
+async function writeCredentials(file: string, body: string): Promise<void> {
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, body, { mode: 0o600 });
+  await rename(tmp, file);
+}
+
+export function registerSim(program: Command): void {
+  program
+    .command('sim')
+    .description('run the simulated grant site (for tests, demos and benchmarks) until SIGINT/SIGTERM')
+    .option('--port <n>', 'port to listen on (0 = any free port)', '0')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--seed <n>', 'seed of the generated data', '1')
+    .option('--scale <scale>', `data size: ${Object.keys(scales).join('|')}`, 'tiny')
+    .option('--rate <n>', 'requests per second per client (0 = unlimited)', '5')
+    .option('--faults <rate>', 'share of /api/ requests that get a fault (0..1)', '0')
+    .option('--latency <ms>', 'added latency of every /api/ request', '0')
+    .option('--token-ttl <seconds>', 'access token lifetime', '7200')
+    .option('--per-page-max <n>', 'largest per_page served (larger values are clamped)', '100')
+    .option('--credentials-out <file>', 'write {client_id, client_secret, access_token, refresh_token} here (mode 0600)')
+    .action(
+      runAction(async (flags: SimFlags) => {
+        const options = parseSimFlags(flags);
+        const sim = await startSimulator(options).catch((error: unknown) => {
+          throw new ConfigError(`cannot listen on ${options.host}:${options.port}: ${error instanceof Error ? error.message : String(error)}`);
+        });
+        if (flags.credentialsOut) await writeCredentials(flags.credentialsOut, JSON.stringify(sim.credentials, null, 2) + '\n');
+        process.stdout.write(`grantflow sim: ${options.scale} site (seed ${options.seed}) listening on ${sim.url}\n`);
+        await new Promise<void>((resolve) => {
+          const stop = (): void => resolve();
+          process.once('SIGINT', stop);
+          process.once('SIGTERM', stop);
+        });
+        await sim.close();
+        return 0;
+      }),
+    );
+}

@@ -1,0 +1,105 @@
+import type { Dataset } from './dataset.ts';
+import type { ScaleName } from './scales.ts';
+
+export type ListStyle = 'envelope' | 'bare';
+export type FaultKind = '5xx' | 'truncate' | 'reset' | 'latency';
+
+export interface FaultOptions {
+  /** Share of `/api/` requests that get a fault, 0..1. */
+  readonly rate: number;
+  /** Which faults to draw from (uniformly). Default: all four. */
+  readonly kinds?: readonly FaultKind[];
+  /** Added delay of a `latency` fault: fixed part and random jitter (ms). Defaults 500 and 500. */
+  readonly latencyMs?: number;
+  readonly jitterMs?: number;
+  /** Seed of the fault sequence (default: the dataset seed). */
+  readonly seed?: number;
+}
+
+export interface LatencyOptions {
+  /** Added to every `/api/` request. */
+  readonly ms: number;
+  readonly jitterMs?: number;
+}
+
+export interface Features {
+  readonly financialManagement: boolean;
+  readonly eligibility: boolean;
+}
+
+export interface SimulatorOptions {
+  readonly host?: string;
+  /** 0 (default) picks a free port. */
+  readonly port?: number;
+  readonly scale?: ScaleName;
+  readonly seed?: number;
+  /** Serve this dataset instead of generating one. */
+  readonly dataset?: Dataset;
+  /** Requests per second per client (credential set); sliding 1 s window. Default 5; 0 disables. */
+  readonly rate?: number;
+  /** Send `Retry-After: 1` with 429 responses. Default false (the spec does not promise it). */
+  readonly retryAfter?: boolean;
+  readonly perPageDefault?: number;
+  /** per_page above this is clamped. Default 100. */
+  readonly perPageMax?: number;
+  /** Default list style; `bare` returns every row as a JSON array, unpaginated. */
+  readonly listStyle?: ListStyle;
+  /** Per path template, e.g. `{ '/api/programs/': 'bare' }`. */
+  readonly listStyleByEndpoint?: Readonly<Record<string, ListStyle>>;
+  /** Access token lifetime. Default 7200. */
+  readonly tokenTtlSeconds?: number;
+  /** The admin's permission set; default: every permission (see ALL_PERMISSIONS). */
+  readonly permissions?: readonly string[];
+  readonly features?: Partial<Features>;
+  readonly faults?: FaultOptions;
+  readonly latency?: LatencyOptions;
+}
+
+export const ALL_PERMISSIONS = [
+  'View Applications',
+  'Application Create',
+  'Create Applications',
+  'Delete Applications',
+  'Assign reviews',
+  'Custom fields',
+  'Financial Management',
+  'View/Edit Funds',
+  'Award Applications',
+  'View users',
+  'Manually add users',
+  'Assume role',
+  'Delete users',
+  'Reports',
+  'Create programs',
+  'Edit program settings',
+  'Delete program',
+] as const;
+
+/** The mutable run-time settings (changed through `control`). */
+export interface SimConfig {
+  rate: number;
+  retryAfter: boolean;
+  perPageDefault: number;
+  perPageMax: number;
+  listStyle: ListStyle;
+  listStyleByEndpoint: Record<string, ListStyle>;
+  permissions: Set<string>;
+  features: Features;
+  faults: FaultOptions;
+  latency: LatencyOptions;
+}
+
+export function configFrom(options: SimulatorOptions): SimConfig {
+  return {
+    rate: options.rate ?? 5,
+    retryAfter: options.retryAfter ?? false,
+    perPageDefault: options.perPageDefault ?? 25,
+    perPageMax: options.perPageMax ?? 100,
+    listStyle: options.listStyle ?? 'envelope',
+    listStyleByEndpoint: { ...options.listStyleByEndpoint },
+    permissions: new Set(options.permissions ?? ALL_PERMISSIONS),
+    features: { financialManagement: true, eligibility: true, ...options.features },
+    faults: options.faults ?? { rate: 0 },
+    latency: options.latency ?? { ms: 0 },
+  };
+}

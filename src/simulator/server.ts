@@ -1,0 +1,160 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Credentials } from '../source/types.ts';
+import { TokenStore } from './auth.ts';
+import { createControl, type SimulatorControl } from './control.ts';
+import { handleControl } from './control-http.ts';
+import { RequestCounter } from './counts.ts';
+import type { Dataset } from './dataset.ts';
+import { FaultInjector, type Fault } from './faults.ts';
+import { generateDataset } from './generate.ts';
+import { parseFormOrJson, parseJsonBody, readBody, sendHtmlError, sendJson, sleep } from './http-io.ts';
+import { applyFilters, paginate } from './listing.ts';
+import { configFrom, type SimConfig, type SimulatorOptions } from './options.ts';
+import { SlidingWindowLimiter } from './rate-limit.ts';
+import { readRoutes } from './read-routes.ts';
+import { Router } from './router.ts';
+import { writeRoutes } from './write-routes.ts';
+
+export interface SimulatorHandle {
+  /** Base URL, e.g. `http://127.0.0.1:43121` (paths start with `/api/`). */
+  readonly url: string;
+  readonly port: number;
+  /** The newest credential set's CURRENT tokens (they change when a client refreshes). */
+  readonly credentials: Credentials;
+  readonly control: SimulatorControl;
+  close(): Promise<void>;
+}
+
+const TOKEN_PATH = '/api/o/token/';
+const REVOKE_PATH = '/api/o/revoke_token/';
+
+interface Parts {
+  ds: Dataset;
+  config: SimConfig;
+  tokens: TokenStore;
+  counter: RequestCounter;
+  faults: FaultInjector;
+  limiter: SlidingWindowLimiter;
+  router: Router;
+  baseUrl: string;
+}
+
+/** Starts the simulated site on a real loopback socket. */
+export async function startSimulator(options: SimulatorOptions = {}): Promise<SimulatorHandle> {
+  const ds = options.dataset ?? generateDataset({ scale: options.scale ?? 'tiny', seed: options.seed ?? 1 });
+  const config = configFrom(options);
+  const tokens = new TokenStore(options.tokenTtlSeconds ?? 7200);
+  tokens.issue();
+  const parts: Parts = {
+    ds,
+    config,
+    tokens,
+    counter: new RequestCounter(),
+    faults: new FaultInjector(config.faults, ds.seed),
+    limiter: new SlidingWindowLimiter(config.rate),
+    router: new Router([...readRoutes, ...writeRoutes]),
+    baseUrl: '',
+  };
+  const control = createControl(parts);
+  const server = createServer({ keepAlive: true }, (req, res) => {
+    handle(parts, control, req, res).catch((error: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, { detail: `simulator error: ${error instanceof Error ? error.message : String(error)}` });
+      else res.destroy();
+    });
+  });
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  parts.baseUrl = url;
+  return {
+    url,
+    port,
+    get credentials() {
+      return tokens.current();
+    },
+    control,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function handle(p: Parts, control: SimulatorControl, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', p.baseUrl);
+  const path = url.pathname;
+  const method = req.method ?? 'GET';
+  if (path.startsWith('/_sim/')) return handleControl(control, req, res, url);
+  const template = path === TOKEN_PATH || path === REVOKE_PATH ? path : (p.router.templateOf(path) ?? path);
+  p.counter.record(method, template, path);
+  const reply = (status: number, body?: Parameters<typeof sendJson>[2], opts?: Parameters<typeof sendJson>[3]): void => {
+    p.counter.status(status);
+    sendJson(res, status, body, opts);
+  };
+  if (!path.startsWith('/api/')) return reply(404, { detail: 'Not found.' });
+
+  const { ms, jitterMs } = p.config.latency;
+  if (ms > 0 || (jitterMs ?? 0) > 0) await sleep(ms + Math.floor(Math.random() * (jitterMs ?? 0)));
+  const raw = method === 'GET' || method === 'HEAD' ? '' : await readBody(req);
+
+  const isTokenPath = path === TOKEN_PATH || path === REVOKE_PATH;
+  const form = isTokenPath ? parseFormOrJson(raw) : undefined;
+  const auth = isTokenPath ? undefined : p.tokens.authenticate(req.headers.authorization);
+  const clientKey = (isTokenPath ? p.tokens.clientKeyFor(form?.['client_id']) : auth?.clientKey) ?? `anon:${req.socket.remoteAddress ?? ''}`;
+  if (!p.limiter.allow(clientKey)) {
+    return reply(429, { detail: 'Request was throttled. Expected available in 1 second.' }, p.config.retryAfter ? { headers: { 'Retry-After': '1' } } : {});
+  }
+
+  const fault: Fault | null = p.faults.roll(isTokenPath);
+  if (fault?.kind === '5xx') {
+    p.counter.status(fault.status);
+    return sendHtmlError(res, fault.status);
+  }
+  if (fault?.kind === 'reset') {
+    p.counter.status('reset');
+    req.socket.destroy();
+    return;
+  }
+  if (fault?.kind === 'latency') await sleep(fault.ms);
+  const truncate = fault?.kind === 'truncate';
+
+  if (isTokenPath) {
+    if (method !== 'POST') return reply(405, { detail: `Method "${method}" not allowed.` });
+    if (!form) return reply(400, { error: 'invalid_request' });
+    const out = path === TOKEN_PATH ? p.tokens.refresh(form) : p.tokens.revoke(form);
+    return reply(out.status, out.body, { headers: { 'Cache-Control': 'no-store' } });
+  }
+  if (!auth?.ok) {
+    const detail = auth?.reason === 'expired' ? 'Access token expired.' : auth?.reason === 'invalid' ? 'Invalid token.' : 'Authentication credentials were not provided.';
+    return reply(401, { detail }, { headers: { 'WWW-Authenticate': 'Bearer realm="api"' } });
+  }
+  const match = p.router.match(method, path);
+  if (match === undefined) return reply(404, { detail: 'Not found.' });
+  if (match === 'method_not_allowed') return reply(405, { detail: `Method "${method}" not allowed.` });
+  const { route, params } = match;
+  if (route.feature === 'eligibility' && !p.config.features.eligibility) return reply(404, { detail: 'Eligibility is not enabled on this site.' });
+  if (route.feature === 'financialManagement' && !p.config.features.financialManagement)
+    return reply(403, { detail: 'Financial Management is not enabled on this site.' });
+  const missing = (route.permissions ?? []).filter((perm) => !p.config.permissions.has(perm));
+  if (missing.length > 0) return reply(403, { detail: `You do not have permission to perform this action (needs: ${missing.join(', ')}).` });
+  const body = parseJsonBody(raw);
+  if (!body.ok) return reply(400, { detail: 'JSON parse error.' });
+
+  const result = route.handler({ ds: p.ds, config: p.config, params, query: url.searchParams, body: body.value });
+  if ('status' in result) return reply(result.status, result.body, { truncate: truncate && result.status === 200 });
+  const rows = applyFilters(result.list, url.searchParams, result.filters ?? []);
+  const style = p.config.listStyleByEndpoint[route.template] ?? p.config.listStyle;
+  if (style === 'bare') {
+    const all = result.desc ? [...rows].reverse() : rows;
+    return reply(200, all as Parameters<typeof sendJson>[2], { truncate });
+  }
+  const host = req.headers.host ? `http://${req.headers.host}` : p.baseUrl;
+  const page = paginate(rows, result.desc ?? false, { baseUrl: host, path, query: url.searchParams, perPageDefault: p.config.perPageDefault, perPageMax: p.config.perPageMax });
+  return reply(page.status, page.body, { truncate: truncate && page.status === 200 });
+}
