@@ -1,0 +1,77 @@
+-- description: Funnel of each program by stage: applications now in the stage, stage records entered, submitted, reopened, and conversion from the previous stage. Stages are ordered within a program by when applications first entered them. Trashed and deleted applications are left out.
+-- column program_id bigint: Program.
+-- column stage_id bigint: Stage.
+-- column stage_title text: Stage title.
+-- column stage_order bigint: Position of the stage in the program (1 = first entered), by the earliest stage record, then stage id.
+-- column current_applications bigint: Applications whose current stage is this one.
+-- column entered bigint: Applications with a stage record in this stage.
+-- column submitted bigint: Stage records in state 0 (Submitted).
+-- column reopened bigint: Stage records in state 1 (Reopened).
+-- column initialized bigint: Stage records in state 2 (Initialized).
+-- column submit_rate decimal: submitted / entered (6 decimals); NULL when nothing entered.
+-- column conversion_from_previous decimal: entered / entered of the previous stage of the program (6 decimals); NULL for the first stage.
+WITH live_applications AS (
+  SELECT id, program_id, current_stage_id
+  FROM applications
+  WHERE _deleted_at IS NULL AND (state IS NULL OR state <> 4)
+),
+records AS (
+  SELECT
+    a.program_id,
+    s.stage_id,
+    count(*) AS entered,
+    count(*) FILTER (WHERE s.state = 0) AS submitted,
+    count(*) FILTER (WHERE s.state = 1) AS reopened,
+    count(*) FILTER (WHERE s.state = 2) AS initialized,
+    min(s.created_at) AS first_entered
+  FROM application_stages s
+  JOIN live_applications a ON a.id = s.application_id
+  WHERE s._deleted_at IS NULL
+  GROUP BY a.program_id, s.stage_id
+),
+current_counts AS (
+  SELECT program_id, current_stage_id AS stage_id, count(*) AS current_applications
+  FROM live_applications
+  WHERE current_stage_id IS NOT NULL
+  GROUP BY program_id, current_stage_id
+),
+pairs AS (
+  SELECT program_id, stage_id FROM records
+  UNION
+  SELECT program_id, stage_id FROM current_counts
+),
+ordered AS (
+  SELECT
+    k.program_id,
+    k.stage_id,
+    COALESCE(c.current_applications, 0) AS current_applications,
+    COALESCE(r.entered, 0) AS entered,
+    COALESCE(r.submitted, 0) AS submitted,
+    COALESCE(r.reopened, 0) AS reopened,
+    COALESCE(r.initialized, 0) AS initialized,
+    row_number() OVER (PARTITION BY k.program_id ORDER BY r.first_entered NULLS LAST, k.stage_id) AS stage_order
+  FROM pairs k
+  LEFT JOIN records r ON r.program_id = k.program_id AND r.stage_id = k.stage_id
+  LEFT JOIN current_counts c ON c.program_id = k.program_id AND c.stage_id = k.stage_id
+),
+with_previous AS (
+  SELECT o.*, lag(o.entered) OVER (PARTITION BY o.program_id ORDER BY o.stage_order) AS previous_entered
+  FROM ordered o
+)
+SELECT
+  CAST(w.program_id AS BIGINT) AS program_id,
+  CAST(w.stage_id AS BIGINT) AS stage_id,
+  st.title AS stage_title,
+  CAST(w.stage_order AS BIGINT) AS stage_order,
+  CAST(w.current_applications AS BIGINT) AS current_applications,
+  CAST(w.entered AS BIGINT) AS entered,
+  CAST(w.submitted AS BIGINT) AS submitted,
+  CAST(w.reopened AS BIGINT) AS reopened,
+  CAST(w.initialized AS BIGINT) AS initialized,
+  CASE WHEN w.entered = 0 THEN NULL
+       ELSE CAST(CAST(w.submitted AS DECIMAL(18,6)) / w.entered AS DECIMAL(18,6)) END AS submit_rate,
+  CASE WHEN w.previous_entered IS NULL OR w.previous_entered = 0 THEN NULL
+       ELSE CAST(CAST(w.entered AS DECIMAL(18,6)) / w.previous_entered AS DECIMAL(18,6)) END AS conversion_from_previous
+FROM with_previous w
+LEFT JOIN stages st ON st.id = w.stage_id AND st._deleted_at IS NULL
+ORDER BY w.program_id, w.stage_order

@@ -1,0 +1,47 @@
+-- description: Each fund's money from its transactions (deposits, withdrawals, transfers to programs) against the fund record, with budgets' allocations and payments.
+-- column fund_id bigint: Fund.
+-- column fund_name text: Fund name.
+-- column deposits decimal: Sum of deposits into the fund (transaction_type 0).
+-- column withdrawals decimal: Sum of withdrawals from the fund (transaction_type 1).
+-- column transferred decimal: Sum of transfers from the fund (transaction_type 2).
+-- column balance_from_transactions decimal: deposits - withdrawals - transferred.
+-- column balance decimal: Balance on the fund record.
+-- column allocated decimal: Allocated to applications, summed over the fund's program budgets.
+-- column paid decimal: Paid to applications, summed over the fund's program budgets.
+-- column utilization decimal: (allocated) / deposits as a fraction from 0 to 1 (6 decimals); NULL without deposits.
+-- column reconciled boolean: True when balance_from_transactions equals the fund record's balance.
+WITH movements AS (
+  SELECT
+    f.id AS fund_id,
+    COALESCE(sum(t.amount) FILTER (WHERE t.transaction_type = 0 AND t.destination_fund_id = f.id), 0) AS deposits,
+    COALESCE(sum(t.amount) FILTER (WHERE t.transaction_type = 1 AND t.source_fund_id = f.id), 0) AS withdrawals,
+    COALESCE(sum(t.amount) FILTER (WHERE t.transaction_type = 2 AND t.source_fund_id = f.id), 0) AS transferred
+  FROM funds f
+  LEFT JOIN financial_transactions t
+    ON t._deleted_at IS NULL AND (t.source_fund_id = f.id OR t.destination_fund_id = f.id)
+  WHERE f._deleted_at IS NULL
+  GROUP BY f.id
+),
+budget_totals AS (
+  SELECT fund_id, sum(allocated) AS allocated, sum(paid) AS paid
+  FROM budgets
+  WHERE _deleted_at IS NULL
+  GROUP BY fund_id
+)
+SELECT
+  CAST(f.id AS BIGINT) AS fund_id,
+  f.name AS fund_name,
+  CAST(m.deposits AS DECIMAL(18,2)) AS deposits,
+  CAST(m.withdrawals AS DECIMAL(18,2)) AS withdrawals,
+  CAST(m.transferred AS DECIMAL(18,2)) AS transferred,
+  CAST(m.deposits - m.withdrawals - m.transferred AS DECIMAL(18,2)) AS balance_from_transactions,
+  CAST(f.balance AS DECIMAL(18,2)) AS balance,
+  CAST(COALESCE(b.allocated, 0) AS DECIMAL(18,2)) AS allocated,
+  CAST(COALESCE(b.paid, 0) AS DECIMAL(18,2)) AS paid,
+  CASE WHEN m.deposits = 0 THEN NULL
+       ELSE CAST(CAST(COALESCE(b.allocated, 0) AS DECIMAL(18,6)) / m.deposits AS DECIMAL(18,6)) END AS utilization,
+  COALESCE(f.balance = m.deposits - m.withdrawals - m.transferred, FALSE) AS reconciled
+FROM funds f
+JOIN movements m ON m.fund_id = f.id
+LEFT JOIN budget_totals b ON b.fund_id = f.id
+ORDER BY f.id

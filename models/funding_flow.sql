@@ -1,0 +1,53 @@
+-- description: Money from each fund to each program: transfers (financial transactions) against the program fund budget, with a reconciliation flag.
+-- column fund_id bigint: Fund.
+-- column program_id bigint: Program.
+-- column fund_name text: Fund name.
+-- column program_name text: Program name.
+-- column transfers bigint: Number of fund-to-program transfer transactions.
+-- column transferred decimal: Sum of fund-to-program transfer transactions (transaction_type 2 from a fund to a program), 0 when none.
+-- column budget decimal: Total transferred according to the program fund budget (budgets.budget); NULL when there is no budget row.
+-- column allocated decimal: Allocated to applications according to the budget; NULL when there is no budget row.
+-- column paid decimal: Paid to applications according to the budget; NULL when there is no budget row.
+-- column balance decimal: Current balance according to the budget; NULL when there is no budget row.
+-- column reconciled boolean: True when a budget row exists, its budget equals the transfers and its balance equals budget minus paid.
+WITH transfers AS (
+  SELECT source_fund_id AS fund_id, destination_program_id AS program_id, count(*) AS transfers, sum(amount) AS transferred
+  FROM financial_transactions
+  WHERE _deleted_at IS NULL AND transaction_type = 2
+    AND source_fund_id IS NOT NULL AND destination_program_id IS NOT NULL
+  GROUP BY source_fund_id, destination_program_id
+),
+budget_totals AS (
+  SELECT fund_id, program_id, sum(budget) AS budget, sum(allocated) AS allocated, sum(paid) AS paid, sum(balance) AS balance
+  FROM budgets
+  WHERE _deleted_at IS NULL AND fund_id IS NOT NULL AND program_id IS NOT NULL
+  GROUP BY fund_id, program_id
+),
+pairs AS (
+  SELECT fund_id, program_id FROM transfers
+  UNION
+  SELECT fund_id, program_id FROM budget_totals
+)
+SELECT
+  CAST(k.fund_id AS BIGINT) AS fund_id,
+  CAST(k.program_id AS BIGINT) AS program_id,
+  f.name AS fund_name,
+  p.name AS program_name,
+  CAST(COALESCE(t.transfers, 0) AS BIGINT) AS transfers,
+  CAST(COALESCE(t.transferred, 0) AS DECIMAL(18,2)) AS transferred,
+  CAST(b.budget AS DECIMAL(18,2)) AS budget,
+  CAST(b.allocated AS DECIMAL(18,2)) AS allocated,
+  CAST(b.paid AS DECIMAL(18,2)) AS paid,
+  CAST(b.balance AS DECIMAL(18,2)) AS balance,
+  COALESCE(
+    b.fund_id IS NOT NULL
+      AND b.budget = COALESCE(t.transferred, 0)
+      AND b.balance = b.budget - b.paid,
+    FALSE
+  ) AS reconciled
+FROM pairs k
+LEFT JOIN transfers t ON t.fund_id = k.fund_id AND t.program_id = k.program_id
+LEFT JOIN budget_totals b ON b.fund_id = k.fund_id AND b.program_id = k.program_id
+LEFT JOIN funds f ON f.id = k.fund_id AND f._deleted_at IS NULL
+LEFT JOIN programs p ON p.id = k.program_id AND p._deleted_at IS NULL
+ORDER BY k.fund_id, k.program_id

@@ -1,0 +1,20 @@
+-- severity: warn
+-- description: Each program fund budget equals the fund-to-program transfers (financial transactions) and its balance equals budget minus paid. Returns the (fund, program) pairs that disagree.
+WITH transfers AS (
+  SELECT source_fund_id AS fund_id, destination_program_id AS program_id, sum(amount) AS transferred
+  FROM financial_transactions
+  WHERE _deleted_at IS NULL AND transaction_type = 2
+    AND source_fund_id IS NOT NULL AND destination_program_id IS NOT NULL
+  GROUP BY source_fund_id, destination_program_id
+),
+budget_totals AS (
+  SELECT fund_id, program_id, sum(budget) AS budget, sum(paid) AS paid, sum(balance) AS balance
+  FROM budgets
+  WHERE _deleted_at IS NULL AND fund_id IS NOT NULL AND program_id IS NOT NULL
+  GROUP BY fund_id, program_id
+)
+SELECT COALESCE(b.fund_id, t.fund_id) AS fund_id, COALESCE(b.program_id, t.program_id) AS program_id,
+       b.budget, t.transferred, b.paid, b.balance
+FROM budget_totals b
+FULL OUTER JOIN transfers t ON t.fund_id = b.fund_id AND t.program_id = b.program_id
+WHERE b.budget IS NULL OR t.transferred IS NULL OR b.budget <> t.transferred OR b.balance <> b.budget - b.paid

@@ -1,0 +1,150 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { columnTypes, type ColumnDef, type ColumnType, type TableDef } from '../normalize/table-def.ts';
+import type { Dialect } from '../warehouse/types.ts';
+import { GrantflowError } from '../util/errors.ts';
+
+/** `models/` at the package root, next to `src/`. */
+export const defaultModelsDir = fileURLToPath(new URL('../../models/', import.meta.url));
+
+export interface ModelDef {
+  readonly name: string;
+  readonly description: string;
+  /** The SELECT, per dialect (a `<name>.postgres.sql` file overrides the shared one for Postgres). */
+  readonly sql: Readonly<Record<Dialect, string>>;
+  /** Explicit `-- depends_on:` names plus other models the SQL mentions. */
+  readonly dependsOn: readonly string[];
+  /** Declared by `-- column <name> <type>: <description>` lines; the dictionary and tests use them. */
+  readonly columns: readonly ColumnDef[];
+  readonly file: string;
+}
+
+export interface SqlTestDef {
+  readonly name: string;
+  readonly description: string;
+  readonly severity: 'error' | 'warn';
+  readonly sql: string;
+  readonly file: string;
+}
+
+const namePattern = /^[a-z_][a-z0-9_]*$/;
+
+interface Header {
+  description: string;
+  dependsOn: string[];
+  columns: ColumnDef[];
+  severity: string | null;
+  body: string;
+}
+
+/** Header comment lines (`-- key: value`) at the top of a SQL file; the rest is the statement. */
+function parseHeader(text: string, file: string): Header {
+  const header: Header = { description: '', dependsOn: [], columns: [], severity: null, body: '' };
+  const lines = text.split('\n');
+  let i = 0;
+  for (; i < lines.length; i++) {
+    const line = (lines[i] ?? '').trim();
+    if (line === '') continue;
+    if (!line.startsWith('--')) break;
+    const content = line.slice(2).trim();
+    const column = /^column\s+([a-z_][a-z0-9_]*)\s+([a-z]+)\s*:\s*(.*)$/.exec(content);
+    if (column) {
+      const [, name = '', type = '', description = ''] = column;
+      if (!(columnTypes as readonly string[]).includes(type)) {
+        throw new GrantflowError(`${file}: column ${name} has unknown type "${type}" (one of ${columnTypes.join(', ')})`);
+      }
+      header.columns.push({ name, type: type as ColumnType, description });
+      continue;
+    }
+    const kv = /^([a-z_]+)\s*:\s*(.*)$/.exec(content);
+    if (!kv) continue;
+    const [, key, value = ''] = kv;
+    if (key === 'description') header.description = value;
+    else if (key === 'depends_on') header.dependsOn.push(...value.split(',').map((s) => s.trim()).filter(Boolean));
+    else if (key === 'severity') header.severity = value;
+  }
+  header.body = lines.slice(i).join('\n').trim().replace(/;\s*$/, '');
+  if (!header.body) throw new GrantflowError(`${file} has no SQL statement`);
+  return header;
+}
+
+function sqlFiles(dir: string): string[] {
+  try {
+    return readdirSync(dir)
+      .filter((f) => f.endsWith('.sql'))
+      .sort();
+  } catch (e) {
+    throw new GrantflowError(`cannot read the models directory ${dir}: ${(e as Error).message}`);
+  }
+}
+
+/** Every model of `dir`: `<name>.sql`, optionally overridden for Postgres by `<name>.postgres.sql`. */
+export function loadModels(dir: string = defaultModelsDir): ModelDef[] {
+  const files = sqlFiles(dir);
+  const base = files.filter((f) => !f.endsWith('.postgres.sql') && !f.endsWith('.duckdb.sql'));
+  const names = base.map((f) => basename(f, '.sql'));
+  return base.map((f, idx) => {
+    const name = names[idx] ?? f;
+    if (!namePattern.test(name)) throw new GrantflowError(`model file ${f}: the name must be lower_snake_case`);
+    const file = join(dir, f);
+    const shared = parseHeader(readFileSync(file, 'utf8'), file);
+    const variant = (d: Dialect): string => {
+      const v = `${name}.${d}.sql`;
+      return files.includes(v) ? parseHeader(readFileSync(join(dir, v), 'utf8'), join(dir, v)).body : shared.body;
+    };
+    const sql = { duckdb: variant('duckdb'), postgres: variant('postgres') };
+    const mentioned = names.filter(
+      (other) => other !== name && new RegExp(`\\b${other}\\b`).test(`${sql.duckdb}\n${sql.postgres}`),
+    );
+    for (const dep of shared.dependsOn) {
+      if (!names.includes(dep)) throw new GrantflowError(`model ${name} depends on unknown model ${dep}`);
+    }
+    return {
+      name,
+      description: shared.description,
+      sql,
+      dependsOn: [...new Set([...shared.dependsOn, ...mentioned])],
+      columns: shared.columns,
+      file,
+    };
+  });
+}
+
+/** Dependencies first; a cycle is an error naming the models in it. */
+export function orderModels(models: readonly ModelDef[]): ModelDef[] {
+  const byName = new Map(models.map((m) => [m.name, m]));
+  const done = new Set<string>();
+  const visiting = new Set<string>();
+  const out: ModelDef[] = [];
+  const visit = (m: ModelDef, path: string[]): void => {
+    if (done.has(m.name)) return;
+    if (visiting.has(m.name)) throw new GrantflowError(`models depend on each other in a cycle: ${[...path, m.name].join(' -> ')}`);
+    visiting.add(m.name);
+    for (const dep of m.dependsOn) {
+      const d = byName.get(dep);
+      if (d) visit(d, [...path, m.name]);
+    }
+    visiting.delete(m.name);
+    done.add(m.name);
+    out.push(m);
+  };
+  for (const m of models) visit(m, []);
+  return out;
+}
+
+/** The models as catalog entries (kind `model`) for the data dictionary and snapshots. */
+export function modelTableDefs(models: readonly ModelDef[] = loadModels()): TableDef[] {
+  return models.map((m) => ({ name: m.name, description: m.description, kind: 'model', columns: m.columns, primaryKey: [] }));
+}
+
+/** SQL data tests: `models/tests/<name>.sql`, each returning the failing rows. */
+export function loadSqlTests(dir: string = join(defaultModelsDir, 'tests')): SqlTestDef[] {
+  return sqlFiles(dir).map((f) => {
+    const file = join(dir, f);
+    const h = parseHeader(readFileSync(file, 'utf8'), file);
+    const severity = h.severity ?? 'error';
+    if (severity !== 'error' && severity !== 'warn') throw new GrantflowError(`${file}: severity must be error or warn`);
+    return { name: basename(f, '.sql'), description: h.description, severity, sql: h.body, file };
+  });
+}

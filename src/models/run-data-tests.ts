@@ -1,0 +1,56 @@
+import type { CellValue, TableDef } from '../normalize/table-def.ts';
+import { tables as catalog } from '../normalize/index.ts';
+import type { Warehouse } from '../warehouse/types.ts';
+import { genericTests, type DataTestDef, type Severity } from './generic-tests.ts';
+import { loadSqlTests } from './model-files.ts';
+
+export interface DataTestResult {
+  readonly name: string;
+  readonly description: string;
+  readonly severity: Severity;
+  /** pass: no failing rows; fail: some; error: the test query itself failed (see message). */
+  readonly status: 'pass' | 'fail' | 'error';
+  readonly failingRows: number;
+  /** Up to `sampleSize` failing rows. */
+  readonly sample: readonly Record<string, CellValue>[];
+  readonly message?: string;
+}
+
+export interface DataTestOptions {
+  /** Catalog to generate tests from (default: the warehouse catalog). */
+  readonly tables?: readonly TableDef[];
+  /** Directory of the SQL tests (default: the package's `models/tests/`). */
+  readonly testsDir?: string;
+  readonly sampleSize?: number;
+}
+
+/** Every data test: generated ones first, then the SQL ones of `models/tests/`. */
+export function dataTests(options: DataTestOptions = {}): DataTestDef[] {
+  return [...genericTests(options.tables ?? catalog), ...loadSqlTests(options.testsDir)];
+}
+
+async function runOne(warehouse: Warehouse, test: DataTestDef, sampleSize: number): Promise<DataTestResult> {
+  const base = { name: test.name, description: test.description, severity: test.severity };
+  try {
+    const [count] = await warehouse.query(`SELECT count(*) AS n FROM (${test.sql}) failing`);
+    const failingRows = Number(count?.n ?? 0);
+    if (failingRows === 0) return { ...base, status: 'pass', failingRows, sample: [] };
+    const sample = await warehouse.query(`SELECT * FROM (${test.sql}) failing LIMIT ${sampleSize}`);
+    return { ...base, status: 'fail', failingRows, sample };
+  } catch (e) {
+    const message = (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? 'unknown error';
+    return { ...base, status: 'error', failingRows: 0, sample: [], message };
+  }
+}
+
+/** Runs every data test; a failing query is reported as status `error`, never thrown. */
+export async function runDataTests(warehouse: Warehouse, options: DataTestOptions = {}): Promise<DataTestResult[]> {
+  const results: DataTestResult[] = [];
+  for (const test of dataTests(options)) results.push(await runOne(warehouse, test, options.sampleSize ?? 5));
+  return results;
+}
+
+/** An error-level test that failed or could not run makes the run fail (exit 1). */
+export function hasErrorFailures(results: readonly DataTestResult[]): boolean {
+  return results.some((r) => r.severity === 'error' && r.status !== 'pass');
+}

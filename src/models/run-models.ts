@@ -1,0 +1,73 @@
+import type { Warehouse } from '../warehouse/types.ts';
+import { GrantflowError } from '../util/errors.ts';
+import { silentLogger, type Logger } from '../util/logger.ts';
+import { loadModels, orderModels, type ModelDef } from './model-files.ts';
+
+export interface ModelResult {
+  readonly name: string;
+  readonly rows: number;
+  readonly durationMs: number;
+}
+
+export interface ModelRunInfo {
+  readonly models: readonly ModelResult[];
+  readonly durationMs: number;
+}
+
+export interface RunModelsOptions {
+  readonly logger?: Logger;
+  /** Directory of the model files (default: the package's `models/`). */
+  readonly dir?: string;
+  /** Run only these models (their dependencies are not added). */
+  readonly only?: readonly string[];
+}
+
+const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+/**
+ * Replaces the model's table in one transaction, so readers see the old table or the new one. Postgres runs a
+ * multi-statement text as one implicit transaction (an explicit BEGIN there would leave a pooled connection
+ * in an aborted transaction on failure); DuckDB needs explicit BEGIN/COMMIT and a ROLLBACK on failure.
+ */
+async function materialise(warehouse: Warehouse, model: ModelDef): Promise<void> {
+  const name = ident(model.name);
+  const select = model.sql[warehouse.dialect];
+  const replace = `DROP TABLE IF EXISTS ${name}; CREATE TABLE ${name} AS ${select}`;
+  if (warehouse.dialect === 'postgres') {
+    await warehouse.exec(replace);
+    return;
+  }
+  try {
+    await warehouse.exec(`BEGIN TRANSACTION; ${replace}; COMMIT`);
+  } catch (e) {
+    await warehouse.exec('ROLLBACK').catch(() => undefined);
+    throw e;
+  }
+}
+
+/** Runs every model in dependency order, materialised as a table named after it. */
+export async function runModels(warehouse: Warehouse, options: RunModelsOptions = {}): Promise<ModelRunInfo> {
+  const logger = options.logger ?? silentLogger;
+  const started = Date.now();
+  let models = orderModels(loadModels(options.dir));
+  if (options.only) {
+    const unknown = options.only.filter((n) => !models.some((m) => m.name === n));
+    if (unknown.length > 0) throw new GrantflowError(`unknown model(s): ${unknown.join(', ')}`, 2, 'config');
+    models = models.filter((m) => options.only?.includes(m.name));
+  }
+  const results: ModelResult[] = [];
+  for (const model of models) {
+    const t0 = Date.now();
+    try {
+      await materialise(warehouse, model);
+    } catch (e) {
+      const reason = (e instanceof Error ? e.message : String(e)).split('\n')[0];
+      throw new GrantflowError(`model ${model.name} failed on ${warehouse.dialect}: ${reason} (${model.file})`, 1, 'model_failed', { cause: e });
+    }
+    const [count] = await warehouse.query(`SELECT count(*) AS n FROM ${ident(model.name)}`);
+    const result = { name: model.name, rows: Number(count?.n ?? 0), durationMs: Date.now() - t0 };
+    logger.info(result, 'model built');
+    results.push(result);
+  }
+  return { models: results, durationMs: Date.now() - started };
+}

@@ -1,0 +1,4 @@
+export { writeSnapshots, type SnapshotOptions, type SnapshotResult, type TableSnapshot } from './write-snapshots.ts';
+export { checkSnapshotDir, snapshotStamp } from './snapshot-dir.ts';
+export { readManifest, manifestName, type Manifest, type ManifestEntry, type ManifestColumn } from './manifest.ts';
+export type { ParquetCompression } from './parquet-writer.ts';

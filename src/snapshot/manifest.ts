@@ -1,0 +1,58 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempSuffix } from './snapshot-dir.ts';
+
+export interface ManifestColumn {
+  readonly name: string;
+  readonly type: string;
+}
+
+/** One table's latest snapshot, as BI tools and `grantflow status` read it. */
+export interface ManifestEntry {
+  /** Path of the latest Parquet file, relative to the snapshot directory, with `/` separators. */
+  readonly path: string;
+  readonly snapshot: string;
+  readonly rows: number;
+  readonly bytes: number;
+  readonly schema: readonly ManifestColumn[];
+  readonly sha256: string;
+  readonly run_id: string;
+  readonly written_at: string;
+}
+
+export interface Manifest {
+  readonly version: 1;
+  readonly updated_at: string;
+  readonly run_id: string;
+  readonly tables: Readonly<Record<string, ManifestEntry>>;
+}
+
+export const manifestName = '_manifest.json';
+
+export function sha256File(path: string): Promise<string> {
+  return new Promise((done, fail) => {
+    const hash = createHash('sha256');
+    createReadStream(path)
+      .on('data', (chunk) => hash.update(chunk))
+      .on('error', fail)
+      .on('end', () => done(hash.digest('hex')));
+  });
+}
+
+/** The existing manifest's entries (tables not in this run stay listed), or none when absent or unreadable. */
+export function readManifest(dir: string): Manifest | null {
+  try {
+    const parsed = JSON.parse(readFileSync(join(dir, manifestName), 'utf8')) as Partial<Manifest>;
+    return parsed.version === 1 && typeof parsed.tables === 'object' && parsed.tables !== null ? (parsed as Manifest) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Written under a temporary name and renamed, so a reader sees the old manifest or the new one, never half. */
+export function writeManifest(dir: string, manifest: Manifest): void {
+  const temp = join(dir, `.${manifestName}.${process.pid}${tempSuffix}`);
+  writeFileSync(temp, `${JSON.stringify(manifest, null, 2)}\n`);
+  renameSync(temp, join(dir, manifestName));
+}

@@ -1,0 +1,78 @@
+import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
+import type { CellValue } from '../normalize/table-def.ts';
+import type { Warehouse } from '../warehouse/types.ts';
+import { GrantflowError } from '../util/errors.ts';
+import { duckColumn, type DuckColumn } from './duckdb-types.ts';
+
+const batchSize = 10_000;
+const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+/** Columns of a Postgres table of the warehouse's current schema, in table order. */
+export async function pgColumns(warehouse: Warehouse, table: string): Promise<DuckColumn[]> {
+  const rows = await warehouse.query(
+    `SELECT column_name, data_type, numeric_precision, numeric_scale
+       FROM information_schema.columns
+      WHERE table_schema = current_schema() AND table_name = $1
+      ORDER BY ordinal_position`,
+    [table],
+  );
+  return rows.map((r) =>
+    duckColumn({
+      name: String(r.column_name),
+      dataType: String(r.data_type),
+      precision: r.numeric_precision === null ? null : Number(r.numeric_precision),
+      scale: r.numeric_scale === null ? null : Number(r.numeric_scale),
+    }),
+  );
+}
+
+function appendCell(appender: DuckDBAppender, column: DuckColumn, v: CellValue | undefined): void {
+  if (v === null || v === undefined) return appender.appendNull();
+  switch (column.append) {
+    case 'bigint':
+      return appender.appendBigInt(BigInt(v));
+    case 'integer':
+      return appender.appendInteger(Number(v));
+    case 'double':
+      return appender.appendDouble(Number(v));
+    case 'boolean':
+      return appender.appendBoolean(v === true || v === 't' || v === 'true');
+    default:
+      return appender.appendVarchar(String(v));
+  }
+}
+
+/**
+ * Copies one Postgres table into an in-memory DuckDB table of the same types, in batches (keyset on ctid, so
+ * memory stays bounded whatever the table's key), through the appender. Returns the rows copied.
+ */
+export async function copyPostgresTable(warehouse: Warehouse, duck: DuckDBConnection, table: string, target: string): Promise<number> {
+  const columns = await pgColumns(warehouse, table);
+  if (columns.length === 0) {
+    throw new GrantflowError(`table ${table} does not exist in the warehouse ${warehouse.description}; run a sync (and models) first`);
+  }
+  await duck.run(`CREATE OR REPLACE TABLE ${ident(target)} (${columns.map((c) => `${ident(c.name)} ${c.duckType}`).join(', ')})`);
+  const select = columns.map((c) => ident(c.name)).join(', ');
+  let after: string | null = null;
+  let total = 0;
+  for (;;) {
+    const rows = await warehouse.query(
+      after === null
+        ? `SELECT ctid::text AS "__ctid", ${select} FROM ${ident(table)} ORDER BY ctid LIMIT ${batchSize}`
+        : `SELECT ctid::text AS "__ctid", ${select} FROM ${ident(table)} WHERE ctid > $1::tid ORDER BY ctid LIMIT ${batchSize}`,
+      after === null ? [] : [after],
+    );
+    if (rows.length === 0) break;
+    const appender = await duck.createAppender(target);
+    for (const row of rows) {
+      for (const c of columns) appendCell(appender, c, row[c.name]);
+      appender.endRow();
+    }
+    appender.flushSync();
+    appender.closeSync();
+    total += rows.length;
+    after = String(rows[rows.length - 1]?.__ctid);
+    if (rows.length < batchSize) break;
+  }
+  return total;
+}

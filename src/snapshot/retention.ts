@@ -1,0 +1,48 @@
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { tempSuffix } from './snapshot-dir.ts';
+
+function entries(dir: string): import('node:fs').Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Keeps the newest `retain` snapshot folders of a table (folder names sort in time order) and removes older
+ * ones plus stray temporary files left by an interrupted write. Returns the removed paths.
+ */
+export function applyRetention(dir: string, table: string, retain: number): string[] {
+  const tableDir = join(dir, table);
+  const removed: string[] = [];
+  const all = entries(tableDir);
+  const snapshots = all
+    .filter((e) => e.isDirectory() && e.name.startsWith('snapshot='))
+    .map((e) => e.name)
+    .sort();
+  for (const name of snapshots.slice(0, Math.max(0, snapshots.length - retain))) {
+    rmSync(join(tableDir, name), { recursive: true, force: true });
+    removed.push(join(tableDir, name));
+  }
+  for (const e of all) {
+    if (e.isFile() && e.name.endsWith(tempSuffix)) {
+      rmSync(join(tableDir, e.name), { force: true });
+      removed.push(join(tableDir, e.name));
+    }
+  }
+  return removed;
+}
+
+/** Stray temporary manifests in the snapshot directory itself. */
+export function removeStrayManifestTemps(dir: string): string[] {
+  const removed: string[] = [];
+  for (const e of entries(dir)) {
+    if (e.isFile() && e.name.startsWith('.') && e.name.endsWith(tempSuffix)) {
+      rmSync(join(dir, e.name), { force: true });
+      removed.push(join(dir, e.name));
+    }
+  }
+  return removed;
+}

@@ -1,0 +1,116 @@
+import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Warehouse } from '../warehouse/types.ts';
+import { silentLogger, type Logger } from '../util/logger.ts';
+import { ConfigError } from '../util/errors.ts';
+import { checkSnapshotDir, snapshotFolder, snapshotStamp, tempSuffix } from './snapshot-dir.ts';
+import { manifestName, readManifest, sha256File, writeManifest, type ManifestEntry } from './manifest.ts';
+import { openParquetWriter, type ParquetCompression } from './parquet-writer.ts';
+import { applyRetention, removeStrayManifestTemps } from './retention.ts';
+
+export interface SnapshotOptions {
+  readonly dir: string;
+  readonly runId: string;
+  /** Snapshots kept per table (the newest ones); at least 1. */
+  readonly retain: number;
+  /** Tables to write: core tables and models. */
+  readonly tables: readonly string[];
+  /** Snapshot time; defaults to now. */
+  readonly now?: Date;
+  /** zstd by default; snappy/uncompressed exist for readers without a zstd codec. */
+  readonly compression?: ParquetCompression;
+  readonly logger?: Logger;
+}
+
+export interface TableSnapshot extends ManifestEntry {
+  readonly table: string;
+  readonly durationMs: number;
+}
+
+export interface SnapshotResult {
+  readonly dir: string;
+  readonly snapshot: string;
+  readonly manifestPath: string;
+  readonly tables: readonly TableSnapshot[];
+  /** Paths removed by retention (old snapshots, stray temporary files). */
+  readonly removed: readonly string[];
+  readonly durationMs: number;
+}
+
+const tableNamePattern = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** One folder name for every table of this run; a second run within the same second gets a suffix. */
+function chooseFolder(dir: string, tables: readonly string[], stamp: string): string {
+  for (let attempt = 0; ; attempt++) {
+    const folder = snapshotFolder(stamp, attempt);
+    if (!tables.some((t) => existsSync(join(dir, t, folder)))) return folder;
+  }
+}
+
+/**
+ * Writes each table as `<dir>/<table>/snapshot=<UTC stamp>/<table>.parquet` (zstd, DuckDB's logical types for
+ * timestamps and decimals). Each file is written under a temporary name that does not end in `.parquet` and
+ * renamed into place, so a reader never sees a partial file; then the manifest (temp + rename); then retention.
+ */
+export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOptions): Promise<SnapshotResult> {
+  const started = Date.now();
+  const logger = options.logger ?? silentLogger;
+  if (!Number.isInteger(options.retain) || options.retain < 1) {
+    throw new ConfigError(`--retain must be a whole number of at least 1 (got ${options.retain})`);
+  }
+  for (const t of options.tables) {
+    if (!tableNamePattern.test(t)) throw new ConfigError(`cannot snapshot table "${t}": not a plain table name`);
+  }
+  const dir = resolve(options.dir);
+  checkSnapshotDir(dir);
+  const now = options.now ?? new Date();
+  const folder = chooseFolder(dir, options.tables, snapshotStamp(now));
+  const writer = await openParquetWriter(warehouse, options.compression ?? 'zstd');
+  const written: TableSnapshot[] = [];
+  try {
+    for (const table of options.tables) {
+      const t0 = Date.now();
+      const tableDir = join(dir, table);
+      mkdirSync(tableDir, { recursive: true });
+      const temp = join(tableDir, `.${table}.${folder.slice('snapshot='.length)}${tempSuffix}`);
+      try {
+        await writer.write(table, temp);
+        const info = await writer.inspect(temp);
+        const sha256 = await sha256File(temp);
+        const bytes = statSync(temp).size;
+        mkdirSync(join(tableDir, folder), { recursive: true });
+        renameSync(temp, join(tableDir, folder, `${table}.parquet`));
+        const entry: TableSnapshot = {
+          table,
+          path: `${table}/${folder}/${table}.parquet`,
+          snapshot: folder.slice('snapshot='.length),
+          rows: info.rows,
+          bytes,
+          schema: info.schema,
+          sha256,
+          run_id: options.runId,
+          written_at: new Date().toISOString(),
+          durationMs: Date.now() - t0,
+        };
+        written.push(entry);
+        logger.info({ table, rows: entry.rows, bytes, ms: entry.durationMs }, 'snapshot written');
+      } finally {
+        rmSync(temp, { force: true });
+      }
+    }
+  } finally {
+    await writer.close();
+  }
+
+  const previous = readManifest(dir);
+  const tables: Record<string, ManifestEntry> = {};
+  for (const [name, entry] of Object.entries(previous?.tables ?? {})) {
+    if (existsSync(join(dir, entry.path))) tables[name] = entry;
+  }
+  for (const { table, durationMs: _ms, ...entry } of written) tables[table] = entry;
+  writeManifest(dir, { version: 1, updated_at: new Date().toISOString(), run_id: options.runId, tables });
+
+  const removed = [...removeStrayManifestTemps(dir)];
+  for (const table of options.tables) removed.push(...applyRetention(dir, table, options.retain));
+  return { dir, snapshot: folder.slice('snapshot='.length), manifestPath: join(dir, manifestName), tables: written, removed, durationMs: Date.now() - started };
+}
