@@ -9,7 +9,13 @@ import {
   applicationStagesStream,
   applicationTasksStream,
 } from './streams/applications.ts';
-import { awardsStream, budgetsStream, financialTransactionsStream, fundsStream, paymentsStream } from './streams/finance.ts';
+import {
+  awardsStream,
+  budgetsStream,
+  financialTransactionsStream,
+  fundsStream,
+  paymentsStream,
+} from './streams/finance.ts';
 import {
   eligibilityStream,
   organizationMembersStream,

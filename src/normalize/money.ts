@@ -20,8 +20,7 @@ export function numberToMoney(n: number): string | null {
   return decimalTextToMoney(String(n));
 }
 
-const STRING_RE =
-  /^([+-])?\s*(?:[A-Za-z]{3}\s*)?(?:[$€£¥]\s*)?([+-])?\s*(\d[\d,.]*)\s*(?:[$€£¥]|[A-Za-z]{3})?$/;
+const STRING_RE = /^([+-])?\s*(?:[A-Za-z]{3}\s*)?(?:[$€£¥]\s*)?([+-])?\s*(\d[\d,.]*)\s*(?:[$€£¥]|[A-Za-z]{3})?$/;
 
 function stringToMoney(s: string): string | null {
   const m = STRING_RE.exec(s.trim());

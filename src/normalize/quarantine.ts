@@ -36,7 +36,13 @@ export function recordKey(payload: JsonValue): string {
 }
 
 /** A row of `_grantflow_quarantine` for a record that `map` rejected. */
-export function quarantineRow(stream: string, record: JsonValue, reason: string, runId: string, at: string | Date): Row {
+export function quarantineRow(
+  stream: string,
+  record: JsonValue,
+  reason: string,
+  runId: string,
+  at: string | Date,
+): Row {
   return {
     stream,
     record_key: recordKey(record),

@@ -71,7 +71,9 @@ export function parentId(ctx: NormalizeContext, stream: string): number {
  * so it can never collide with a real id.
  */
 export function syntheticId(parts: readonly (string | number | bigint | boolean | null)[]): number {
-  const hex = createHash('sha256').update(JSON.stringify(parts.map((p) => (typeof p === 'bigint' ? String(p) : p)))).digest('hex');
+  const hex = createHash('sha256')
+    .update(JSON.stringify(parts.map((p) => (typeof p === 'bigint' ? String(p) : p))))
+    .digest('hex');
   return -(1 + parseInt(hex.slice(0, 13), 16));
 }
 

@@ -21,20 +21,32 @@ export function parseTimestamp(text: string, siteTimeZone: string): string | nul
   const s = m[6] === undefined ? 0 : +m[6];
   if (mo < 1 || mo > 12 || d < 1 || d > DAYS[mo - 1]! || h > 23 || mi > 59 || s > 59) return null;
   if (mo === 2 && d === 29 && !(y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0))) return null;
+  const frac = m[7] === undefined ? '' : trimFraction(m[7]);
+  const utcMarker =
+    m[8] !== undefined || (m[9] === undefined && (siteTimeZone === 'UTC' || siteTimeZone === 'Etc/UTC'));
+  if (utcMarker || (m[9] !== undefined && +m[10]! === 0 && (m[11] === undefined || +m[11] === 0))) {
+    // Already UTC: format from the parts, no Date round trip (the common case, and the hot path).
+    return `${m[1]}-${m[2]}-${m[3]}T${m[4] ?? '00'}:${m[5] ?? '00'}:${m[6] ?? '00'}${frac}Z`;
+  }
   let local = Date.UTC(y, mo - 1, d, h, mi, s);
   if (y < 100) local = new Date(local).setUTCFullYear(y);
   let offsetMin: number;
-  if (m[8] !== undefined) offsetMin = 0;
-  else if (m[9] !== undefined) {
+  if (m[9] !== undefined) {
     const oh = +m[10]!;
     const om = m[11] === undefined ? 0 : +m[11];
     if (oh > 23 || om > 59) return null;
     offsetMin = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
-  } else offsetMin = siteTimeZone === 'UTC' || siteTimeZone === 'Etc/UTC' ? 0 : zoneOffset(siteTimeZone, local);
+  } else offsetMin = zoneOffset(siteTimeZone, local);
   const iso = new Date(local - offsetMin * 60_000).toISOString();
   if (iso.length !== 24) return null; // beyond year 9999 after the shift
-  const frac = m[7] === undefined ? '' : m[7].slice(0, 6).replace(/0+$/, '');
-  return frac === '' ? `${iso.slice(0, 19)}Z` : `${iso.slice(0, 19)}.${frac}Z`;
+  return `${iso.slice(0, 19)}${frac}Z`;
+}
+
+/** `.ffffff` (at most microseconds, trailing zeros dropped) or '' when there is no fraction left. */
+function trimFraction(digits: string): string {
+  let end = Math.min(digits.length, 6);
+  while (end > 0 && digits.charCodeAt(end - 1) === 48) end--;
+  return end === 0 ? '' : `.${digits.slice(0, end)}`;
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
@@ -68,21 +80,41 @@ function formatter(zone: string): Intl.DateTimeFormat {
 /** Offset (minutes east of UTC) of `zone` at the UTC instant `instantMs`. */
 function offsetAt(zone: string, instantMs: number): number {
   const parts = formatter(zone).formatToParts(new Date(instantMs));
-  let y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0, bc = false;
+  let y = 0,
+    mo = 0,
+    d = 0,
+    h = 0,
+    mi = 0,
+    s = 0,
+    bc = false;
   for (const p of parts) {
     switch (p.type) {
-      case 'year': y = +p.value; break;
-      case 'month': mo = +p.value; break;
-      case 'day': d = +p.value; break;
-      case 'hour': h = +p.value; break;
-      case 'minute': mi = +p.value; break;
-      case 'second': s = +p.value; break;
-      case 'era': bc = p.value === 'BC'; break;
+      case 'year':
+        y = +p.value;
+        break;
+      case 'month':
+        mo = +p.value;
+        break;
+      case 'day':
+        d = +p.value;
+        break;
+      case 'hour':
+        h = +p.value;
+        break;
+      case 'minute':
+        mi = +p.value;
+        break;
+      case 'second':
+        s = +p.value;
+        break;
+      case 'era':
+        bc = p.value === 'BC';
+        break;
     }
   }
   let wall = Date.UTC(bc ? 1 - y : y, mo - 1, d, h, mi, s);
   if (!bc && y < 100) wall = new Date(wall).setUTCFullYear(y);
-  return Math.round((wall - (instantMs - (instantMs % 1000 + 1000) % 1000)) / 60_000);
+  return Math.round((wall - (instantMs - (((instantMs % 1000) + 1000) % 1000))) / 60_000);
 }
 
 /**
@@ -102,7 +134,11 @@ export function zoneOffset(zone: string, localAsUtcMs: number): number {
     result = o3 === o2 ? o2 : Math.min(o1, o2);
   }
   // Only hours away from a transition are cached: near one the offset can differ within the hour.
-  if (o1 === o2 && offsetAt(zone, localAsUtcMs - o1 * 60_000 - 3_600_000) === o1 && offsetAt(zone, localAsUtcMs - o1 * 60_000 + 3_600_000) === o1) {
+  if (
+    o1 === o2 &&
+    offsetAt(zone, localAsUtcMs - o1 * 60_000 - 3_600_000) === o1 &&
+    offsetAt(zone, localAsUtcMs - o1 * 60_000 + 3_600_000) === o1
+  ) {
     if (offsetCache.size > 50_000) offsetCache.clear();
     offsetCache.set(cacheKey, result);
   }

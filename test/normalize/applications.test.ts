@@ -16,9 +16,15 @@ const application: JsonObject = {
   reference_id: 'APP-101',
   state: 0,
   applicant: { id: 7, first_name: 'Ada', last_name: "O'Brien", email: 'ada@example.org' },
-  collaborators: [{ id: 8, first_name: 'Bo', last_name: 'Li', email: 'bo@example.org' }, { id: 9, first_name: 'Cy', last_name: null, email: null }],
+  collaborators: [
+    { id: 8, first_name: 'Bo', last_name: 'Li', email: 'bo@example.org' },
+    { id: 9, first_name: 'Cy', last_name: null, email: null },
+  ],
   current_stage: { id: 3, title: 'Review' },
-  custom_fields: [{ id: 55, name: 'Budget', value: '1000' }, { id: 56, name: 'Region', value: 'North\u0000' }],
+  custom_fields: [
+    { id: 55, name: 'Budget', value: '1000' },
+    { id: 56, name: 'Region', value: 'North\u0000' },
+  ],
   decision: { id: 900, decision: 0, awarded: '$1,250.00' },
   organization: null,
   program: { id: 2, name: 'Arts' },
@@ -58,7 +64,13 @@ describe('applications', () => {
     expect(JSON.parse(app!._raw as string)).toEqual(application); // unknown fields kept
     const users = rows.filter((r) => r.table === 'users');
     expect(users.map((u) => u.merge)).toEqual(['coalesce', 'coalesce', 'coalesce']);
-    expect(users.map((u) => u.row)).toContainEqual({ id: 7, first_name: 'Ada', last_name: "O'Brien", email: 'ada@example.org', _raw: JSON.stringify(application.applicant) });
+    expect(users.map((u) => u.row)).toContainEqual({
+      id: 7,
+      first_name: 'Ada',
+      last_name: "O'Brien",
+      email: 'ada@example.org',
+      _raw: JSON.stringify(application.applicant),
+    });
     // a null in a reference never becomes a column value that would erase a richer row
     expect(users.find((u) => u.row.id === 9)?.row).not.toHaveProperty('last_name');
     expect(rowsOf(rows, 'programs')).toEqual([{ id: 2, name: 'Arts', _raw: '{"id":2,"name":"Arts"}' }]);
@@ -66,8 +78,22 @@ describe('applications', () => {
     expect(rowsOf(rows, 'organizations')).toEqual([]);
     expect(rowsOf(rows, 'application_collaborators').map((r) => r.user_id)).toEqual([8, 9]);
     expect(rowsOf(rows, 'custom_field_values')).toEqual([
-      { entity_type: 'application', entity_id: 101, field_id: 55, name: 'Budget', value: '1000', _raw: '{"id":55,"name":"Budget","value":"1000"}' },
-      { entity_type: 'application', entity_id: 101, field_id: 56, name: 'Region', value: 'North\uFFFD', _raw: JSON.stringify({ id: 56, name: 'Region', value: 'North\u0000' }) },
+      {
+        entity_type: 'application',
+        entity_id: 101,
+        field_id: 55,
+        name: 'Budget',
+        value: '1000',
+        _raw: '{"id":55,"name":"Budget","value":"1000"}',
+      },
+      {
+        entity_type: 'application',
+        entity_id: 101,
+        field_id: 56,
+        name: 'Region',
+        value: 'North\uFFFD',
+        _raw: JSON.stringify({ id: 56, name: 'Region', value: 'North\u0000' }),
+      },
     ]);
     expect(rows.filter((r) => r.table === 'custom_fields').every((r) => r.merge === 'coalesce')).toBe(true);
   });
@@ -80,12 +106,22 @@ describe('applications', () => {
   it('accepts a minimal record, ids as text and write-shape integer references', () => {
     const rows = map('applications', { id: '102', program: 2, applicant: '7' });
     const [app] = rowsOf(rows, 'applications');
-    expect(app).toMatchObject({ id: 102, program_id: 2, applicant_id: 7, title: null, decision_award_id: null, awarded_amount: null });
+    expect(app).toMatchObject({
+      id: 102,
+      program_id: 2,
+      applicant_id: 7,
+      title: null,
+      decision_award_id: null,
+      awarded_amount: null,
+    });
     expect(rowsOf(rows, 'programs')).toEqual([{ id: 2, _raw: '2' }]);
   });
 
   it('keeps odd values: unknown state, ambiguous money', () => {
-    const [app] = rowsOf(map('applications', { id: 103, state: 9, decision: { id: 1, decision: 1, awarded: '1 250,00' } }), 'applications');
+    const [app] = rowsOf(
+      map('applications', { id: 103, state: 9, decision: { id: 1, decision: 1, awarded: '1 250,00' } }),
+      'applications',
+    );
     expect(app).toMatchObject({ state: 9, decision: 1, awarded: '1 250,00', awarded_amount: null });
   });
 
@@ -107,10 +143,29 @@ describe('application stages, tasks, notes (per application)', () => {
   it('maps a stage record keyed by (application_id, stage_id)', () => {
     const rows = map(
       'application_stages',
-      { state: 0, status: { id: 4, name: 'Under review' }, stage: { id: 3, title: 'Review' }, created_at: '2024-01-01T00:00:00Z', date_submitted: '2024-01-02T00:00:00Z', date_reopened: null, task_completion: 50, reviews_assigned: 2, reviews_submitted: 1, reviews_completed: '1' },
+      {
+        state: 0,
+        status: { id: 4, name: 'Under review' },
+        stage: { id: 3, title: 'Review' },
+        created_at: '2024-01-01T00:00:00Z',
+        date_submitted: '2024-01-02T00:00:00Z',
+        date_reopened: null,
+        task_completion: 50,
+        reviews_assigned: 2,
+        reviews_submitted: 1,
+        reviews_completed: '1',
+      },
       pctx,
     );
-    expect(rowsOf(rows, 'application_stages')[0]).toMatchObject({ application_id: 101, stage_id: 3, state: 0, status_id: 4, task_completion: 50, reviews_completed: 1, date_reopened: null });
+    expect(rowsOf(rows, 'application_stages')[0]).toMatchObject({
+      application_id: 101,
+      stage_id: 3,
+      state: 0,
+      status_id: 4,
+      task_completion: 50,
+      reviews_completed: 1,
+      date_reopened: null,
+    });
     expect(rowsOf(rows, 'statuses')).toEqual([{ id: 4, name: 'Under review', _raw: '{"id":4,"name":"Under review"}' }]);
     expect(() => streamMappings.application_stages.map({ state: 0 }, pctx)).toThrow(/stage.id is missing/);
   });
@@ -132,18 +187,50 @@ describe('application stages, tasks, notes (per application)', () => {
     };
     const rows = map(
       'application_tasks',
-      { id: 11, status: 3, type: 1, name: 'Form', created_at: '2024-01-01T00:00:00Z', updated_at: '2024-01-01T01:00:00.5Z', completed_at: null, stage: { id: 3, title: 'Review' }, data },
+      {
+        id: 11,
+        status: 3,
+        type: 1,
+        name: 'Form',
+        created_at: '2024-01-01T00:00:00Z',
+        updated_at: '2024-01-01T01:00:00.5Z',
+        completed_at: null,
+        stage: { id: 3, title: 'Review' },
+        data,
+      },
       pctx,
     );
-    expect(rowsOf(rows, 'application_tasks')[0]).toMatchObject({ application_id: 101, task_id: 11, status: 3, type: 1, stage_id: 3, updated_at: '2024-01-01T01:00:00.5Z', data: JSON.stringify(data) });
+    expect(rowsOf(rows, 'application_tasks')[0]).toMatchObject({
+      application_id: 101,
+      task_id: 11,
+      status: 3,
+      type: 1,
+      stage_id: 3,
+      updated_at: '2024-01-01T01:00:00.5Z',
+      data: JSON.stringify(data),
+    });
     expect(rowsOf(rows, 'tasks')[0]).toMatchObject({ id: 11, name: 'Form', type: 1, stage_id: 3 });
     const byQ = new Map(rowsOf(rows, 'task_responses').map((r) => [r.question_id, r]));
     expect(byQ.size).toBe(Object.keys(data).length);
     const pick = (q: string) => {
       const r = byQ.get(q)!;
-      return { text: r.text_value, num: r.number_value, opt: r.option_id, opts: r.option_ids, other: r.other_text, json: r.response_json };
+      return {
+        text: r.text_value,
+        num: r.number_value,
+        opt: r.option_id,
+        opts: r.option_ids,
+        other: r.other_text,
+        json: r.response_json,
+      };
     };
-    expect(pick('q_text')).toEqual({ text: data.q_text, num: null, opt: null, opts: null, other: null, json: JSON.stringify(data.q_text) });
+    expect(pick('q_text')).toEqual({
+      text: data.q_text,
+      num: null,
+      opt: null,
+      opts: null,
+      other: null,
+      json: JSON.stringify(data.q_text),
+    });
     expect(pick('q_num')).toMatchObject({ text: null, num: 12.5, opt: null });
     expect(pick('q_int')).toMatchObject({ num: 3, opt: 3 });
     expect(pick('q_multi')).toMatchObject({ opts: '[1,2,3]', opt: null });
@@ -151,21 +238,48 @@ describe('application stages, tasks, notes (per application)', () => {
     expect(pick('q_other_single')).toMatchObject({ opt: 4, opts: null, other: 'Something else' });
     expect(pick('q_other_multi')).toMatchObject({ opt: null, opts: '[5,6]', other: '["a","b"]' });
     for (const q of ['q_wrapped', 'q_strings', 'q_null', 'q_bool']) {
-      expect(pick(q), q).toEqual({ text: null, num: null, opt: null, opts: null, other: null, json: JSON.stringify(data[q]) });
+      expect(pick(q), q).toEqual({
+        text: null,
+        num: null,
+        opt: null,
+        opts: null,
+        other: null,
+        json: JSON.stringify(data[q]),
+      });
     }
     expect(pick('q_nul').text).toBe('a\uFFFDb');
   });
 
   it('maps notes, with a stable synthetic id when the API sends none', () => {
-    const note: JsonObject = { author: { id: 7, first_name: 'Ada', last_name: 'L', email: 'a@x' }, author_role: 'admin', content: 'ok', edited: false, is_private: true, created_at: '2024-01-01T00:00:00Z', updated_at: '2024-01-01T00:00:00Z' };
+    const note: JsonObject = {
+      author: { id: 7, first_name: 'Ada', last_name: 'L', email: 'a@x' },
+      author_role: 'admin',
+      content: 'ok',
+      edited: false,
+      is_private: true,
+      created_at: '2024-01-01T00:00:00Z',
+      updated_at: '2024-01-01T00:00:00Z',
+    };
     const a = rowsOf(map('application_notes', note, pctx), 'application_notes')[0]!;
-    const b = rowsOf(map('application_notes', { ...note, content: 'edited later', edited: true }, pctx), 'application_notes')[0]!;
+    const b = rowsOf(
+      map('application_notes', { ...note, content: 'edited later', edited: true }, pctx),
+      'application_notes',
+    )[0]!;
     expect(a.id_synthetic).toBe(true);
     expect(a.id).toBeLessThan(0);
     expect(b.id).toBe(a.id);
-    expect(rowsOf(map('application_notes', note, { ...pctx, parentId: 102 }), 'application_notes')[0]!.id).not.toBe(a.id);
+    expect(rowsOf(map('application_notes', note, { ...pctx, parentId: 102 }), 'application_notes')[0]!.id).not.toBe(
+      a.id,
+    );
     const withId = rowsOf(map('application_notes', { ...note, id: 77 }, pctx), 'application_notes')[0]!;
-    expect(withId).toMatchObject({ id: 77, id_synthetic: false, application_id: 101, author_id: 7, author_role: 'admin', is_private: true });
+    expect(withId).toMatchObject({
+      id: 77,
+      id_synthetic: false,
+      application_id: 101,
+      author_id: 7,
+      author_role: 'admin',
+      is_private: true,
+    });
   });
 
   it('refuses to run a per-parent stream without a parent id', () => {

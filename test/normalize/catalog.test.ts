@@ -2,11 +2,39 @@ import { describe, expect, it } from 'vitest';
 import { enumLabelRows, enums, streamMappings, streamNames, tableByName, tables } from '../../src/normalize/index.ts';
 
 const expectedNames = [
-  'programs', 'program_funding_sources', 'applications', 'application_collaborators', 'application_stages',
-  'application_tasks', 'task_responses', 'application_notes', 'assignments', 'team_assignments', 'teams', 'users',
-  'organizations', 'organization_members', 'eligibility', 'eligibility_responses', 'stages', 'statuses', 'tasks',
-  'custom_fields', 'custom_field_values', 'funds', 'budgets', 'financial_transactions', 'awards', 'award_payments',
-  'payments', 'payment_sources', 'activity', 'api_log', 'reports', 'enum_labels', '_grantflow_quarantine',
+  'programs',
+  'program_funding_sources',
+  'applications',
+  'application_collaborators',
+  'application_stages',
+  'application_tasks',
+  'task_responses',
+  'application_notes',
+  'assignments',
+  'team_assignments',
+  'teams',
+  'users',
+  'organizations',
+  'organization_members',
+  'eligibility',
+  'eligibility_responses',
+  'stages',
+  'statuses',
+  'tasks',
+  'custom_fields',
+  'custom_field_values',
+  'funds',
+  'budgets',
+  'financial_transactions',
+  'awards',
+  'award_payments',
+  'payments',
+  'payment_sources',
+  'activity',
+  'api_log',
+  'reports',
+  'enum_labels',
+  '_grantflow_quarantine',
 ];
 
 describe('table catalog', () => {
@@ -53,7 +81,9 @@ describe('table catalog', () => {
 
   it('every enum column names an enum that has labels', () => {
     const labelled = new Set(enumLabelRows().map((r) => r.enum));
-    for (const t of tables) for (const c of t.columns) if (c.enum !== undefined) expect(labelled.has(c.enum), `${t.name}.${c.name}`).toBe(true);
+    for (const t of tables)
+      for (const c of t.columns)
+        if (c.enum !== undefined) expect(labelled.has(c.enum), `${t.name}.${c.name}`).toBe(true);
     expect(enumLabelRows().find((r) => r.enum === 'transaction_type' && r.value === '4')?.label).toBe('Unknown (4)');
     expect(Object.keys(enums.tax_country)).toHaveLength(30);
   });
@@ -66,12 +96,21 @@ describe('table catalog', () => {
         const t = tableByName(o.table);
         expect(t, `${s} owns ${o.table}`).toBeDefined();
         for (const col of [...Object.keys(o.where ?? {}), ...(o.parentColumn ? [o.parentColumn] : [])]) {
-          expect(t?.columns.some((c) => c.name === col), `${s}: ${o.table}.${col}`).toBe(true);
+          expect(
+            t?.columns.some((c) => c.name === col),
+            `${s}: ${o.table}.${col}`,
+          ).toBe(true);
         }
       }
       for (const c of m.cascades) {
-        expect(tableByName(c.table)?.columns.some((x) => x.name === c.column), `${c.table}.${c.column}`).toBe(true);
-        expect(tableByName(c.parentTable)?.columns.some((x) => x.name === c.parentColumn), `${c.parentTable}.${c.parentColumn}`).toBe(true);
+        expect(
+          tableByName(c.table)?.columns.some((x) => x.name === c.column),
+          `${c.table}.${c.column}`,
+        ).toBe(true);
+        expect(
+          tableByName(c.parentTable)?.columns.some((x) => x.name === c.parentColumn),
+          `${c.parentTable}.${c.parentColumn}`,
+        ).toBe(true);
       }
     }
   });

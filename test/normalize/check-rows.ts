@@ -18,7 +18,8 @@ export function checkRows(rows: readonly MappedRow[]): void {
       expect(c, `${table}.${k} is not a column`).toBeDefined();
       if (c !== undefined) checkValue(`${table}.${k}`, c.type, v);
     }
-    if (merge === 'replace') for (const c of def.columns) expect(k(row, c.name), `${table}.${c.name} missing`).toBe(true);
+    if (merge === 'replace')
+      for (const c of def.columns) expect(k(row, c.name), `${table}.${c.name} missing`).toBe(true);
   }
 }
 

@@ -30,10 +30,15 @@ describe('parseTimestamp', () => {
     expect(parseTimestamp(input, zone)).toBe(expected);
   });
 
-  it.each(['', 'yesterday', '2024-13-01T00:00:00Z', '2023-02-29', '2024-03-01T25:00:00', '2024-03-01T12:00:00+25:00', '1709294400'])(
-    'rejects %j',
-    (input) => expect(parseTimestamp(input, 'UTC')).toBeNull(),
-  );
+  it.each([
+    '',
+    'yesterday',
+    '2024-13-01T00:00:00Z',
+    '2023-02-29',
+    '2024-03-01T25:00:00',
+    '2024-03-01T12:00:00+25:00',
+    '1709294400',
+  ])('rejects %j', (input) => expect(parseTimestamp(input, 'UTC')).toBeNull());
 
   it('matches Date for naive times across a year in a DST zone', () => {
     for (let day = 0; day < 366; day += 3) {
@@ -67,7 +72,7 @@ describe('parseMoney', () => {
     [1e-7, '0.00'],
     [1.5e15, '1500000000000000.00'],
     [1e21, null],
-    [9999999999999999.99, null],
+    [1e16, null], // 17 integer digits do not fit DECIMAL(18,2)
     ['1250', '1250.00'],
     ['1250.5', '1250.50'],
     ['$1,250.00', '1250.00'],

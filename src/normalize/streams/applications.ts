@@ -18,7 +18,12 @@ export const applicationsStream: StreamMapping = {
     { table: 'application_collaborators' },
     { table: 'custom_field_values', where: { entity_type: 'application' } },
   ],
-  cascades: appChildren.map((table) => ({ table, column: 'application_id', parentTable: 'applications', parentColumn: 'id' })),
+  cascades: appChildren.map((table) => ({
+    table,
+    column: 'application_id',
+    parentTable: 'applications',
+    parentColumn: 'id',
+  })),
   map(r: JsonObject, ctx: NormalizeContext): MappedRow[] {
     const out: MappedRow[] = [];
     const z = ctx.siteTimeZone;
@@ -49,7 +54,11 @@ export const applicationsStream: StreamMapping = {
     for (const c of arr(r.collaborators)) {
       const userId = userRef(out, c, 'collaborators[]');
       if (userId !== null) {
-        out.push({ table: 'application_collaborators', row: { application_id: id, user_id: userId, _raw: JSON.stringify(c) }, merge: 'replace' });
+        out.push({
+          table: 'application_collaborators',
+          row: { application_id: id, user_id: userId, _raw: JSON.stringify(c) },
+          merge: 'replace',
+        });
       }
     }
     customFieldValues(out, 'application', id, r.custom_fields);
@@ -111,13 +120,21 @@ export const applicationTasksStream: StreamMapping = {
       _raw: JSON.stringify(r),
     };
     out.unshift({ table: 'application_tasks', row, merge: 'replace' });
-    const def: Row = { id: taskId, _raw: JSON.stringify({ id: r.id, name: r.name ?? null, type: r.type ?? null, stage: r.stage ?? null }) };
+    const def: Row = {
+      id: taskId,
+      _raw: JSON.stringify({ id: r.id, name: r.name ?? null, type: r.type ?? null, stage: r.stage ?? null }),
+    };
     if (name !== null) def.name = name;
     if (type !== null) def.type = type;
     if (stageId !== null) def.stage_id = stageId;
     out.push({ table: 'tasks', row: def, merge: 'coalesce' });
     if (data !== null) {
-      for (const qid of Object.keys(data)) out.push({ table: 'task_responses', row: responseRow(applicationId, taskId, qid, data[qid]!), merge: 'replace' });
+      for (const qid of Object.keys(data))
+        out.push({
+          table: 'task_responses',
+          row: responseRow(applicationId, taskId, qid, data[qid]!),
+          merge: 'replace',
+        });
     }
     return out;
   },
@@ -150,13 +167,19 @@ export function responseRow(applicationId: Id, taskId: Id, questionId: string, v
     if (Number.isInteger(v)) row.option_id = v;
   } else if (Array.isArray(v)) {
     if (isIntArray(v)) row.option_ids = responseJson;
-  } else if (v !== null && typeof v === 'object' && 'value' in v && Object.keys(v).every((k) => k === 'value' || k === 'other')) {
+  } else if (
+    v !== null &&
+    typeof v === 'object' &&
+    'value' in v &&
+    Object.keys(v).every((k) => k === 'value' || k === 'other')
+  ) {
     const value = v.value;
     if (typeof value === 'number' && Number.isInteger(value)) row.option_id = value;
     else if (Array.isArray(value) && isIntArray(value)) row.option_ids = JSON.stringify(value);
     const other = v.other;
     if (typeof other === 'string') row.other_text = cleanText(other);
-    else if (Array.isArray(other) && other.every((x) => typeof x === 'string')) row.other_text = cleanText(JSON.stringify(other));
+    else if (Array.isArray(other) && other.every((x) => typeof x === 'string'))
+      row.other_text = cleanText(JSON.stringify(other));
   }
   return row;
 }
@@ -173,7 +196,8 @@ export const applicationNotesStream: StreamMapping = {
     let id = optId(r.id, 'id');
     const synthetic = id === null;
     if (id === null) {
-      if (authorId === null && createdAt === null) throw new QuarantineError('note has neither id nor author and created_at to derive a key from');
+      if (authorId === null && createdAt === null)
+        throw new QuarantineError('note has neither id nor author and created_at to derive a key from');
       id = syntheticId(['note', applicationId, authorId, createdAt]);
     }
     const row: Row = {

@@ -59,7 +59,12 @@ export const budgetsStream: StreamMapping = {
 function decisionColumns(v: JsonValue | undefined): Row {
   const d = obj(v);
   if (d === null) return { decision_award_id: null, decision: null, awarded: null, awarded_amount: null };
-  return { decision_award_id: optId(d.id, 'decision.id'), decision: int(d.decision), awarded: text(d.awarded), awarded_amount: money(d.awarded) };
+  return {
+    decision_award_id: optId(d.id, 'decision.id'),
+    decision: int(d.decision),
+    awarded: text(d.awarded),
+    awarded_amount: money(d.awarded),
+  };
 }
 
 function paymentRow(out: MappedRow[], r: JsonObject, ctx: NormalizeContext, field: string): Row {
@@ -78,7 +83,11 @@ function paymentRow(out: MappedRow[], r: JsonObject, ctx: NormalizeContext, fiel
 }
 
 export const paymentsStream: StreamMapping = {
-  owns: [{ table: 'payments' }, { table: 'payment_sources' }, { table: 'custom_field_values', where: { entity_type: 'payment' } }],
+  owns: [
+    { table: 'payments' },
+    { table: 'payment_sources' },
+    { table: 'custom_field_values', where: { entity_type: 'payment' } },
+  ],
   cascades: [],
   map(r, ctx) {
     const out: MappedRow[] = [];
@@ -109,7 +118,11 @@ export const paymentsStream: StreamMapping = {
 };
 
 export const awardsStream: StreamMapping = {
-  owns: [{ table: 'awards' }, { table: 'award_payments' }, { table: 'custom_field_values', where: { entity_type: 'award' } }],
+  owns: [
+    { table: 'awards' },
+    { table: 'award_payments' },
+    { table: 'custom_field_values', where: { entity_type: 'award' } },
+  ],
   cascades: [],
   map(r, ctx) {
     const out: MappedRow[] = [];
@@ -144,7 +157,13 @@ export const awardsStream: StreamMapping = {
       if (paymentId === null) throw new QuarantineError('payments[] entry without id');
       out.push({
         table: 'award_payments',
-        row: { award_id: id, payment_id: paymentId, amount: money(p.amount), status_id: namedRef(out, 'statuses', p.status, 'payments[].status'), _raw: JSON.stringify(p) },
+        row: {
+          award_id: id,
+          payment_id: paymentId,
+          amount: money(p.amount),
+          status_id: namedRef(out, 'statuses', p.status, 'payments[].status'),
+          _raw: JSON.stringify(p),
+        },
         merge: 'replace',
       });
     }
@@ -161,8 +180,19 @@ const APPLICATION = 3;
  * The polymorphic source/destination: its type says which `<side>_<kind>_id` column holds its id (and which
  * dimension gets a row); the object itself is kept in `<side>_json` whatever its shape.
  */
-function endpoint(out: MappedRow[], side: 'source' | 'destination', type: number | null, v: JsonValue | undefined): Row {
-  const row: Row = { [`${side}_type`]: type, [`${side}_program_id`]: null, [`${side}_fund_id`]: null, [`${side}_application_id`]: null, [`${side}_json`]: json(v) };
+function endpoint(
+  out: MappedRow[],
+  side: 'source' | 'destination',
+  type: number | null,
+  v: JsonValue | undefined,
+): Row {
+  const row: Row = {
+    [`${side}_type`]: type,
+    [`${side}_program_id`]: null,
+    [`${side}_fund_id`]: null,
+    [`${side}_application_id`]: null,
+    [`${side}_json`]: json(v),
+  };
   if (type === PROGRAM) row[`${side}_program_id`] = namedRef(out, 'programs', v, side);
   else if (type === FUND) row[`${side}_fund_id`] = namedRef(out, 'funds', v, side);
   else if (type === APPLICATION) row[`${side}_application_id`] = refId(v, side);

@@ -8,7 +8,12 @@ const orgChildren = ['organization_members', 'teams', 'eligibility', 'eligibilit
 /** A caller without full rights receives OrgRef (id, name) instead: the other columns are then NULL. */
 export const organizationsStream: StreamMapping = {
   owns: [{ table: 'organizations' }, { table: 'custom_field_values', where: { entity_type: 'organization' } }],
-  cascades: orgChildren.map((table) => ({ table, column: 'organization_id', parentTable: 'organizations', parentColumn: 'id' })),
+  cascades: orgChildren.map((table) => ({
+    table,
+    column: 'organization_id',
+    parentTable: 'organizations',
+    parentColumn: 'id',
+  })),
   map(r) {
     const out: MappedRow[] = [];
     const id = reqId(r.id, 'id');
@@ -43,14 +48,28 @@ export const organizationMembersStream: StreamMapping = {
     const out: MappedRow[] = [];
     const organizationId = parentId(ctx, 'organization_members');
     const userId = reqId(r.id, 'id');
-    const user: Row = { id: userId, _raw: JSON.stringify({ id: r.id, first_name: r.first_name ?? null, last_name: r.last_name ?? null, email: r.email ?? null }) };
+    const user: Row = {
+      id: userId,
+      _raw: JSON.stringify({
+        id: r.id,
+        first_name: r.first_name ?? null,
+        last_name: r.last_name ?? null,
+        email: r.email ?? null,
+      }),
+    };
     if (r.first_name != null) user.first_name = text(r.first_name);
     if (r.last_name != null) user.last_name = text(r.last_name);
     if (r.email != null) user.email = text(r.email);
     out.push(
       {
         table: 'organization_members',
-        row: { organization_id: organizationId, user_id: userId, is_admin: bool(r.is_admin), status: int(r.status), _raw: JSON.stringify(r) },
+        row: {
+          organization_id: organizationId,
+          user_id: userId,
+          is_admin: bool(r.is_admin),
+          status: int(r.status),
+          _raw: JSON.stringify(r),
+        },
         merge: 'replace',
       },
       { table: 'users', row: user, merge: 'coalesce' },
@@ -63,7 +82,12 @@ export const organizationTeamsStream: StreamMapping = {
   owns: [{ table: 'teams', parentColumn: 'organization_id' }],
   cascades: [{ table: 'team_assignments', column: 'team_id', parentTable: 'teams', parentColumn: 'id' }],
   map(r, ctx) {
-    const row: Row = { id: reqId(r.id, 'id'), name: text(r.name), organization_id: parentId(ctx, 'organization_teams'), _raw: JSON.stringify(r) };
+    const row: Row = {
+      id: reqId(r.id, 'id'),
+      name: text(r.name),
+      organization_id: parentId(ctx, 'organization_teams'),
+      _raw: JSON.stringify(r),
+    };
     return [{ table: 'teams', row, merge: 'replace' }];
   },
 };
@@ -105,7 +129,15 @@ export const eligibilityStream: StreamMapping = {
       seen.set(qid, occurrence + 1);
       out.push({
         table: 'eligibility_responses',
-        row: { organization_id: organizationId, question_id: qid, occurrence, position, name: text(resp.name), response: text(resp.response), _raw: JSON.stringify(resp) },
+        row: {
+          organization_id: organizationId,
+          question_id: qid,
+          occurrence,
+          position,
+          name: text(resp.name),
+          response: text(resp.response),
+          _raw: JSON.stringify(resp),
+        },
         merge: 'replace',
       });
     });

@@ -5,7 +5,11 @@ import { customFieldValues, namedRef, userRef } from '../refs.ts';
 import type { Row } from '../table-def.ts';
 
 export const programsStream: StreamMapping = {
-  owns: [{ table: 'programs' }, { table: 'program_funding_sources' }, { table: 'custom_field_values', where: { entity_type: 'program' } }],
+  owns: [
+    { table: 'programs' },
+    { table: 'program_funding_sources' },
+    { table: 'custom_field_values', where: { entity_type: 'program' } },
+  ],
   cascades: [],
   map(r, ctx) {
     const out: MappedRow[] = [];
@@ -63,7 +67,13 @@ export const programsStream: StreamMapping = {
       if (budgetId === null) throw new QuarantineError('funding_sources[] entry without id');
       out.push({
         table: 'program_funding_sources',
-        row: { program_id: id, budget_id: budgetId, fund_id: namedRef(out, 'funds', fs.fund, 'funding_sources[].fund'), balance: money(fs.balance), _raw: JSON.stringify(fs) },
+        row: {
+          program_id: id,
+          budget_id: budgetId,
+          fund_id: namedRef(out, 'funds', fs.fund, 'funding_sources[].fund'),
+          balance: money(fs.balance),
+          _raw: JSON.stringify(fs),
+        },
         merge: 'replace',
       });
     }

@@ -61,8 +61,21 @@ export const activityStream: StreamMapping = {
     let id = optId(r.id, 'id');
     const synthetic = id === null;
     if (id === null) {
-      if (createdAt === null && actorId === null) throw new QuarantineError('activity item has no id, actor or created_at to derive a key from');
-      id = syntheticId(['activity', actorId, createdAt, type, category, actorRole, applicationId, programId, stageId, taskId, organizationId]);
+      if (createdAt === null && actorId === null)
+        throw new QuarantineError('activity item has no id, actor or created_at to derive a key from');
+      id = syntheticId([
+        'activity',
+        actorId,
+        createdAt,
+        type,
+        category,
+        actorRole,
+        applicationId,
+        programId,
+        stageId,
+        taskId,
+        organizationId,
+      ]);
     }
     const row: Row = {
       id,

@@ -47,7 +47,11 @@ export const applicationStages: TableDef = {
   columns: [
     ref('application_id', 'applications', 'Application.', true),
     ref('stage_id', 'stages', 'Stage.', true),
-    enumCol('state', 'stage_record_state', 'State in this stage (enum stage_record_state: 0 Submitted, 1 Reopened, 2 Initialized).'),
+    enumCol(
+      'state',
+      'stage_record_state',
+      'State in this stage (enum stage_record_state: 0 Submitted, 1 Reopened, 2 Initialized).',
+    ),
     ref('status_id', 'statuses', 'Status in this stage.'),
     tsCol('created_at', 'When the application entered the stage'),
     tsCol('date_submitted', 'When it was submitted in this stage'),
@@ -90,9 +94,17 @@ export const taskResponses: TableDef = {
     req('question_id', 'text', 'Question id (a string key of the task data).'),
     req('response_json', 'json', 'The response exactly as sent, whatever its shape.'),
     col('text_value', 'text', 'The response when it is a plain string (text question).'),
-    col('number_value', 'double', 'The response when it is a plain number (number question; an integer may also be a single-choice option id).'),
+    col(
+      'number_value',
+      'double',
+      'The response when it is a plain number (number question; an integer may also be a single-choice option id).',
+    ),
     col('option_id', 'bigint', 'Chosen option id when the response is a single integer, or {value: integer, other}.'),
-    col('option_ids', 'json', 'Chosen option ids (JSON array text) when the response is an array of integers, or {value: [..], other}.'),
+    col(
+      'option_ids',
+      'json',
+      'Chosen option ids (JSON array text) when the response is an array of integers, or {value: [..], other}.',
+    ),
     col('other_text', 'text', "Text of the 'other' choice of {value, other} (JSON array text when it is an array)."),
   ],
 };

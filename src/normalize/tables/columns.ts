@@ -28,6 +28,8 @@ export const enumCol = (name: string, en: EnumName, description: string, type: C
   enum: en,
 });
 
-export const tsCol = (name: string, description: string): ColumnDef => col(name, 'timestamptz', `${description} (UTC).`);
-export const money = (name: string, description: string): ColumnDef => col(name, 'decimal', `${description} (DECIMAL(18,2)).`);
+export const tsCol = (name: string, description: string): ColumnDef =>
+  col(name, 'timestamptz', `${description} (UTC).`);
+export const money = (name: string, description: string): ColumnDef =>
+  col(name, 'decimal', `${description} (DECIMAL(18,2)).`);
 export const id = (description: string): ColumnDef => req('id', 'bigint', description);

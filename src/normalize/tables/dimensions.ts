@@ -53,7 +53,11 @@ export const teams: TableDef = {
   columns: [
     id('Team id.'),
     col('name', 'text', 'Team name.'),
-    ref('organization_id', 'organizations', 'Organization the team was listed under (NULL for teams known only from references).'),
+    ref(
+      'organization_id',
+      'organizations',
+      'Organization the team was listed under (NULL for teams known only from references).',
+    ),
   ],
 };
 

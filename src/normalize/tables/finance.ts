@@ -41,7 +41,11 @@ export const budgets: TableDef = {
 };
 
 const endpoint = (side: 'source' | 'destination'): TableDef['columns'] => [
-  enumCol(`${side}_type`, `${side}_type`, `Kind of ${side} (enum ${side}_type: 0 none, 1 Program, 2 Fund, 3 Application).`),
+  enumCol(
+    `${side}_type`,
+    `${side}_type`,
+    `Kind of ${side} (enum ${side}_type: 0 none, 1 Program, 2 Fund, 3 Application).`,
+  ),
   ref(`${side}_program_id`, 'programs', `The ${side} program when ${side}_type is 1.`),
   ref(`${side}_fund_id`, 'funds', `The ${side} fund when ${side}_type is 2.`),
   ref(`${side}_application_id`, 'applications', `The ${side} application when ${side}_type is 3.`),
@@ -57,7 +61,11 @@ export const financialTransactions: TableDef = {
   columns: [
     id('Transaction id.'),
     col('transaction_id', 'bigint', 'Incremental unique transaction number.'),
-    enumCol('transaction_type', 'transaction_type', 'Type (enum transaction_type: 0 Deposit, 1 Withdrawal, 2 Transfer, 3 Payment, 4 unlabelled).'),
+    enumCol(
+      'transaction_type',
+      'transaction_type',
+      'Type (enum transaction_type: 0 Deposit, 1 Withdrawal, 2 Transfer, 3 Payment, 4 unlabelled).',
+    ),
     money('amount', 'Money moving'),
     tsCol('transaction_date', 'Date of the transaction'),
     ...endpoint('source'),
@@ -89,7 +97,11 @@ export const awards: TableDef = {
     col('visible', 'boolean', 'Visible to the applicant.'),
     col('notification_message', 'text', 'Message shown to the applicant on award.'),
     col('applicant_decision_required', 'boolean', 'Applicant must accept or decline.'),
-    enumCol('applicant_decision', 'applicant_decision', 'Applicant decision (enum applicant_decision: 0 Pending, 2 Accepted, 3 Declined).'),
+    enumCol(
+      'applicant_decision',
+      'applicant_decision',
+      'Applicant decision (enum applicant_decision: 0 Pending, 2 Accepted, 3 Declined).',
+    ),
     tsCol('applicant_decision_deadline', 'Deadline of the applicant decision'),
     tsCol('applicant_decision_submitted_on', 'When the applicant decided'),
     col('applicant_note', 'text', 'Note from the applicant to administrators.'),
@@ -114,7 +126,8 @@ export const awardPayments: TableDef = {
 export const payments: TableDef = {
   name: 'payments',
   kind: 'entity',
-  description: 'Payments of awards (GET /api/payments/), plus payments embedded in financial transactions (ref-only rows).',
+  description:
+    'Payments of awards (GET /api/payments/), plus payments embedded in financial transactions (ref-only rows).',
   primaryKey: ['id'],
   columns: [
     id('Payment id.'),
@@ -139,7 +152,11 @@ export const paymentSources: TableDef = {
   primaryKey: ['payment_id', 'source_id'],
   columns: [
     ref('payment_id', 'payments', 'Payment.', true),
-    req('source_id', 'bigint', 'Id of the source entry as sent (sources[].id; the spec does not say what it identifies).'),
+    req(
+      'source_id',
+      'bigint',
+      'Id of the source entry as sent (sources[].id; the spec does not say what it identifies).',
+    ),
     col('transaction_id', 'bigint', 'Transaction number (financial_transactions.transaction_id) of this source.'),
     tsCol('transaction_date', 'Date of that transaction'),
     money('amount', 'Amount drawn from this source'),

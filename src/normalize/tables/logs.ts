@@ -8,7 +8,9 @@ export const activity: TableDef = {
     'Activity items (GET /api/activity/). Items without an id get a stable synthetic negative id derived from their actor, time, type and references (see id_synthetic).',
   primaryKey: ['id'],
   columns: [
-    id('Activity id; when the API sends none, -(1 + first 52 bits of sha256 of actor/created_at/type/category/role/reference ids).'),
+    id(
+      'Activity id; when the API sends none, -(1 + first 52 bits of sha256 of actor/created_at/type/category/role/reference ids).',
+    ),
     req('id_synthetic', 'boolean', 'True when id was derived because the API sent no id.'),
     ref('actor_id', 'users', 'User who acted.'),
     enumCol('actor_role', 'actor_role', 'Role the actor acted in (admin, reviewer).', 'text'),
@@ -51,8 +53,16 @@ export const reports: TableDef = {
   columns: [
     id('Report id.'),
     col('name', 'text', 'Report name (unique).'),
-    enumCol('source', 'report_source', 'What the report lists (enum report_source: 0 Applications, 1 Reviews, 2 Recommendations, 3 Users).'),
-    enumCol('status', 'report_status', 'Generation status (enum report_status: 0 Created ... 3 Generated, 4 Error, 5 Canceled).'),
+    enumCol(
+      'source',
+      'report_source',
+      'What the report lists (enum report_source: 0 Applications, 1 Reviews, 2 Recommendations, 3 Users).',
+    ),
+    enumCol(
+      'status',
+      'report_status',
+      'Generation status (enum report_status: 0 Created ... 3 Generated, 4 Error, 5 Canceled).',
+    ),
     ref('program_id', 'programs', 'Program of the report (NULL for user reports).'),
     ref('created_by_id', 'users', 'User who created the report.'),
     tsCol('created_at', 'When the report was created'),

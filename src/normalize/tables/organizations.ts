@@ -41,7 +41,8 @@ export const organizationMembers: TableDef = {
 export const eligibility: TableDef = {
   name: 'eligibility',
   kind: 'entity',
-  description: 'Eligibility of each organization (GET /api/organizations/{id}/eligibility/, one object per organization).',
+  description:
+    'Eligibility of each organization (GET /api/organizations/{id}/eligibility/, one object per organization).',
   primaryKey: ['organization_id'],
   columns: [
     ref('organization_id', 'organizations', 'Organization.', true),

@@ -22,7 +22,11 @@ export const programs: TableDef = {
     col('no_application_dates', 'boolean', 'The program has no application dates.'),
     col('no_close_date', 'boolean', 'The program has no close date.'),
     col('grace_period', 'integer', 'Grace period.'),
-    enumCol('applicant_type', 'applicant_type', 'Who may apply (enum applicant_type: 0 Individuals, 1 Organizations, 2 Both).'),
+    enumCol(
+      'applicant_type',
+      'applicant_type',
+      'Who may apply (enum applicant_type: 0 Individuals, 1 Organizations, 2 Both).',
+    ),
     col('application_prefix', 'text', 'Prefix of application reference ids.'),
     col('application_title_help', 'text', 'Help text for the application title.'),
     col('require_application_title', 'boolean', 'Applications must have a title.'),
@@ -37,7 +41,11 @@ export const programs: TableDef = {
     col('include_deadline_in_reminders', 'boolean', 'Reminders include the deadline.'),
     col('listing_url', 'text', 'Public listing URL.'),
     enumCol('score_format', 'score_format', 'Score format (enum score_format: 0 Percentage, 1 Actual, 2 Both).'),
-    enumCol('value_type', 'value_type', 'How the value is given (enum value_type: 0 Exactly, 2 Range, 3 None, 4 Custom).'),
+    enumCol(
+      'value_type',
+      'value_type',
+      'How the value is given (enum value_type: 0 Exactly, 2 Range, 3 None, 4 Custom).',
+    ),
     money('value', 'Award value (or lower bound of a range)'),
     money('max_value', 'Upper bound of the award value range'),
     col('custom_value', 'text', 'Free-text value used when value_type is 4 Custom.'),
@@ -90,7 +98,14 @@ export const customFieldValues: TableDef = {
     'Custom field values of applications, programs, funds, payments, awards and organizations (their custom_fields arrays).',
   primaryKey: ['entity_type', 'entity_id', 'field_id'],
   columns: [
-    { ...req('entity_type', 'text', 'Kind of record carrying the value (enum custom_field_entity: application, program, fund, payment, award, organization).'), enum: 'custom_field_entity' },
+    {
+      ...req(
+        'entity_type',
+        'text',
+        'Kind of record carrying the value (enum custom_field_entity: application, program, fund, payment, award, organization).',
+      ),
+      enum: 'custom_field_entity',
+    },
     req('entity_id', 'bigint', 'Id of that record (in the table named by entity_type).'),
     ref('field_id', 'custom_fields', 'Custom field.', true),
     col('name', 'text', 'Field name as sent with the value.'),
