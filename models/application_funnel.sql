@@ -8,8 +8,8 @@
 -- column submitted bigint: Stage records in state 0 (Submitted).
 -- column reopened bigint: Stage records in state 1 (Reopened).
 -- column initialized bigint: Stage records in state 2 (Initialized).
--- column submit_rate decimal: submitted / entered (6 decimals); NULL when nothing entered.
--- column conversion_from_previous decimal: entered / entered of the previous stage of the program (6 decimals); NULL for the first stage.
+-- column submit_rate decimal(18,6): submitted / entered (6 decimals); NULL when nothing entered.
+-- column conversion_from_previous decimal(18,6): entered / entered of the previous stage of the program (6 decimals); NULL for the first stage.
 WITH live_applications AS (
   SELECT id, program_id, current_stage_id
   FROM applications

@@ -4,7 +4,7 @@
 -- column applications bigint: Applications of the program that are not trashed (state 4) and not deleted.
 -- column awarded bigint: Awards with decision 0 (Awarded) among those applications.
 -- column declined bigint: Awards with decision 1 (Declined) among those applications.
--- column award_rate decimal: awarded / (awarded + declined), a fraction from 0 to 1 (6 decimals); NULL when both are 0.
+-- column award_rate decimal(9,6): awarded / (awarded + declined), a fraction from 0 to 1 (6 decimals); NULL when both are 0.
 -- column awarded_value decimal: Sum of awards.value of the awarded ones (0 when none), DECIMAL(18,2).
 WITH live_applications AS (
   SELECT id, program_id

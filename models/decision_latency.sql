@@ -2,9 +2,9 @@
 -- column program_id bigint: Program.
 -- column program_name text: Program name.
 -- column decisions bigint: Decisions (awarded or declined) with both a last submission and a decision time.
--- column median_days decimal: Median days from last submission to decision (4 decimals); NULL without decisions.
--- column p90_days decimal: 90th percentile (continuous) of those days (4 decimals); NULL without decisions.
--- column mean_days decimal: Mean of those days (4 decimals); NULL without decisions.
+-- column median_days decimal(12,4): Median days from last submission to decision (4 decimals); NULL without decisions.
+-- column p90_days decimal(12,4): 90th percentile (continuous) of those days (4 decimals); NULL without decisions.
+-- column mean_days decimal(12,4): Mean of those days (4 decimals); NULL without decisions.
 WITH latencies AS (
   SELECT
     a.program_id,

@@ -8,7 +8,7 @@
 -- column balance decimal: Balance on the fund record.
 -- column allocated decimal: Allocated to applications, summed over the fund's program budgets.
 -- column paid decimal: Paid to applications, summed over the fund's program budgets.
--- column utilization decimal: (allocated) / deposits as a fraction from 0 to 1 (6 decimals); NULL without deposits.
+-- column utilization decimal(18,6): (allocated) / deposits as a fraction from 0 to 1 (6 decimals); NULL without deposits.
 -- column reconciled boolean: True when balance_from_transactions equals the fund record's balance.
 WITH movements AS (
   SELECT

@@ -6,7 +6,7 @@
 -- column reviews_assigned bigint: Sum of reviews_assigned of the stage records.
 -- column reviews_submitted bigint: Sum of reviews_submitted of the stage records.
 -- column reviews_completed bigint: Sum of reviews_completed of the stage records.
--- column completion_rate decimal: reviews_completed / reviews_assigned (6 decimals); NULL when nothing is assigned.
+-- column completion_rate decimal(18,6): reviews_completed / reviews_assigned (6 decimals); NULL when nothing is assigned.
 -- column assignments_listed bigint: Reviewer assignments (assignments table) of those applications in this stage.
 WITH live_applications AS (
   SELECT id, program_id

@@ -8,7 +8,7 @@
 -- column assigned bigint: Number of assignments of this reviewer in this program and stage.
 -- column stage_assigned bigint: Assignments of all reviewers in this program and stage.
 -- column stage_reviewers bigint: Reviewers with at least one assignment in this program and stage.
--- column share_of_stage decimal: assigned / stage_assigned, a fraction from 0 to 1 (6 decimals).
+-- column share_of_stage decimal(9,6): assigned / stage_assigned, a fraction from 0 to 1 (6 decimals).
 WITH live_assignments AS (
   SELECT s.reviewer_id, COALESCE(s.program_id, a.program_id) AS program_id, s.stage_id
   FROM assignments s

@@ -8,6 +8,22 @@ import { GrantflowError } from '../util/errors.ts';
 /** `models/` at the package root, next to `src/`. */
 export const defaultModelsDir = fileURLToPath(new URL('../../models/', import.meta.url));
 
+/** A model column: the catalog fields plus the exact SQL type the model casts it to (e.g. DECIMAL(9,6)). */
+export interface ModelColumn extends ColumnDef {
+  readonly sqlType: string;
+}
+
+const baseSqlTypes: Record<ColumnType, string> = {
+  bigint: 'BIGINT',
+  integer: 'INTEGER',
+  double: 'DOUBLE',
+  decimal: 'DECIMAL(18,2)',
+  text: 'VARCHAR',
+  boolean: 'BOOLEAN',
+  timestamptz: 'TIMESTAMPTZ',
+  json: 'JSON',
+};
+
 export interface ModelDef {
   readonly name: string;
   readonly description: string;
@@ -16,7 +32,7 @@ export interface ModelDef {
   /** Explicit `-- depends_on:` names plus other models the SQL mentions. */
   readonly dependsOn: readonly string[];
   /** Declared by `-- column <name> <type>: <description>` lines; the dictionary and tests use them. */
-  readonly columns: readonly ColumnDef[];
+  readonly columns: readonly ModelColumn[];
   readonly file: string;
 }
 
@@ -33,7 +49,7 @@ const namePattern = /^[a-z_][a-z0-9_]*$/;
 interface Header {
   description: string;
   dependsOn: string[];
-  columns: ColumnDef[];
+  columns: ModelColumn[];
   severity: string | null;
   body: string;
 }
@@ -48,13 +64,14 @@ function parseHeader(text: string, file: string): Header {
     if (line === '') continue;
     if (!line.startsWith('--')) break;
     const content = line.slice(2).trim();
-    const column = /^column\s+([a-z_][a-z0-9_]*)\s+([a-z]+)\s*:\s*(.*)$/.exec(content);
+    const column = /^column\s+([a-z_][a-z0-9_]*)\s+([a-z]+)(?:\((\d+),(\d+)\))?\s*:\s*(.*)$/.exec(content);
     if (column) {
-      const [, name = '', type = '', description = ''] = column;
+      const [, name = '', type = '', precision, scale, description = ''] = column;
       if (!(columnTypes as readonly string[]).includes(type)) {
         throw new GrantflowError(`${file}: column ${name} has unknown type "${type}" (one of ${columnTypes.join(', ')})`);
       }
-      header.columns.push({ name, type: type as ColumnType, description });
+      const sqlType = precision !== undefined && type === 'decimal' ? `DECIMAL(${precision},${scale})` : baseSqlTypes[type as ColumnType];
+      header.columns.push({ name, type: type as ColumnType, description, sqlType });
       continue;
     }
     const kv = /^([a-z_]+)\s*:\s*(.*)$/.exec(content);

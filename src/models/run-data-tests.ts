@@ -10,7 +10,7 @@ export interface DataTestResult {
   readonly severity: Severity;
   /** pass: no failing rows; fail: some; error: the test query itself failed (see message). */
   readonly status: 'pass' | 'fail' | 'error';
-  readonly failingRows: number;
+  readonly failing: number;
   /** Up to `sampleSize` failing rows. */
   readonly sample: readonly Record<string, CellValue>[];
   readonly message?: string;
@@ -33,13 +33,13 @@ async function runOne(warehouse: Warehouse, test: DataTestDef, sampleSize: numbe
   const base = { name: test.name, description: test.description, severity: test.severity };
   try {
     const [count] = await warehouse.query(`SELECT count(*) AS n FROM (${test.sql}) failing`);
-    const failingRows = Number(count?.n ?? 0);
-    if (failingRows === 0) return { ...base, status: 'pass', failingRows, sample: [] };
+    const failing = Number(count?.n ?? 0);
+    if (failing === 0) return { ...base, status: 'pass', failing, sample: [] };
     const sample = await warehouse.query(`SELECT * FROM (${test.sql}) failing LIMIT ${sampleSize}`);
-    return { ...base, status: 'fail', failingRows, sample };
+    return { ...base, status: 'fail', failing, sample };
   } catch (e) {
     const message = (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? 'unknown error';
-    return { ...base, status: 'error', failingRows: 0, sample: [], message };
+    return { ...base, status: 'error', failing: 0, sample: [], message };
   }
 }
 

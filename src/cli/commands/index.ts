@@ -5,6 +5,9 @@ import { registerReplay } from './replay.ts';
 import { registerSim } from './sim.ts';
 import { registerStatus } from './status.ts';
 import { registerSync } from './sync.ts';
+import { registerModels } from './models.ts';
+import { registerSnapshot } from './snapshot.ts';
+import { registerDocs } from './docs.ts';
 
 /** Each command lives in its own file and registers itself on the program. */
 export type RegisterCommand = (program: Command) => void;
@@ -16,4 +19,7 @@ export const commands: readonly RegisterCommand[] = [
   registerStatus,
   registerDoctor,
   registerSim,
+  registerModels,
+  registerSnapshot,
+  registerDocs,
 ];

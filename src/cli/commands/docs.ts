@@ -1,0 +1,43 @@
+import type { Command } from 'commander';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { dictionaryPath, renderDataDictionary } from '../../docs/data-dictionary.ts';
+import { ExitCode } from '../../util/errors.ts';
+import { runAction } from '../run-action.ts';
+
+export function registerDocs(program: Command): void {
+  const docs = program.command('docs').description('generated documentation');
+  docs
+    .command('dictionary')
+    .description('regenerate docs/data-dictionary.md from the table catalog and the model headers')
+    .option('--check', 'do not write; exit 1 when the file is stale')
+    .option('--out <file>', 'where the dictionary lives', dictionaryPath)
+    .action(
+      runAction(async (options: { check?: boolean; out: string }) => {
+        const path = resolve(options.out);
+        const fresh = renderDataDictionary();
+        let current: string | null = null;
+        try {
+          current = readFileSync(path, 'utf8');
+        } catch {
+          current = null;
+        }
+        if (options.check) {
+          if (current === fresh) {
+            process.stdout.write(`${path} is up to date\n`);
+            return ExitCode.ok;
+          }
+          process.stderr.write(`grantflow: ${path} is stale; run \`grantflow docs dictionary\` and commit the result\n`);
+          return ExitCode.runFailed;
+        }
+        if (current === fresh) {
+          process.stdout.write(`${path} already up to date\n`);
+          return ExitCode.ok;
+        }
+        mkdirSync(dirname(path), { recursive: true });
+        writeFileSync(path, fresh);
+        process.stdout.write(`wrote ${path}\n`);
+        return ExitCode.ok;
+      }),
+    );
+}

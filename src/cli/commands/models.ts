@@ -1,0 +1,71 @@
+import type { Command } from 'commander';
+import { loadSettings } from '../../config/load-settings.ts';
+import type { SettingKey } from '../../config/settings.ts';
+import { tables } from '../../normalize/index.ts';
+import { openWarehouse } from '../../warehouse/index.ts';
+import type { Warehouse } from '../../warehouse/types.ts';
+import { hasErrorFailures, runDataTests, runModels, type DataTestResult } from '../../models/index.ts';
+import { ExitCode } from '../../util/errors.ts';
+import { createLogger } from '../../util/logger.ts';
+import { runAction } from '../run-action.ts';
+import { addSettingOptions, flagsFrom } from '../settings-options.ts';
+
+const keys: readonly SettingKey[] = ['warehouse', 'schema', 'logLevel'];
+
+async function withWarehouse(options: Record<string, unknown>, fn: (w: Warehouse) => Promise<number>): Promise<number> {
+  const settings = await loadSettings(flagsFrom(options, keys), { pipeline: options.pipeline as string | undefined });
+  const warehouse = await openWarehouse(settings.warehouse, { schema: settings.schema, logger: createLogger({ level: settings.logLevel }) });
+  try {
+    // Idempotent; on a fresh warehouse the models then run over empty tables instead of failing.
+    await warehouse.migrate(tables);
+    return await fn(warehouse);
+  } finally {
+    await warehouse.close();
+  }
+}
+
+export function formatTestResult(r: DataTestResult): string {
+  const label = r.status === 'pass' ? 'PASS ' : r.status === 'error' ? 'ERROR' : r.severity === 'error' ? 'FAIL ' : 'WARN ';
+  let line = `${label} ${r.name}`;
+  if (r.status === 'fail') line += `  (${r.failing} failing row${r.failing === 1 ? '' : 's'}; sample: ${JSON.stringify(r.sample.slice(0, 3))})`;
+  if (r.status === 'error') line += `  (${r.severity}: query failed: ${r.message ?? 'unknown error'})`;
+  return line;
+}
+
+export function registerModels(program: Command): void {
+  const models = program.command('models').description('build the SQL models (models/*.sql) or run the data tests');
+  const run = models
+    .command('run')
+    .description('build every model as a table, in dependency order')
+    .option('--pipeline <file>', 'pipeline JSON file [env GRANTFLOW_PIPELINE]');
+  addSettingOptions(run, keys);
+  run.action(
+    runAction(async (options: Record<string, unknown>) =>
+      withWarehouse(options, async (warehouse) => {
+        const info = await runModels(warehouse);
+        for (const m of info.models) process.stdout.write(`${m.name.padEnd(24)} ${String(m.rows).padStart(9)} rows ${String(m.durationMs).padStart(7)} ms\n`);
+        process.stdout.write(`${info.models.length} models built in ${info.durationMs} ms\n`);
+        return ExitCode.ok;
+      }),
+    ),
+  );
+  const test = models
+    .command('test')
+    .description('run the data tests (keys, references, enums, money reconciliation); exit 1 on an error-level failure')
+    .option('--pipeline <file>', 'pipeline JSON file [env GRANTFLOW_PIPELINE]');
+  addSettingOptions(test, keys);
+  test.action(
+    runAction(async (options: Record<string, unknown>) =>
+      withWarehouse(options, async (warehouse) => {
+        const results = await runDataTests(warehouse);
+        for (const r of results) process.stdout.write(`${formatTestResult(r)}\n`);
+        const count = (f: (r: DataTestResult) => boolean): number => results.filter(f).length;
+        process.stdout.write(
+          `${count((r) => r.status === 'pass')} passed, ${count((r) => r.status !== 'pass' && r.severity === 'error')} failed, ` +
+            `${count((r) => r.status !== 'pass' && r.severity === 'warn')} warnings\n`,
+        );
+        return hasErrorFailures(results) ? ExitCode.runFailed : ExitCode.ok;
+      }),
+    ),
+  );
+}
