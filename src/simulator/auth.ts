@@ -12,7 +12,8 @@ interface CredentialSet {
   revoked: boolean;
 }
 
-export type AuthResult = { ok: true; clientKey: string } | { ok: false; reason: 'missing' | 'invalid' | 'expired'; clientKey?: string };
+export type AuthResult =
+  { ok: true; clientKey: string } | { ok: false; reason: 'missing' | 'invalid' | 'expired'; clientKey?: string };
 
 export interface TokenReply {
   readonly status: number;
@@ -90,9 +91,11 @@ export class TokenStore {
     const set = this.clientSet(body);
     if (!set) return { status: 403, body: { error: 'invalid_client' } };
     const presented = body['refresh_token'];
-    if (!presented || set.revoked || set.refresh_token !== presented) return { status: 403, body: { error: 'invalid_grant' } };
+    if (!presented || set.revoked || set.refresh_token !== presented)
+      return { status: 403, body: { error: 'invalid_grant' } };
     const scope = body['scope'];
-    if (scope !== undefined && scope !== '' && !this.roles.includes(scope)) return { status: 400, body: { error: 'invalid_scope' } };
+    if (scope !== undefined && scope !== '' && !this.roles.includes(scope))
+      return { status: 400, body: { error: 'invalid_scope' } };
     this.byAccess.delete(set.access_token);
     this.byRefresh.delete(set.refresh_token);
     set.access_token = token();
@@ -102,7 +105,13 @@ export class TokenStore {
     this.byRefresh.set(set.refresh_token, set);
     return {
       status: 200,
-      body: { access_token: set.access_token, expires_in: this.ttlSeconds, refresh_token: set.refresh_token, scope: scope ?? '', token_type: 'Bearer' },
+      body: {
+        access_token: set.access_token,
+        expires_in: this.ttlSeconds,
+        refresh_token: set.refresh_token,
+        scope: scope ?? '',
+        token_type: 'Bearer',
+      },
     };
   }
 
@@ -129,6 +138,11 @@ export class TokenStore {
   }
 
   private credentialsOf(set: CredentialSet): Credentials {
-    return { client_id: set.client_id, client_secret: set.client_secret, access_token: set.access_token, refresh_token: set.refresh_token };
+    return {
+      client_id: set.client_id,
+      client_secret: set.client_secret,
+      access_token: set.access_token,
+      refresh_token: set.refresh_token,
+    };
   }
 }

@@ -52,7 +52,15 @@ export function applyChanges(ds: Dataset, request: ChangeRequest, callIndex: num
   const updated = pickApps(request.updated ?? 0).map((app) => {
     app['overall_score'] = rng.int(0, 100);
     app['updated_at'] = nowStamp();
-    recordWrite(ds, 'application_updated', 'PATCH', `/api/applications/${String(app['id'])}/`, { application: app }, app['id'] as number, 200);
+    recordWrite(
+      ds,
+      'application_updated',
+      'PATCH',
+      `/api/applications/${String(app['id'])}/`,
+      { application: app },
+      app['id'] as number,
+      200,
+    );
     return app['id'] as number;
   });
   const childEdits = pickApps(request.childEdits ?? 0).map((app) => {
@@ -62,7 +70,15 @@ export function applyChanges(ds: Dataset, request: ChangeRequest, callIndex: num
     if (task && rng.chance(0.7)) {
       task['data'] = { ...(task['data'] as JsonObject), edited: `edit ${callIndex}-${rng.int(1, 1e6)} ✎` };
       task['updated_at'] = nowStamp();
-      recordWrite(ds, 'task_updated', 'PATCH', `/api/applications/${id}/tasks/${String(task['id'])}/`, { application: app, task: { name: task['name'] ?? '', id: task['id'] ?? 0 } }, task['id'] as number, 200);
+      recordWrite(
+        ds,
+        'task_updated',
+        'PATCH',
+        `/api/applications/${id}/tasks/${String(task['id'])}/`,
+        { application: app, task: { name: task['name'] ?? '', id: task['id'] ?? 0 } },
+        task['id'] as number,
+        200,
+      );
     } else {
       addNote(ds, id, `Follow-up note ${callIndex}: it's "fine" 👍`, false);
     }
@@ -73,7 +89,15 @@ export function applyChanges(ds: Dataset, request: ChangeRequest, callIndex: num
   const created: number[] = [];
   for (let id = before + 1; id <= ds.applications.maxId(); id++) {
     created.push(id);
-    recordWrite(ds, 'application_created', 'POST', '/api/applications/', { application: ds.applications.get(id) ?? null }, id, 201);
+    recordWrite(
+      ds,
+      'application_created',
+      'POST',
+      '/api/applications/',
+      { application: ds.applications.get(id) ?? null },
+      id,
+      201,
+    );
   }
   return { created, updated, deleted, childEdits };
 }

@@ -7,7 +7,12 @@ import type { FaultOptions, LatencyOptions, ListStyle } from './options.ts';
 const num = (v: JsonValue | undefined): number | undefined => (typeof v === 'number' ? v : undefined);
 
 /** `/_sim/...`: the control surface over HTTP, for tests in another process. No auth, no rate limit. */
-export async function handleControl(control: SimulatorControl, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+export async function handleControl(
+  control: SimulatorControl,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): Promise<void> {
   const path = url.pathname;
   const method = req.method ?? 'GET';
   const parsed = parseJsonBody(method === 'GET' ? '' : await readBody(req));
@@ -29,7 +34,12 @@ export async function handleControl(control: SimulatorControl, req: IncomingMess
       return sendJson(res, 204, undefined);
     }
     if (method === 'POST' && path === '/_sim/changes') {
-      const result = control.applyChanges({ created: num(body['created']) ?? 0, updated: num(body['updated']) ?? 0, deleted: num(body['deleted']) ?? 0, childEdits: num(body['childEdits']) ?? 0 });
+      const result = control.applyChanges({
+        created: num(body['created']) ?? 0,
+        updated: num(body['updated']) ?? 0,
+        deleted: num(body['deleted']) ?? 0,
+        childEdits: num(body['childEdits']) ?? 0,
+      });
       return sendJson(res, 200, { ...result });
     }
     if (method === 'POST' && path === '/_sim/config') {
@@ -37,7 +47,8 @@ export async function handleControl(control: SimulatorControl, req: IncomingMess
       return sendJson(res, 200, { ok: true });
     }
     if (method === 'GET' && path === '/_sim/faults') return sendJson(res, 200, { ...control.faultsInjected() });
-    if (method === 'POST' && path === '/_sim/credentials') return sendJson(res, 201, { ...control.issueCredentials({ keepExisting: body['keepExisting'] === true }) });
+    if (method === 'POST' && path === '/_sim/credentials')
+      return sendJson(res, 201, { ...control.issueCredentials({ keepExisting: body['keepExisting'] === true }) });
     if (method === 'POST' && path === '/_sim/credentials/revoke') {
       control.revokeAllCredentials();
       return sendJson(res, 204, undefined);
@@ -61,7 +72,11 @@ function applyConfig(control: SimulatorControl, body: JsonObject): void {
   if (ttl !== undefined) control.setTokenTtl(ttl);
   const perPageMax = num(body['perPageMax']);
   if (perPageMax !== undefined) control.setPerPageMax(perPageMax);
-  if (isJsonObject(body['latency'])) control.setLatency({ ms: num(body['latency']['ms']) ?? 0, jitterMs: num(body['latency']['jitterMs']) ?? 0 } satisfies LatencyOptions);
+  if (isJsonObject(body['latency']))
+    control.setLatency({
+      ms: num(body['latency']['ms']) ?? 0,
+      jitterMs: num(body['latency']['jitterMs']) ?? 0,
+    } satisfies LatencyOptions);
   if (isJsonObject(body['faults'])) control.setFaults(body['faults'] as unknown as FaultOptions);
   if (body['listStyle'] === 'bare' || body['listStyle'] === 'envelope') control.setListStyle(body['listStyle']);
   if (isJsonObject(body['listStyleByEndpoint'])) {
@@ -69,7 +84,8 @@ function applyConfig(control: SimulatorControl, body: JsonObject): void {
       if (style === 'bare' || style === 'envelope') control.setListStyle(style satisfies ListStyle, template);
     }
   }
-  if (Array.isArray(body['permissions'])) control.setPermissions(body['permissions'].filter((p): p is string => typeof p === 'string'));
+  if (Array.isArray(body['permissions']))
+    control.setPermissions(body['permissions'].filter((p): p is string => typeof p === 'string'));
   if (isJsonObject(body['features'])) {
     const f = body['features'];
     control.setFeatures({

@@ -42,9 +42,29 @@ export interface SimulatorControl {
 }
 
 export const collectionNames = [
-  'users', 'programs', 'stages', 'statuses', 'applications', 'application_stages', 'tasks', 'notes', 'assignments',
-  'team_assignments', 'custom_fields', 'financial_transactions', 'funds', 'budgets', 'awards', 'payments', 'activity',
-  'log', 'organizations', 'members', 'teams', 'eligibility', 'reports',
+  'users',
+  'programs',
+  'stages',
+  'statuses',
+  'applications',
+  'application_stages',
+  'tasks',
+  'notes',
+  'assignments',
+  'team_assignments',
+  'custom_fields',
+  'financial_transactions',
+  'funds',
+  'budgets',
+  'awards',
+  'payments',
+  'activity',
+  'log',
+  'organizations',
+  'members',
+  'teams',
+  'eligibility',
+  'reports',
 ] as const;
 
 export interface ControlParts {
@@ -104,8 +124,10 @@ export function createControl(p: ControlParts): SimulatorControl {
 }
 
 function collection(ds: Dataset, name: string, filter: { application?: number; organization?: number }): JsonObject[] {
-  const appIds = filter.application !== undefined ? [filter.application] : ds.applications.rows.map((a) => a['id'] as number);
-  const orgIds = filter.organization !== undefined ? [filter.organization] : ds.organizations.rows.map((o) => o['id'] as number);
+  const appIds =
+    filter.application !== undefined ? [filter.application] : ds.applications.rows.map((a) => a['id'] as number);
+  const orgIds =
+    filter.organization !== undefined ? [filter.organization] : ds.organizations.rows.map((o) => o['id'] as number);
   const perApp = (kind: 'stages' | 'tasks' | 'notes'): JsonObject[] =>
     appIds.flatMap((id) => (ds.children(id)?.[kind] ?? []).map((row) => ({ application_id: id, ...row })));
   const perOrg = (map: Map<number, JsonObject[]>): JsonObject[] =>
@@ -113,35 +135,60 @@ function collection(ds: Dataset, name: string, filter: { application?: number; o
   switch (name) {
     case 'users':
       return [...ds.users.values()].map((u) => ({ ...u.ref, role: u.role }));
-    case 'programs': return ds.programs.rows;
+    case 'programs':
+      return ds.programs.rows;
     case 'stages':
-      return [...ds.stageDefs.values()].map((s) => ({ id: s.id, title: s.title, program_id: s.programId, order: s.order, tasks: (ds.taskDefsByStage.get(s.id) ?? []).map((t) => ({ id: t.id, name: t.name, type: t.type })) }));
-    case 'statuses': return ds.statuses;
-    case 'applications': return ds.applications.rows;
-    case 'application_stages': return perApp('stages');
-    case 'tasks': return perApp('tasks');
-    case 'notes': return perApp('notes');
-    case 'assignments': return ds.assignments;
-    case 'team_assignments': return ds.teamAssignments;
-    case 'custom_fields': return ds.customFields.rows;
-    case 'financial_transactions': return ds.transactions.rows;
-    case 'funds': return ds.funds.rows;
-    case 'budgets': return ds.budgets.rows;
-    case 'awards': return ds.awards.rows;
-    case 'payments': return ds.payments.rows;
-    case 'activity': return ds.activity.rows;
-    case 'log': return ds.log.rows;
-    case 'organizations': return ds.organizations.rows;
-    case 'members': return perOrg(ds.members);
-    case 'teams': return perOrg(ds.teams);
+      return [...ds.stageDefs.values()].map((s) => ({
+        id: s.id,
+        title: s.title,
+        program_id: s.programId,
+        order: s.order,
+        tasks: (ds.taskDefsByStage.get(s.id) ?? []).map((t) => ({ id: t.id, name: t.name, type: t.type })),
+      }));
+    case 'statuses':
+      return ds.statuses;
+    case 'applications':
+      return ds.applications.rows;
+    case 'application_stages':
+      return perApp('stages');
+    case 'tasks':
+      return perApp('tasks');
+    case 'notes':
+      return perApp('notes');
+    case 'assignments':
+      return ds.assignments;
+    case 'team_assignments':
+      return ds.teamAssignments;
+    case 'custom_fields':
+      return ds.customFields.rows;
+    case 'financial_transactions':
+      return ds.transactions.rows;
+    case 'funds':
+      return ds.funds.rows;
+    case 'budgets':
+      return ds.budgets.rows;
+    case 'awards':
+      return ds.awards.rows;
+    case 'payments':
+      return ds.payments.rows;
+    case 'activity':
+      return ds.activity.rows;
+    case 'log':
+      return ds.log.rows;
+    case 'organizations':
+      return ds.organizations.rows;
+    case 'members':
+      return perOrg(ds.members);
+    case 'teams':
+      return perOrg(ds.teams);
     case 'eligibility':
       return orgIds.flatMap((id) => {
         const e = ds.eligibility.get(id);
         return e ? [{ organization_id: id, ...e }] : [];
       });
-    case 'reports': return ds.reports.rows;
+    case 'reports':
+      return ds.reports.rows;
     default:
       throw new Error(`unknown collection "${name}"; known: ${collectionNames.join(', ')}`);
   }
 }
-

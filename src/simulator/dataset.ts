@@ -129,5 +129,7 @@ export class Dataset {
 }
 
 export function ref(row: JsonObject, nameKey: 'name' | 'title' = 'name'): JsonObject {
-  return nameKey === 'title' ? { title: row['title'] ?? '', id: row['id'] ?? 0 } : { id: row['id'] ?? 0, name: row['name'] ?? '' };
+  return nameKey === 'title'
+    ? { title: row['title'] ?? '', id: row['id'] ?? 0 }
+    : { id: row['id'] ?? 0, name: row['name'] ?? '' };
 }

@@ -2,10 +2,7 @@ import type { FaultKind, FaultOptions } from './options.ts';
 import { Rng } from './random.ts';
 
 export type Fault =
-  | { kind: '5xx'; status: number }
-  | { kind: 'truncate' }
-  | { kind: 'reset' }
-  | { kind: 'latency'; ms: number };
+  { kind: '5xx'; status: number } | { kind: 'truncate' } | { kind: 'reset' } | { kind: 'latency'; ms: number };
 
 const ALL_KINDS: readonly FaultKind[] = ['5xx', 'truncate', 'reset', 'latency'];
 /** Faults that happen before the request is processed: the only ones safe on the token endpoint. */

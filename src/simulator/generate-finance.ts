@@ -38,7 +38,13 @@ export function generateFinance(ds: Dataset, rng: Rng, fundCount: number): void 
   const admin = (): SimUser => rng.pick(ds.admins);
   const funds: FundAcc[] = [];
   for (let f = 1; f <= fundCount; f++) {
-    funds.push({ id: f, name: `${rng.pick(['General', 'Endowment', "Founders'", 'Community', 'Émergence'])} Fund ${f}`, deposits: [], withdrawals: [], transferred: 0 });
+    funds.push({
+      id: f,
+      name: `${rng.pick(['General', 'Endowment', "Founders'", 'Community', 'Émergence'])} Fund ${f}`,
+      deposits: [],
+      withdrawals: [],
+      transferred: 0,
+    });
   }
   const budgets: BudgetAcc[] = [];
   const budgetsByProgram = new Map<number, BudgetAcc[]>();
@@ -46,7 +52,15 @@ export function generateFinance(ds: Dataset, rng: Rng, fundCount: number): void 
     const pid = program['id'] as number;
     const chosen = rng.sample(funds, rng.int(1, Math.min(2, funds.length)));
     const list = chosen.map((fund) => {
-      const b: BudgetAcc = { id: budgets.length + 1, programId: pid, fundId: fund.id, transferred: 0, allocated: 0, paid: 0, transfers: [] };
+      const b: BudgetAcc = {
+        id: budgets.length + 1,
+        programId: pid,
+        fundId: fund.id,
+        transferred: 0,
+        allocated: 0,
+        paid: 0,
+        transfers: [],
+      };
       budgets.push(b);
       return b;
     });
@@ -77,7 +91,9 @@ export function generateFinance(ds: Dataset, rng: Rng, fundCount: number): void 
       created_at: timestamp(rng, awardedMs - DAY_MS),
       updated_at: timestamp(rng, awardedMs + DAY_MS),
       custom_fields: [],
-      notification_message: awarded ? 'Congratulations! 🎉 Your application was funded.' : "We're sorry — not this time.",
+      notification_message: awarded
+        ? 'Congratulations! 🎉 Your application was funded.'
+        : "We're sorry — not this time.",
       decision: awarded ? 0 : 1,
       value: dollars(cents),
       applicant_decision_required: awarded && rng.chance(0.5),
@@ -85,7 +101,7 @@ export function generateFinance(ds: Dataset, rng: Rng, fundCount: number): void 
       applicant_decision_submitted_on: awarded && rng.chance(0.6) ? timestamp(rng, awardedMs + 5 * DAY_MS) : '',
       visible: rng.chance(0.9),
       applicant_decision: awarded ? rng.pick([0, 2, 2, 3]) : 0,
-      applicant_note: rng.chance(0.1) ? "Thank you — we'll \"deliver\"!" : '',
+      applicant_note: rng.chance(0.1) ? 'Thank you — we\'ll "deliver"!' : '',
       payments: [],
     };
     ds.awards.insert(award);
@@ -127,8 +143,14 @@ export function generateFinance(ds: Dataset, rng: Rng, fundCount: number): void 
     program['allocated'] = dollars(sum('allocated'));
     program['paid'] = dollars(sum('paid'));
     program['balance'] = dollars(sum('transferred') - sum('paid'));
-    program['funding_sources'] = list.map((b) => ({ id: b.id, balance: dollars(b.transferred - b.paid), fund: fundRef(funds, b.fundId) }));
-    program['awards_made'] = ds.awards.rows.filter((a) => a['decision'] === 0 && (a['program'] as JsonObject | null)?.['id'] === program['id']).length;
+    program['funding_sources'] = list.map((b) => ({
+      id: b.id,
+      balance: dollars(b.transferred - b.paid),
+      fund: fundRef(funds, b.fundId),
+    }));
+    program['awards_made'] = ds.awards.rows.filter(
+      (a) => a['decision'] === 0 && (a['program'] as JsonObject | null)?.['id'] === program['id'],
+    ).length;
   }
   for (const f of funds) {
     const mine = budgets.filter((b) => b.fundId === f.id);
@@ -180,7 +202,7 @@ export function generateFinance(ds: Dataset, rng: Rng, fundCount: number): void 
       updated_at: timestamp(rng, ms + 3_600_000),
       created_by: who,
       updated_by: who,
-      notes: rng.chance(0.1) ? "Q3 top-up — per board's \"approval\"" : '',
+      notes: rng.chance(0.1) ? 'Q3 top-up — per board\'s "approval"' : '',
       transaction_type: type,
       amount: dollars(cents),
       payment: null,
@@ -192,20 +214,41 @@ export function generateFinance(ds: Dataset, rng: Rng, fundCount: number): void 
   for (const f of funds) {
     for (const c of f.deposits) {
       fundBalance.set(f.id, (fundBalance.get(f.id) ?? 0) + c);
-      txn(0, c, EPOCH_MS - 50 * DAY_MS, { source_type: 0, destination_type: 2, new_source_balance: 0, new_destination_balance: dollars(fundBalance.get(f.id) ?? 0), source: null, destination: fundRef(funds, f.id) });
+      txn(0, c, EPOCH_MS - 50 * DAY_MS, {
+        source_type: 0,
+        destination_type: 2,
+        new_source_balance: 0,
+        new_destination_balance: dollars(fundBalance.get(f.id) ?? 0),
+        source: null,
+        destination: fundRef(funds, f.id),
+      });
     }
   }
   for (const f of funds) {
     for (const c of f.withdrawals) {
       fundBalance.set(f.id, (fundBalance.get(f.id) ?? 0) - c);
-      txn(1, c, EPOCH_MS - 40 * DAY_MS, { source_type: 2, destination_type: 0, new_source_balance: dollars(fundBalance.get(f.id) ?? 0), new_destination_balance: 0, source: fundRef(funds, f.id), destination: null });
+      txn(1, c, EPOCH_MS - 40 * DAY_MS, {
+        source_type: 2,
+        destination_type: 0,
+        new_source_balance: dollars(fundBalance.get(f.id) ?? 0),
+        new_destination_balance: 0,
+        source: fundRef(funds, f.id),
+        destination: null,
+      });
     }
   }
   for (const b of budgets) {
     for (const c of b.transfers) {
       fundBalance.set(b.fundId, (fundBalance.get(b.fundId) ?? 0) - c);
       budgetBalance.set(b.id, (budgetBalance.get(b.id) ?? 0) + c);
-      txn(2, c, EPOCH_MS - 30 * DAY_MS, { source_type: 2, destination_type: 1, new_source_balance: dollars(fundBalance.get(b.fundId) ?? 0), new_destination_balance: dollars(budgetBalance.get(b.id) ?? 0), source: fundRef(funds, b.fundId), destination: ds.programs.get(b.programId) ?? null });
+      txn(2, c, EPOCH_MS - 30 * DAY_MS, {
+        source_type: 2,
+        destination_type: 1,
+        new_source_balance: dollars(fundBalance.get(b.fundId) ?? 0),
+        new_destination_balance: dollars(budgetBalance.get(b.id) ?? 0),
+        source: fundRef(funds, b.fundId),
+        destination: ds.programs.get(b.programId) ?? null,
+      });
     }
   }
   for (const p of pending) {
@@ -227,7 +270,9 @@ export function generateFinance(ds: Dataset, rng: Rng, fundCount: number): void 
       note: rng.chance(0.1) ? 'Paid via wire — ref #42 "urgent"' : '',
       note_applicant_visible: rng.chance(0.5),
       status,
-      sources: [{ id: txnIdNext, transaction_id: 100_000 + txnIdNext, transaction_date: dateStr, amount: dollars(p.cents) }],
+      sources: [
+        { id: txnIdNext, transaction_id: 100_000 + txnIdNext, transaction_date: dateStr, amount: dollars(p.cents) },
+      ],
     };
     // A payment draws on a program fund budget: source is the program (with the fund it draws from).
     txn(3, p.cents, p.dateMs, {
@@ -235,7 +280,12 @@ export function generateFinance(ds: Dataset, rng: Rng, fundCount: number): void 
       destination_type: 3,
       new_source_balance: dollars(budgetBalance.get(p.budget.id) ?? 0),
       new_destination_balance: dollars(p.cents),
-      source: { id: p.budget.programId, name: program?.['name'] ?? '', fund: fundRef(funds, p.budget.fundId), budget_id: p.budget.id },
+      source: {
+        id: p.budget.programId,
+        name: program?.['name'] ?? '',
+        fund: fundRef(funds, p.budget.fundId),
+        budget_id: p.budget.id,
+      },
       destination: appRef,
       payment,
     });

@@ -3,7 +3,14 @@ import type { Dataset } from './dataset.ts';
 import { DAY_MS, EPOCH_MS, timestamp } from './format.ts';
 import type { Rng } from './random.ts';
 
-export function assignmentRecord(ds: Dataset, app: JsonObject, stageId: number, key: 'reviewer' | 'team', who: JsonObject, updatedAt: string): JsonObject {
+export function assignmentRecord(
+  ds: Dataset,
+  app: JsonObject,
+  stageId: number,
+  key: 'reviewer' | 'team',
+  who: JsonObject,
+  updatedAt: string,
+): JsonObject {
   const def = ds.stageDefs.get(stageId);
   return {
     application: { title: app['title'] ?? '', id: app['id'] ?? 0 },
@@ -26,12 +33,21 @@ export function generateAssignments(ds: Dataset, rng: Rng): void {
     }
     if (allTeams.length > 0 && rng.chance(0.1)) {
       const team = rng.pick(allTeams);
-      ds.teamAssignments.push(assignmentRecord(ds, app, stageId, 'team', { name: team['name'] ?? '', id: team['id'] ?? 0 }, at()));
+      ds.teamAssignments.push(
+        assignmentRecord(ds, app, stageId, 'team', { name: team['name'] ?? '', id: team['id'] ?? 0 }, at()),
+      );
     }
   }
 }
 
-const ACTIVITY_TYPES = ['application_submitted', 'status_changed', 'note_added', 'task_completed', 'review_submitted', 'award_created'];
+const ACTIVITY_TYPES = [
+  'application_submitted',
+  'status_changed',
+  'note_added',
+  'task_completed',
+  'review_submitted',
+  'award_created',
+];
 
 export function generateActivity(ds: Dataset, rng: Rng, count: number): void {
   const apps = ds.applications.rows;

@@ -5,7 +5,14 @@ import type { Rng } from './random.ts';
 import { cities, countries, orgWords, titleWords } from './vocab.ts';
 
 export function memberRecord(user: SimUser, isAdmin: boolean, status = 1): JsonObject {
-  return { first_name: user.first_name, last_name: user.last_name, email: user.email, id: user.id, is_admin: isAdmin, status };
+  return {
+    first_name: user.first_name,
+    last_name: user.last_name,
+    email: user.email,
+    id: user.id,
+    is_admin: isAdmin,
+    status,
+  };
 }
 
 /** Organizations with members (primary admin included), teams and (for most) eligibility responses. */
@@ -14,7 +21,10 @@ export function generateOrganizations(ds: Dataset, rng: Rng, count: number): voi
     const members = rng.sample(ds.applicants, rng.int(2, 5));
     const primary = members[0] ?? rng.pick(ds.applicants);
     const usa = rng.chance(0.5);
-    const name = id === 3 ? "Children's \"Future\" Fund; DROP TABLE organizations; --" : `${rng.pick(titleWords)} ${rng.pick(orgWords)} ${id}`;
+    const name =
+      id === 3
+        ? 'Children\'s "Future" Fund; DROP TABLE organizations; --'
+        : `${rng.pick(titleWords)} ${rng.pick(orgWords)} ${id}`;
     ds.organizations.insert({
       id,
       name,
@@ -34,9 +44,13 @@ export function generateOrganizations(ds: Dataset, rng: Rng, count: number): voi
       logo_url: `https://cdn.example.org/logos/${id}.png`,
       status: rng.pick([0, 1, 1, 1, 2]),
     });
-    ds.members.set(id, members.map((u) => memberRecord(u, u.id === primary.id, u.id === primary.id ? 1 : rng.pick([0, 1, 1]))));
+    ds.members.set(
+      id,
+      members.map((u) => memberRecord(u, u.id === primary.id, u.id === primary.id ? 1 : rng.pick([0, 1, 1]))),
+    );
     const teams: JsonObject[] = [];
-    for (let t = 0; t < rng.int(0, 2); t++) teams.push({ name: `${rng.pick(['Review', 'Finance', 'Équipe'])} team ${t + 1}`, id: ds.nextTeamId() });
+    for (let t = 0; t < rng.int(0, 2); t++)
+      teams.push({ name: `${rng.pick(['Review', 'Finance', 'Équipe'])} team ${t + 1}`, id: ds.nextTeamId() });
     ds.teams.set(id, teams);
     if (rng.chance(0.7)) {
       const started = EPOCH_MS - rng.int(1, 100) * DAY_MS;

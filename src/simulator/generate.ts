@@ -29,7 +29,14 @@ export function generateDataset(options: GenerateOptions = {}): Dataset {
     const first = rng.pick(firstNames);
     const last = rng.pick(lastNames);
     const email = `${slug(first)}.${slug(last)}.${id}@example.org`;
-    const user: SimUser = { id, first_name: first, last_name: last, email, role, ref: { first_name: first, last_name: last, email, id } };
+    const user: SimUser = {
+      id,
+      first_name: first,
+      last_name: last,
+      email,
+      role,
+      ref: { first_name: first, last_name: last, email, id },
+    };
     ds.users.set(id, user);
     ({ admin: ds.admins, reviewer: ds.reviewers, applicant: ds.applicants })[role].push(user);
     return user;
@@ -87,7 +94,8 @@ function addPrograms(ds: Dataset, rng: Rng, count: number): void {
   let stageId = 0;
   let taskId = 0;
   for (let p = 1; p <= count; p++) {
-    const name = p === 2 ? "Founders' \"Impact\" Grant 🌍" : `${rng.pick(titleWords)} ${rng.pick(titleWords)} Program ${p}`;
+    const name =
+      p === 2 ? 'Founders\' "Impact" Grant 🌍' : `${rng.pick(titleWords)} ${rng.pick(titleWords)} Program ${p}`;
     const stages = [];
     for (let s = 0; s < rng.int(3, 4); s++) {
       const def = { id: ++stageId, title: STAGE_TITLES[s] ?? `Stage ${s + 1}`, programId: p, order: s };
@@ -169,8 +177,12 @@ export function addApplications(ds: Dataset, rng: Rng, count: number): void {
     const updatedMs = createdMs + rng.int(0, 60) * DAY_MS + rng.int(0, 86_399) * 1000;
     const withOrg = program['applicant_type'] !== 0 && orgs.length > 0 && rng.chance(0.6);
     const org = withOrg ? rng.pick(orgs) : null;
-    const title = rng.chance(0.05) ? rng.pick(awkwardStrings) : `${rng.pick(titleWords)} ${rng.pick(titleWords)} #${id}`;
-    const collaborators = program['allow_collaborators'] ? rng.sample(ds.applicants, rng.int(0, 2)).map((u) => u.ref) : [];
+    const title = rng.chance(0.05)
+      ? rng.pick(awkwardStrings)
+      : `${rng.pick(titleWords)} ${rng.pick(titleWords)} #${id}`;
+    const collaborators = program['allow_collaborators']
+      ? rng.sample(ds.applicants, rng.int(0, 2)).map((u) => u.ref)
+      : [];
     const scored = rng.chance(0.7);
     ds.applications.insert({
       applicant: rng.pick(ds.applicants).ref,

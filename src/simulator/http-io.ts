@@ -23,7 +23,8 @@ export function parseFormOrJson(raw: string): Record<string, string> | undefined
       const parsed: unknown = JSON.parse(text);
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
       const out: Record<string, string> = {};
-      for (const [k, v] of Object.entries(parsed)) if (typeof v === 'string' || typeof v === 'number') out[k] = String(v);
+      for (const [k, v] of Object.entries(parsed))
+        if (typeof v === 'string' || typeof v === 'number') out[k] = String(v);
       return out;
     } catch {
       return undefined;
@@ -41,7 +42,12 @@ export function parseJsonBody(raw: string): { ok: true; value: JsonValue | undef
   }
 }
 
-export function sendJson(res: ServerResponse, status: number, body: JsonValue | undefined, options: { truncate?: boolean; headers?: Record<string, string> } = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: JsonValue | undefined,
+  options: { truncate?: boolean; headers?: Record<string, string> } = {},
+): void {
   let text = body === undefined || status === 204 ? '' : JSON.stringify(body);
   // A truncated body is a complete HTTP response whose JSON stops mid-way.
   if (options.truncate && text.length > 1) text = text.slice(0, Math.floor(text.length / 2));
@@ -55,7 +61,11 @@ export function sendJson(res: ServerResponse, status: number, body: JsonValue | 
   res.end(status === 204 ? undefined : buf);
 }
 
-const REASONS: Record<number, string> = { 500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable' };
+const REASONS: Record<number, string> = {
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+};
 
 export function sendHtmlError(res: ServerResponse, status: number): void {
   const reason = REASONS[status] ?? 'Error';

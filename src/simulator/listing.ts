@@ -4,7 +4,11 @@ import type { JsonObject, JsonValue } from '../util/json.ts';
  * Exact-match filters (the spec leaves the matching rule open): a reference field matches on its `id`,
  * booleans match `true/false/1/0`, everything else on its string form. Unknown parameters are ignored.
  */
-export function applyFilters(rows: readonly JsonObject[], query: URLSearchParams, allowed: readonly string[]): readonly JsonObject[] {
+export function applyFilters(
+  rows: readonly JsonObject[],
+  query: URLSearchParams,
+  allowed: readonly string[],
+): readonly JsonObject[] {
   const active = allowed.filter((k) => query.has(k));
   if (active.length === 0) return rows;
   return rows.filter((row) => active.every((k) => matches(row[k], query.get(k) ?? '')));
@@ -13,7 +17,8 @@ export function applyFilters(rows: readonly JsonObject[], query: URLSearchParams
 function matches(value: JsonValue | undefined, wanted: string): boolean {
   if (value === undefined) return false;
   if (value === null) return wanted === '' || wanted === 'null';
-  if (typeof value === 'boolean') return wanted === String(value) || wanted === (value ? '1' : '0') || wanted.toLowerCase() === String(value);
+  if (typeof value === 'boolean')
+    return wanted === String(value) || wanted === (value ? '1' : '0') || wanted.toLowerCase() === String(value);
   if (typeof value === 'object' && !Array.isArray(value)) return String(value['id']) === wanted;
   if (typeof value === 'number') return Number(wanted) === value && wanted.trim() !== '';
   return String(value) === wanted;

@@ -10,7 +10,15 @@ export interface ActivityRefs {
 }
 
 /** Every write leaves an activity item (newest first in /api/activity/) and an API log entry. */
-export function recordWrite(ds: Dataset, type: string, method: string, url: string, refs: ActivityRefs, objectId: number, status: number): void {
+export function recordWrite(
+  ds: Dataset,
+  type: string,
+  method: string,
+  url: string,
+  refs: ActivityRefs,
+  objectId: number,
+  status: number,
+): void {
   const admin = ds.adminUser();
   const app = refs.application ?? null;
   const now = nowStamp();
@@ -25,7 +33,9 @@ export function recordWrite(ds: Dataset, type: string, method: string, url: stri
     program: app?.['program'] ?? null,
     stage: refs.stage ?? (app?.['current_stage'] as JsonObject | undefined) ?? null,
     task: refs.task ?? null,
-    organization: refs.organization ? { id: refs.organization['id'] ?? 0, name: refs.organization['name'] ?? '' } : (app?.['organization'] ?? null),
+    organization: refs.organization
+      ? { id: refs.organization['id'] ?? 0, name: refs.organization['name'] ?? '' }
+      : (app?.['organization'] ?? null),
   });
   ds.log.insert({
     id: ds.log.maxId() + 1,
@@ -61,7 +71,9 @@ export function replaceAll<T>(target: T[], items: readonly T[]): void {
 /** Deletes an organization and all its applications (spec 4.9.5). */
 export function deleteOrganization(ds: Dataset, orgId: number): number[] {
   if (!ds.organizations.remove(orgId)) return [];
-  const appIds = ds.applications.rows.filter((a) => (a['organization'] as JsonObject | null)?.['id'] === orgId).map((a) => a['id'] as number);
+  const appIds = ds.applications.rows
+    .filter((a) => (a['organization'] as JsonObject | null)?.['id'] === orgId)
+    .map((a) => a['id'] as number);
   for (const id of appIds) deleteApplication(ds, id);
   ds.members.delete(orgId);
   ds.teams.delete(orgId);

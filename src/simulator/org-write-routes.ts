@@ -6,7 +6,17 @@ import { deleteOrganization, recordWrite } from './mutations.ts';
 import { badRequest, noContent, notFound, ok, type Route, type RouteContext, type RouteResult } from './router.ts';
 
 const bodyObject = (ctx: RouteContext): JsonObject => (isJsonObject(ctx.body) ? ctx.body : {});
-const ORG_STRING_FIELDS = ['name', 'city', 'country', 'address', 'email', 'website', 'phone', 'tax_number', 'logo_url'] as const;
+const ORG_STRING_FIELDS = [
+  'name',
+  'city',
+  'country',
+  'address',
+  'email',
+  'website',
+  'phone',
+  'tax_number',
+  'logo_url',
+] as const;
 
 /** Applies an Organization write shape; returns field errors (empty when fine). */
 function applyOrgFields(ds: Dataset, org: JsonObject, body: JsonObject): JsonObject {
@@ -40,7 +50,23 @@ export function orgWriteRoutes(): Route[] {
         const body = bodyObject(ctx);
         if (!str(body['name'])) return badRequest({ name: ['This field is required.'] });
         const id = ctx.ds.organizations.maxId() + 1;
-        const org: JsonObject = { id, name: '', allow_collaborators: false, city: '', country: '', address: '', email: '', website: '', phone: '', tax_country: 0, tax_number: '', primary_admin: ctx.ds.adminUser().ref, custom_fields: [], logo_url: '', status: 2 };
+        const org: JsonObject = {
+          id,
+          name: '',
+          allow_collaborators: false,
+          city: '',
+          country: '',
+          address: '',
+          email: '',
+          website: '',
+          phone: '',
+          tax_country: 0,
+          tax_number: '',
+          primary_admin: ctx.ds.adminUser().ref,
+          custom_fields: [],
+          logo_url: '',
+          status: 2,
+        };
         const errors = applyOrgFields(ctx.ds, org, body);
         if (Object.keys(errors).length > 0) return badRequest(errors);
         ctx.ds.organizations.insert(org);
@@ -59,7 +85,15 @@ export function orgWriteRoutes(): Route[] {
         withOrg(ctx, (org, id) => {
           const errors = applyOrgFields(ctx.ds, org, bodyObject(ctx));
           if (Object.keys(errors).length > 0) return badRequest(errors);
-          recordWrite(ctx.ds, 'organization_updated', 'PATCH', `/api/organizations/${id}/`, { organization: org }, id, 200);
+          recordWrite(
+            ctx.ds,
+            'organization_updated',
+            'PATCH',
+            `/api/organizations/${id}/`,
+            { organization: org },
+            id,
+            200,
+          );
           return ok(org);
         }),
     },
@@ -70,7 +104,15 @@ export function orgWriteRoutes(): Route[] {
       handler: (ctx) =>
         withOrg(ctx, (org, id) => {
           deleteOrganization(ctx.ds, id);
-          recordWrite(ctx.ds, 'organization_deleted', 'DELETE', `/api/organizations/${id}/`, { organization: org }, id, 204);
+          recordWrite(
+            ctx.ds,
+            'organization_deleted',
+            'DELETE',
+            `/api/organizations/${id}/`,
+            { organization: org },
+            id,
+            204,
+          );
           return noContent;
         }),
     },
@@ -89,7 +131,15 @@ export function orgWriteRoutes(): Route[] {
           const member = memberRecord(user, body['is_admin'] === true, body['status'] === 0 ? 0 : 1);
           members.push(member);
           ctx.ds.members.set(id, members);
-          recordWrite(ctx.ds, 'member_added', 'POST', `/api/organizations/${id}/members/`, { organization: org }, user.id, 201);
+          recordWrite(
+            ctx.ds,
+            'member_added',
+            'POST',
+            `/api/organizations/${id}/members/`,
+            { organization: org },
+            user.id,
+            201,
+          );
           return ok(member, 201);
         }),
     },
@@ -107,7 +157,15 @@ export function orgWriteRoutes(): Route[] {
           const teams = ctx.ds.teams.get(id) ?? [];
           teams.push(team);
           ctx.ds.teams.set(id, teams);
-          recordWrite(ctx.ds, 'team_created', 'POST', `/api/organizations/${id}/teams/`, { organization: org }, team.id, 201);
+          recordWrite(
+            ctx.ds,
+            'team_created',
+            'POST',
+            `/api/organizations/${id}/teams/`,
+            { organization: org },
+            team.id,
+            201,
+          );
           return ok({ name }, 201);
         }),
     },
@@ -135,18 +193,38 @@ function memberRoute(method: 'PATCH' | 'DELETE'): Route {
           // The member's applications go to the primary admin.
           const primary = ctx.ds.users.get(primaryId as number);
           for (const app of ctx.ds.applications.rows) {
-            if ((app['organization'] as JsonObject | null)?.['id'] === id && (app['applicant'] as JsonObject)['id'] === userId && primary) {
+            if (
+              (app['organization'] as JsonObject | null)?.['id'] === id &&
+              (app['applicant'] as JsonObject)['id'] === userId &&
+              primary
+            ) {
               app['applicant'] = primary.ref;
               app['updated_at'] = new Date().toISOString();
             }
           }
-          recordWrite(ctx.ds, 'member_removed', 'DELETE', `/api/organizations/${id}/members/${userId}/`, { organization: org }, userId, 204);
+          recordWrite(
+            ctx.ds,
+            'member_removed',
+            'DELETE',
+            `/api/organizations/${id}/members/${userId}/`,
+            { organization: org },
+            userId,
+            204,
+          );
           return noContent;
         }
         const body = bodyObject(ctx);
         if (typeof body['is_admin'] === 'boolean') member['is_admin'] = body['is_admin'];
         if (body['status'] === 0 || body['status'] === 1) member['status'] = body['status'];
-        recordWrite(ctx.ds, 'member_updated', 'PATCH', `/api/organizations/${id}/members/${userId}/`, { organization: org }, userId, 200);
+        recordWrite(
+          ctx.ds,
+          'member_updated',
+          'PATCH',
+          `/api/organizations/${id}/members/${userId}/`,
+          { organization: org },
+          userId,
+          200,
+        );
         return ok(member);
       }),
   };
@@ -166,13 +244,29 @@ function teamRoute(method: 'PATCH' | 'DELETE'): Route {
         const teamId = team['id'] as number;
         if (method === 'DELETE') {
           teams.splice(index, 1);
-          recordWrite(ctx.ds, 'team_deleted', 'DELETE', `/api/organizations/${id}/teams/${teamId}/`, { organization: org }, teamId, 204);
+          recordWrite(
+            ctx.ds,
+            'team_deleted',
+            'DELETE',
+            `/api/organizations/${id}/teams/${teamId}/`,
+            { organization: org },
+            teamId,
+            204,
+          );
           return noContent;
         }
         const name = str(bodyObject(ctx)['name']);
         if (!name) return badRequest({ name: ['This field is required.'] });
         team['name'] = name;
-        recordWrite(ctx.ds, 'team_updated', 'PATCH', `/api/organizations/${id}/teams/${teamId}/`, { organization: org }, teamId, 200);
+        recordWrite(
+          ctx.ds,
+          'team_updated',
+          'PATCH',
+          `/api/organizations/${id}/teams/${teamId}/`,
+          { organization: org },
+          teamId,
+          200,
+        );
         return ok({ name });
       }),
   };

@@ -5,7 +5,13 @@ import { badRequest, notFound, ok, type Route, type RouteContext, type RouteResu
 
 const FIN = ['Financial Management'];
 
-function list(template: string, pick: (ds: Dataset) => readonly JsonObject[], filters: readonly string[] = [], extra: Partial<Route> = {}, desc = false): Route {
+function list(
+  template: string,
+  pick: (ds: Dataset) => readonly JsonObject[],
+  filters: readonly string[] = [],
+  extra: Partial<Route> = {},
+  desc = false,
+): Route {
   return { method: 'GET', template, ...extra, handler: (ctx) => ({ list: pick(ctx.ds), desc, filters }) };
 }
 
@@ -49,9 +55,31 @@ const VIEW = ['View Applications'];
 const ORG_ADMIN = ['Assume role'];
 
 export const readRoutes: readonly Route[] = [
-  list('/api/activity/', (ds) => ds.activity.rows, ['actor', 'application', 'program', 'organization', 'category', 'created_at'], {}, true),
+  list(
+    '/api/activity/',
+    (ds) => ds.activity.rows,
+    ['actor', 'application', 'program', 'organization', 'category', 'created_at'],
+    {},
+    true,
+  ),
   detail('/api/activity/{id}/', (ds) => ds.activity),
-  list('/api/applications/', (ds) => ds.applications.rows, ['applicant', 'average_score', 'created_at', 'current_stage', 'overall_score', 'program', 'reference_id', 'state', 'title', 'weighted_score'], { permissions: VIEW }),
+  list(
+    '/api/applications/',
+    (ds) => ds.applications.rows,
+    [
+      'applicant',
+      'average_score',
+      'created_at',
+      'current_stage',
+      'overall_score',
+      'program',
+      'reference_id',
+      'state',
+      'title',
+      'weighted_score',
+    ],
+    { permissions: VIEW },
+  ),
   detail('/api/applications/{id}/', (ds) => ds.applications, { permissions: VIEW }),
   { method: 'GET', template: '/api/applications/{id}/stages/', handler: childList('stages') },
   { method: 'GET', template: '/api/applications/{id}/stages/{stage_id}/', handler: childDetail('stages', 'stage_id') },
@@ -59,24 +87,53 @@ export const readRoutes: readonly Route[] = [
   { method: 'GET', template: '/api/applications/{id}/tasks/{task_id}/', handler: childDetail('tasks', 'task_id') },
   { method: 'GET', template: '/api/applications/{id}/notes/', handler: childList('notes') },
   { method: 'GET', template: '/api/applications/{id}/notes/{note_id}/', handler: childDetail('notes', 'note_id') },
-  list('/api/assignments/', (ds) => ds.assignments, ['application', 'program', 'reviewer', 'stage', 'updated_at'], { permissions: ['Assign reviews'] }),
-  list('/api/teamassignments/', (ds) => ds.teamAssignments, ['application', 'program', 'team', 'stage', 'updated_at'], { permissions: ['Assign reviews'] }),
-  list('/api/customfields/', (ds) => ds.customFields.rows, ['name', 'required', 'type'], { permissions: ['Custom fields'] }),
+  list('/api/assignments/', (ds) => ds.assignments, ['application', 'program', 'reviewer', 'stage', 'updated_at'], {
+    permissions: ['Assign reviews'],
+  }),
+  list('/api/teamassignments/', (ds) => ds.teamAssignments, ['application', 'program', 'team', 'stage', 'updated_at'], {
+    permissions: ['Assign reviews'],
+  }),
+  list('/api/customfields/', (ds) => ds.customFields.rows, ['name', 'required', 'type'], {
+    permissions: ['Custom fields'],
+  }),
   detail('/api/customfields/{id}/', (ds) => ds.customFields, { permissions: ['Custom fields'] }),
-  list('/api/financial-transactions/', (ds) => ds.transactions.rows, [], { permissions: FIN, feature: 'financialManagement' }),
-  detail('/api/financial-transactions/{id}/', (ds) => ds.transactions, { permissions: FIN, feature: 'financialManagement' }),
-  list('/api/funds/', (ds) => ds.funds.rows, [], { permissions: [...FIN, 'View/Edit Funds'], feature: 'financialManagement' }),
-  detail('/api/funds/{id}/', (ds) => ds.funds, { permissions: [...FIN, 'View/Edit Funds'], feature: 'financialManagement' }),
+  list('/api/financial-transactions/', (ds) => ds.transactions.rows, [], {
+    permissions: FIN,
+    feature: 'financialManagement',
+  }),
+  detail('/api/financial-transactions/{id}/', (ds) => ds.transactions, {
+    permissions: FIN,
+    feature: 'financialManagement',
+  }),
+  list('/api/funds/', (ds) => ds.funds.rows, [], {
+    permissions: [...FIN, 'View/Edit Funds'],
+    feature: 'financialManagement',
+  }),
+  detail('/api/funds/{id}/', (ds) => ds.funds, {
+    permissions: [...FIN, 'View/Edit Funds'],
+    feature: 'financialManagement',
+  }),
   list('/api/budgets/', (ds) => ds.budgets.rows, [], { permissions: FIN, feature: 'financialManagement' }),
   detail('/api/budgets/{id}/', (ds) => ds.budgets, { permissions: FIN, feature: 'financialManagement' }),
   list('/api/awards/', (ds) => ds.awards.rows, [], { permissions: VIEW }),
   detail('/api/awards/{id}/', (ds) => ds.awards, { permissions: VIEW }),
   list('/api/payments/', (ds) => ds.payments.rows, [], { permissions: ['Award Applications'] }),
   detail('/api/payments/{id}/', (ds) => ds.payments, { permissions: ['Award Applications'] }),
-  list('/api/log/', (ds) => ds.log.rows, ['actor', 'object_id', 'parent_id', 'role', 'status_code', 'timestamp', 'url'], {}, true),
+  list(
+    '/api/log/',
+    (ds) => ds.log.rows,
+    ['actor', 'object_id', 'parent_id', 'role', 'status_code', 'timestamp', 'url'],
+    {},
+    true,
+  ),
   list('/api/organizations/', (ds) => ds.organizations.rows, [], { permissions: ['View users'] }),
   detail('/api/organizations/{id}/', (ds) => ds.organizations, { permissions: ['View users'] }),
-  { method: 'GET', template: '/api/organizations/{id}/members/', permissions: ORG_ADMIN, handler: orgChild((ds, id) => ds.members.get(id)) },
+  {
+    method: 'GET',
+    template: '/api/organizations/{id}/members/',
+    permissions: ORG_ADMIN,
+    handler: orgChild((ds, id) => ds.members.get(id)),
+  },
   {
     method: 'GET',
     template: '/api/organizations/{id}/members/{user_id}/',
@@ -86,7 +143,12 @@ export const readRoutes: readonly Route[] = [
       return row ? ok(row) : notFound();
     },
   },
-  { method: 'GET', template: '/api/organizations/{id}/teams/', permissions: ORG_ADMIN, handler: orgChild((ds, id) => ds.teams.get(id)) },
+  {
+    method: 'GET',
+    template: '/api/organizations/{id}/teams/',
+    permissions: ORG_ADMIN,
+    handler: orgChild((ds, id) => ds.teams.get(id)),
+  },
   {
     method: 'GET',
     template: '/api/organizations/{id}/teams/{team_id}/',
@@ -108,7 +170,12 @@ export const readRoutes: readonly Route[] = [
   },
   list('/api/programs/', (ds) => ds.programs.rows, ['name', 'launched', 'active', 'open_datetime', 'close_datetime']),
   detail('/api/programs/{id}/', (ds) => ds.programs),
-  list('/api/reports/', (ds) => ds.reports.rows, ['created_by', 'last_generated_at', 'program', 'status', 'source', 'name', 'id'], { permissions: ['Reports'] }),
+  list(
+    '/api/reports/',
+    (ds) => ds.reports.rows,
+    ['created_by', 'last_generated_at', 'program', 'status', 'source', 'name', 'id'],
+    { permissions: ['Reports'] },
+  ),
   detail('/api/reports/{id}/', (ds) => ds.reports, { permissions: ['Reports'] }),
   {
     method: 'GET',
@@ -116,9 +183,12 @@ export const readRoutes: readonly Route[] = [
     permissions: ['Reports'],
     handler: (ctx) => {
       const raw = ctx.query.get('id');
-      if (!raw || !/^\d+$/.test(raw)) return badRequest({ id: ['This query parameter is required and must be an integer.'] });
+      if (!raw || !/^\d+$/.test(raw))
+        return badRequest({ id: ['This query parameter is required and must be an integer.'] });
       const r = ctx.ds.reports.get(Number(raw));
-      return r ? ok({ id: r['id'] ?? 0, status: r['status'] ?? 0, row: r['row'] ?? 0, total_rows: r['total_rows'] ?? 0 }) : notFound();
+      return r
+        ? ok({ id: r['id'] ?? 0, status: r['status'] ?? 0, row: r['row'] ?? 0, total_rows: r['total_rows'] ?? 0 })
+        : notFound();
     },
   },
 ];

@@ -12,8 +12,24 @@ export interface ScaleSpec {
 export const scales = {
   tiny: { applications: 50, programs: 3, reviewers: 8, admins: 3, organizations: 6, funds: 2, reports: 4 },
   small: { applications: 1_000, programs: 8, reviewers: 40, admins: 4, organizations: 100, funds: 4, reports: 10 },
-  medium: { applications: 10_000, programs: 20, reviewers: 200, admins: 6, organizations: 1_000, funds: 8, reports: 20 },
-  large: { applications: 100_000, programs: 40, reviewers: 1_000, admins: 8, organizations: 10_000, funds: 12, reports: 40 },
+  medium: {
+    applications: 10_000,
+    programs: 20,
+    reviewers: 200,
+    admins: 6,
+    organizations: 1_000,
+    funds: 8,
+    reports: 20,
+  },
+  large: {
+    applications: 100_000,
+    programs: 40,
+    reviewers: 1_000,
+    admins: 8,
+    organizations: 10_000,
+    funds: 12,
+    reports: 40,
+  },
 } as const satisfies Record<string, ScaleSpec>;
 
 export type ScaleName = keyof typeof scales;

@@ -59,7 +59,8 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const control = createControl(parts);
   const server = createServer({ keepAlive: true }, (req, res) => {
     handle(parts, control, req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, { detail: `simulator error: ${error instanceof Error ? error.message : String(error)}` });
+      if (!res.headersSent)
+        sendJson(res, 500, { detail: `simulator error: ${error instanceof Error ? error.message : String(error)}` });
       else res.destroy();
     });
   });
@@ -93,7 +94,11 @@ async function handle(p: Parts, control: SimulatorControl, req: IncomingMessage,
   if (path.startsWith('/_sim/')) return handleControl(control, req, res, url);
   const template = path === TOKEN_PATH || path === REVOKE_PATH ? path : (p.router.templateOf(path) ?? path);
   p.counter.record(method, template, path);
-  const reply = (status: number, body?: Parameters<typeof sendJson>[2], opts?: Parameters<typeof sendJson>[3]): void => {
+  const reply = (
+    status: number,
+    body?: Parameters<typeof sendJson>[2],
+    opts?: Parameters<typeof sendJson>[3],
+  ): void => {
     p.counter.status(status);
     sendJson(res, status, body, opts);
   };
@@ -106,9 +111,15 @@ async function handle(p: Parts, control: SimulatorControl, req: IncomingMessage,
   const isTokenPath = path === TOKEN_PATH || path === REVOKE_PATH;
   const form = isTokenPath ? parseFormOrJson(raw) : undefined;
   const auth = isTokenPath ? undefined : p.tokens.authenticate(req.headers.authorization);
-  const clientKey = (isTokenPath ? p.tokens.clientKeyFor(form?.['client_id']) : auth?.clientKey) ?? `anon:${req.socket.remoteAddress ?? ''}`;
+  const clientKey =
+    (isTokenPath ? p.tokens.clientKeyFor(form?.['client_id']) : auth?.clientKey) ??
+    `anon:${req.socket.remoteAddress ?? ''}`;
   if (!p.limiter.allow(clientKey)) {
-    return reply(429, { detail: 'Request was throttled. Expected available in 1 second.' }, p.config.retryAfter ? { headers: { 'Retry-After': '1' } } : {});
+    return reply(
+      429,
+      { detail: 'Request was throttled. Expected available in 1 second.' },
+      p.config.retryAfter ? { headers: { 'Retry-After': '1' } } : {},
+    );
   }
 
   const fault: Fault | null = p.faults.roll(isTokenPath);
@@ -131,18 +142,25 @@ async function handle(p: Parts, control: SimulatorControl, req: IncomingMessage,
     return reply(out.status, out.body, { headers: { 'Cache-Control': 'no-store' } });
   }
   if (!auth?.ok) {
-    const detail = auth?.reason === 'expired' ? 'Access token expired.' : auth?.reason === 'invalid' ? 'Invalid token.' : 'Authentication credentials were not provided.';
+    const detail =
+      auth?.reason === 'expired'
+        ? 'Access token expired.'
+        : auth?.reason === 'invalid'
+          ? 'Invalid token.'
+          : 'Authentication credentials were not provided.';
     return reply(401, { detail }, { headers: { 'WWW-Authenticate': 'Bearer realm="api"' } });
   }
   const match = p.router.match(method, path);
   if (match === undefined) return reply(404, { detail: 'Not found.' });
   if (match === 'method_not_allowed') return reply(405, { detail: `Method "${method}" not allowed.` });
   const { route, params } = match;
-  if (route.feature === 'eligibility' && !p.config.features.eligibility) return reply(404, { detail: 'Eligibility is not enabled on this site.' });
+  if (route.feature === 'eligibility' && !p.config.features.eligibility)
+    return reply(404, { detail: 'Eligibility is not enabled on this site.' });
   if (route.feature === 'financialManagement' && !p.config.features.financialManagement)
     return reply(403, { detail: 'Financial Management is not enabled on this site.' });
   const missing = (route.permissions ?? []).filter((perm) => !p.config.permissions.has(perm));
-  if (missing.length > 0) return reply(403, { detail: `You do not have permission to perform this action (needs: ${missing.join(', ')}).` });
+  if (missing.length > 0)
+    return reply(403, { detail: `You do not have permission to perform this action (needs: ${missing.join(', ')}).` });
   const body = parseJsonBody(raw);
   if (!body.ok) return reply(400, { detail: 'JSON parse error.' });
 
@@ -155,6 +173,12 @@ async function handle(p: Parts, control: SimulatorControl, req: IncomingMessage,
     return reply(200, all as Parameters<typeof sendJson>[2], { truncate });
   }
   const host = req.headers.host ? `http://${req.headers.host}` : p.baseUrl;
-  const page = paginate(rows, result.desc ?? false, { baseUrl: host, path, query: url.searchParams, perPageDefault: p.config.perPageDefault, perPageMax: p.config.perPageMax });
+  const page = paginate(rows, result.desc ?? false, {
+    baseUrl: host,
+    path,
+    query: url.searchParams,
+    perPageDefault: p.config.perPageDefault,
+    perPageMax: p.config.perPageMax,
+  });
   return reply(page.status, page.body, { truncate: truncate && page.status === 200 });
 }

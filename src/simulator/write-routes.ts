@@ -8,7 +8,8 @@ import { orgWriteRoutes } from './org-write-routes.ts';
 import { badRequest, noContent, notFound, ok, type Route, type RouteContext, type RouteResult } from './router.ts';
 
 const bodyObject = (ctx: RouteContext): JsonObject => (isJsonObject(ctx.body) ? ctx.body : {});
-const int = (v: JsonValue | undefined): number | undefined => (typeof v === 'number' && Number.isInteger(v) ? v : typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : undefined);
+const int = (v: JsonValue | undefined): number | undefined =>
+  typeof v === 'number' && Number.isInteger(v) ? v : typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : undefined;
 
 function patchApplication(ctx: RouteContext): RouteResult {
   const { ds } = ctx;
@@ -58,13 +59,22 @@ function patchTask(ctx: RouteContext): RouteResult {
   if (!task) return notFound();
   const body = bodyObject(ctx);
   const status = int(body['status']);
-  if (body['status'] !== undefined && (status === undefined || status < 1 || status > 3)) return badRequest({ status: ['Must be 1, 2 or 3.'] });
+  if (body['status'] !== undefined && (status === undefined || status < 1 || status > 3))
+    return badRequest({ status: ['Must be 1, 2 or 3.'] });
   if (status !== undefined) task['status'] = status;
   if (typeof body['completed_at'] === 'string') task['completed_at'] = body['completed_at'];
   if (isJsonObject(body['data'])) task['data'] = { ...(task['data'] as JsonObject), ...body['data'] };
   // The parent application's updated_at deliberately does not move (real sites behave so).
   task['updated_at'] = nowStamp();
-  recordWrite(ds, 'task_updated', 'PATCH', `/api/applications/${appId}/tasks/${String(task['id'])}/`, { application: ds.applications.get(appId) ?? null, task: { name: task['name'] ?? '', id: task['id'] ?? 0 } }, task['id'] as number, 200);
+  recordWrite(
+    ds,
+    'task_updated',
+    'PATCH',
+    `/api/applications/${appId}/tasks/${String(task['id'])}/`,
+    { application: ds.applications.get(appId) ?? null, task: { name: task['name'] ?? '', id: task['id'] ?? 0 } },
+    task['id'] as number,
+    200,
+  );
   return ok(task);
 }
 
@@ -73,9 +83,26 @@ export function addNote(ds: Dataset, appId: number, content: string, isPrivate: 
   if (!children) return undefined;
   const admin = ds.adminUser();
   const now = nowStamp();
-  const note: JsonObject = { id: ds.nextNoteId(), author: admin.ref, author_role: 'admin', content, edited: false, created_at: now, updated_at: now, is_private: isPrivate };
+  const note: JsonObject = {
+    id: ds.nextNoteId(),
+    author: admin.ref,
+    author_role: 'admin',
+    content,
+    edited: false,
+    created_at: now,
+    updated_at: now,
+    is_private: isPrivate,
+  };
   children.notes.push(note);
-  recordWrite(ds, 'note_added', 'POST', `/api/applications/${appId}/notes/`, { application: ds.applications.get(appId) ?? null }, note['id'] as number, 201);
+  recordWrite(
+    ds,
+    'note_added',
+    'POST',
+    `/api/applications/${appId}/notes/`,
+    { application: ds.applications.get(appId) ?? null },
+    note['id'] as number,
+    201,
+  );
   return note;
 }
 
@@ -92,7 +119,15 @@ function noteRoute(method: 'PATCH' | 'DELETE'): Route {
       const app = ctx.ds.applications.get(appId) ?? null;
       if (method === 'DELETE') {
         notes.splice(index, 1);
-        recordWrite(ctx.ds, 'note_deleted', 'DELETE', `/api/applications/${appId}/notes/${String(note['id'])}/`, { application: app }, note['id'] as number, 204);
+        recordWrite(
+          ctx.ds,
+          'note_deleted',
+          'DELETE',
+          `/api/applications/${appId}/notes/${String(note['id'])}/`,
+          { application: app },
+          note['id'] as number,
+          204,
+        );
         return noContent;
       }
       const body = bodyObject(ctx);
@@ -100,7 +135,15 @@ function noteRoute(method: 'PATCH' | 'DELETE'): Route {
       if (typeof body['is_private'] === 'boolean') note['is_private'] = body['is_private'];
       note['edited'] = true;
       note['updated_at'] = nowStamp();
-      recordWrite(ctx.ds, 'note_edited', 'PATCH', `/api/applications/${appId}/notes/${String(note['id'])}/`, { application: app }, note['id'] as number, 200);
+      recordWrite(
+        ctx.ds,
+        'note_edited',
+        'PATCH',
+        `/api/applications/${appId}/notes/${String(note['id'])}/`,
+        { application: app },
+        note['id'] as number,
+        200,
+      );
       return ok(note);
     },
   };
@@ -114,7 +157,9 @@ function assignmentRoutes(template: '/api/assignments/' | '/api/teamassignments/
     return team ? { name: team['name'] ?? '', id } : undefined;
   };
   const same = (a: JsonObject, appId: number, stageId: number, whoId: number): boolean =>
-    (a['application'] as JsonObject)['id'] === appId && (a['stage'] as JsonObject)['id'] === stageId && (a[key] as JsonObject)['id'] === whoId;
+    (a['application'] as JsonObject)['id'] === appId &&
+    (a['stage'] as JsonObject)['id'] === stageId &&
+    (a[key] as JsonObject)['id'] === whoId;
   return [
     {
       method: 'POST',
@@ -126,7 +171,14 @@ function assignmentRoutes(template: '/api/assignments/' | '/api/teamassignments/
         const whoId = int(body[key]);
         const apps = Array.isArray(body['applications']) ? body['applications'].map((a) => int(a)) : [];
         const target = whoId === undefined ? undefined : who(ctx.ds, whoId);
-        if (stageId === undefined || !ctx.ds.stageDefs.has(stageId) || !target || whoId === undefined || apps.length === 0 || apps.some((a) => a === undefined || !ctx.ds.applications.get(a)))
+        if (
+          stageId === undefined ||
+          !ctx.ds.stageDefs.has(stageId) ||
+          !target ||
+          whoId === undefined ||
+          apps.length === 0 ||
+          apps.some((a) => a === undefined || !ctx.ds.applications.get(a))
+        )
           return badRequest({ detail: `applications (existing ids), stage and ${key} are required.` });
         const created: JsonObject[] = [];
         for (const appId of apps as number[]) {
@@ -150,10 +202,22 @@ function assignmentRoutes(template: '/api/assignments/' | '/api/teamassignments/
         const appId = int(ctx.query.get('application') ?? undefined);
         const stageId = int(ctx.query.get('stage') ?? undefined);
         const whoId = int(ctx.query.get(key) ?? undefined);
-        if (appId === undefined || stageId === undefined || whoId === undefined) return badRequest({ detail: `application, ${key} and stage are required query parameters.` });
+        if (appId === undefined || stageId === undefined || whoId === undefined)
+          return badRequest({ detail: `application, ${key} and stage are required query parameters.` });
         const list = pick(ctx.ds);
-        replaceAll(list, list.filter((a) => !same(a, appId, stageId, whoId)));
-        recordWrite(ctx.ds, `${key}_unassigned`, 'DELETE', template, { application: ctx.ds.applications.get(appId) ?? null }, appId, 204);
+        replaceAll(
+          list,
+          list.filter((a) => !same(a, appId, stageId, whoId)),
+        );
+        recordWrite(
+          ctx.ds,
+          `${key}_unassigned`,
+          'DELETE',
+          template,
+          { application: ctx.ds.applications.get(appId) ?? null },
+          appId,
+          204,
+        );
         return noContent;
       },
     },
@@ -161,7 +225,12 @@ function assignmentRoutes(template: '/api/assignments/' | '/api/teamassignments/
 }
 
 export const writeRoutes: readonly Route[] = [
-  { method: 'PATCH', template: '/api/applications/{id}/', permissions: ['Application Create'], handler: patchApplication },
+  {
+    method: 'PATCH',
+    template: '/api/applications/{id}/',
+    permissions: ['Application Create'],
+    handler: patchApplication,
+  },
   {
     method: 'DELETE',
     template: '/api/applications/{id}/',

@@ -8,7 +8,11 @@ beforeAll(async () => {
 });
 afterAll(() => sim.close());
 
-async function post(path: string, body: Record<string, string>, json = false): Promise<{ status: number; body: Record<string, unknown> }> {
+async function post(
+  path: string,
+  body: Record<string, string>,
+  json = false,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`${sim.url}${path}`, {
     method: 'POST',
     headers: { 'content-type': json ? 'application/json' : 'application/x-www-form-urlencoded' },
@@ -18,7 +22,10 @@ async function post(path: string, body: Record<string, string>, json = false): P
   return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 
-const refreshBody = (c: { client_id: string; client_secret: string; refresh_token: string }, extra: Record<string, string> = {}) => ({
+const refreshBody = (
+  c: { client_id: string; client_secret: string; refresh_token: string },
+  extra: Record<string, string> = {},
+) => ({
   grant_type: 'refresh_token',
   client_id: c.client_id,
   client_secret: c.client_secret,
@@ -52,8 +59,14 @@ describe('auth', () => {
 
   it('invalid_client, invalid_scope (without rotating), scope echoed', async () => {
     const c = sim.credentials;
-    expect(await post('/api/o/token/', { ...refreshBody(c), client_secret: 'wrong' })).toEqual({ status: 403, body: { error: 'invalid_client' } });
-    expect(await post('/api/o/token/', refreshBody(c, { scope: 'applicant' }))).toEqual({ status: 400, body: { error: 'invalid_scope' } });
+    expect(await post('/api/o/token/', { ...refreshBody(c), client_secret: 'wrong' })).toEqual({
+      status: 403,
+      body: { error: 'invalid_client' },
+    });
+    expect(await post('/api/o/token/', refreshBody(c, { scope: 'applicant' }))).toEqual({
+      status: 400,
+      body: { error: 'invalid_scope' },
+    });
     expect((await api(sim, '/api/programs/')).status).toBe(200);
     const ok = await post('/api/o/token/', refreshBody(c, { scope: 'admin' }));
     expect(ok.status).toBe(200);
@@ -80,8 +93,15 @@ describe('auth', () => {
   it('revocation (both body variants) kills the refresh token and its access token', async () => {
     for (const variant of ['refresh_token', 'token'] as const) {
       const c = sim.control.issueCredentials();
-      const body = variant === 'refresh_token' ? { client_id: c.client_id, client_secret: c.client_secret, refresh_token: c.refresh_token } : { client_id: c.client_id, client_secret: c.client_secret, token: c.refresh_token, token_hint: 'refresh' };
-      const res = await fetch(`${sim.url}/api/o/revoke_token/`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body) });
+      const body: Record<string, string> =
+        variant === 'refresh_token'
+          ? { client_id: c.client_id, client_secret: c.client_secret, refresh_token: c.refresh_token }
+          : { client_id: c.client_id, client_secret: c.client_secret, token: c.refresh_token, token_hint: 'refresh' };
+      const res = await fetch(`${sim.url}/api/o/revoke_token/`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(body),
+      });
       expect(res.status).toBe(204);
       expect((await api(sim, '/api/programs/', { token: c.access_token })).status).toBe(401);
       expect((await post('/api/o/token/', refreshBody(c))).body).toEqual({ error: 'invalid_grant' });

@@ -9,7 +9,11 @@ export interface ApiResponse {
 }
 
 /** One request with the simulator's current access token (or `token` when given). */
-export async function api(sim: SimulatorHandle, path: string, init: { method?: string; body?: JsonValue; token?: string } = {}): Promise<ApiResponse> {
+export async function api(
+  sim: SimulatorHandle,
+  path: string,
+  init: { method?: string; body?: JsonValue; token?: string } = {},
+): Promise<ApiResponse> {
   const url = path.startsWith('http') ? path : `${sim.url}${path}`;
   const res = await fetch(url, {
     method: init.method ?? 'GET',
@@ -30,7 +34,8 @@ export async function api(sim: SimulatorHandle, path: string, init: { method?: s
 }
 
 export function obj(v: JsonValue | undefined): JsonObject {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error(`expected an object, got ${JSON.stringify(v)}`);
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new Error(`expected an object, got ${JSON.stringify(v)}`);
   return v;
 }
 

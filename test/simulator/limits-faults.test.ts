@@ -28,8 +28,17 @@ describe('rate limit', () => {
   it('the token endpoint counts too; another credential set has its own window', async () => {
     sim.control.setRate(2);
     const c = sim.credentials;
-    const form = new URLSearchParams({ grant_type: 'refresh_token', client_id: c.client_id, client_secret: c.client_secret, refresh_token: 'not-it' });
-    const statuses = await Promise.all(Array.from({ length: 3 }, () => fetch(`${sim.url}/api/o/token/`, { method: 'POST', body: form }).then((r) => r.status)));
+    const form = new URLSearchParams({
+      grant_type: 'refresh_token',
+      client_id: c.client_id,
+      client_secret: c.client_secret,
+      refresh_token: 'not-it',
+    });
+    const statuses = await Promise.all(
+      Array.from({ length: 3 }, () =>
+        fetch(`${sim.url}/api/o/token/`, { method: 'POST', body: form }).then((r) => r.status),
+      ),
+    );
     expect(statuses.filter((s) => s === 429)).toHaveLength(1);
     const other = sim.control.issueCredentials({ keepExisting: true });
     expect((await api(sim, '/api/programs/', { token: other.access_token })).status).toBe(200);
@@ -41,11 +50,16 @@ describe('faults', () => {
   it('fire at the configured rate, seeded, with HTML 5xx bodies, truncated JSON and resets', async () => {
     sim.control.setRate(0);
     sim.control.setFaults({ rate: 0.2, seed: 99, latencyMs: 1, jitterMs: 2 });
-    let ok = 0, html5xx = 0, truncated = 0, reset = 0;
+    let ok = 0,
+      html5xx = 0,
+      truncated = 0,
+      reset = 0;
     const n = 400;
     for (let i = 0; i < n; i++) {
       try {
-        const res = await fetch(`${sim.url}/api/programs/`, { headers: { authorization: `Bearer ${sim.credentials.access_token}` } });
+        const res = await fetch(`${sim.url}/api/programs/`, {
+          headers: { authorization: `Bearer ${sim.credentials.access_token}` },
+        });
         const text = await res.text();
         if (res.status >= 500) {
           expect(res.headers.get('content-type')).toContain('text/html');
@@ -76,13 +90,24 @@ describe('faults', () => {
   });
 
   it('the token endpoint only gets faults that happen before processing: no rotated token is lost', async () => {
-    sim.control.setFaults({ rate: 0.5, seed: 5, kinds: ['5xx', 'truncate', 'reset', 'latency'], latencyMs: 1, jitterMs: 1 });
+    sim.control.setFaults({
+      rate: 0.5,
+      seed: 5,
+      kinds: ['5xx', 'truncate', 'reset', 'latency'],
+      latencyMs: 1,
+      jitterMs: 1,
+    });
     for (let i = 0; i < 30; i++) {
       const c = sim.credentials;
       const res = await fetch(`${sim.url}/api/o/token/`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ grant_type: 'refresh_token', client_id: c.client_id, client_secret: c.client_secret, refresh_token: c.refresh_token }),
+        body: new URLSearchParams({
+          grant_type: 'refresh_token',
+          client_id: c.client_id,
+          client_secret: c.client_secret,
+          refresh_token: c.refresh_token,
+        }),
       });
       const text = await res.text();
       if (res.status === 200) expect(JSON.parse(text)).toHaveProperty('refresh_token');

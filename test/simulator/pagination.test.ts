@@ -96,7 +96,8 @@ describe('pagination', () => {
 
   it('permissions and the financial management flag answer 403 JSON', async () => {
     sim.control.setFeatures({ financialManagement: false });
-    for (const p of ['/api/financial-transactions/', '/api/funds/', '/api/budgets/']) expect((await api(sim, p)).status).toBe(403);
+    for (const p of ['/api/financial-transactions/', '/api/funds/', '/api/budgets/'])
+      expect((await api(sim, p)).status).toBe(403);
     sim.control.setFeatures({ financialManagement: true });
     const all = [...sim.control.config.permissions];
     sim.control.setPermissions(all.filter((p) => p !== 'Award Applications' && p !== 'Financial Management'));

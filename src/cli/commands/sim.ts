@@ -27,12 +27,14 @@ function integer(flag: string, raw: string, min: number, max = Number.MAX_SAFE_I
 
 function number(flag: string, raw: string, min: number, max: number): number {
   const n = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new ConfigError(`${flag} must be a number from ${min} to ${max}, got "${raw}"`);
+  if (raw.trim() === '' || !Number.isFinite(n) || n < min || n > max)
+    throw new ConfigError(`${flag} must be a number from ${min} to ${max}, got "${raw}"`);
   return n;
 }
 
 export function parseSimFlags(flags: SimFlags): SimulatorOptions {
-  if (!isScaleName(flags.scale)) throw new ConfigError(`--scale must be one of ${Object.keys(scales).join(', ')}, got "${flags.scale}"`);
+  if (!isScaleName(flags.scale))
+    throw new ConfigError(`--scale must be one of ${Object.keys(scales).join(', ')}, got "${flags.scale}"`);
   if (flags.host.trim() === '') throw new ConfigError('--host must not be empty');
   const faults = number('--faults', flags.faults, 0, 1);
   const latency = integer('--latency', flags.latency, 0, 600_000);
@@ -69,14 +71,20 @@ export function registerSim(program: Command): void {
     .option('--latency <ms>', 'added latency of every /api/ request', '0')
     .option('--token-ttl <seconds>', 'access token lifetime', '7200')
     .option('--per-page-max <n>', 'largest per_page served (larger values are clamped)', '100')
-    .option('--credentials-out <file>', 'write {client_id, client_secret, access_token, refresh_token} here (mode 0600)')
+    .option(
+      '--credentials-out <file>',
+      'write {client_id, client_secret, access_token, refresh_token} here (mode 0600)',
+    )
     .action(
       runAction(async (flags: SimFlags) => {
         const options = parseSimFlags(flags);
         const sim = await startSimulator(options).catch((error: unknown) => {
-          throw new ConfigError(`cannot listen on ${options.host}:${options.port}: ${error instanceof Error ? error.message : String(error)}`);
+          throw new ConfigError(
+            `cannot listen on ${options.host}:${options.port}: ${error instanceof Error ? error.message : String(error)}`,
+          );
         });
-        if (flags.credentialsOut) await writeCredentials(flags.credentialsOut, JSON.stringify(sim.credentials, null, 2) + '\n');
+        if (flags.credentialsOut)
+          await writeCredentials(flags.credentialsOut, JSON.stringify(sim.credentials, null, 2) + '\n');
         process.stdout.write(`grantflow sim: ${options.scale} site (seed ${options.seed}) listening on ${sim.url}\n`);
         await new Promise<void>((resolve) => {
           const stop = (): void => resolve();

@@ -1,0 +1,67 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const dir = await mkdtemp(join(tmpdir(), 'grantflow-sim-cli-'));
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+function run(args: string[]): {
+  child: ReturnType<typeof spawn>;
+  url: Promise<string>;
+  exit: Promise<number | null>;
+  stderr: () => string;
+} {
+  const child = spawn(process.execPath, ['bin/grantflow.js', 'sim', ...args], {
+    cwd: process.cwd(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  const url = new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(out);
+      if (m) resolve(m[0]);
+    });
+    child.once('exit', () => reject(new Error(`exited before listening: ${err}`)));
+  });
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, url, exit, stderr: () => err };
+}
+
+describe('grantflow sim', () => {
+  it('serves a site that a plain fetch client walks with the token from --credentials-out', async () => {
+    const file = join(dir, 'creds.json');
+    const sim = run(['--scale', 'tiny', '--port', '0', '--credentials-out', file, '--rate', '50']);
+    try {
+      const base = await sim.url;
+      expect((await stat(file)).mode & 0o777).toBe(0o600);
+      const creds = JSON.parse(await readFile(file, 'utf8')) as Record<string, string>;
+      expect(Object.keys(creds).sort()).toEqual(['access_token', 'client_id', 'client_secret', 'refresh_token']);
+      let next: string | null = `${base}/api/applications/?per_page=20`;
+      const ids: number[] = [];
+      while (next) {
+        const res = await fetch(next, { headers: { authorization: `Bearer ${creds['access_token']}` } });
+        expect(res.status).toBe(200);
+        const page = (await res.json()) as { next: string | null; results: { id: number }[] };
+        ids.push(...page.results.map((r) => r.id));
+        next = page.next;
+      }
+      expect(ids).toHaveLength(50);
+      expect(new Set(ids).size).toBe(50);
+    } finally {
+      sim.child.kill('SIGTERM');
+    }
+    expect(await sim.exit).toBe(0);
+  });
+
+  it('rejects a bad option with exit code 2 and a clear message', async () => {
+    const sim = run(['--scale', 'huge']);
+    sim.url.catch(() => undefined);
+    expect(await sim.exit).toBe(2);
+    expect(sim.stderr()).toContain('--scale must be one of');
+  });
+});
