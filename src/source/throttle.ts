@@ -1,7 +1,7 @@
 /**
  * Evenly spaced rate limiter (GCRA with a burst of one): consecutive releases are at least
- * `1000 / (rate * (1 - margin))` ms apart, measured from the *actual* previous release, so a late timer
- * never lets two requests bunch up. A fixed window would allow 2 × rate across a window edge.
+ * `1000 / (rate * (1 - margin))` ms apart (less at most 5 ms of forgiven timer lateness), measured from the
+ * previous release rather than a fixed schedule, so a badly late timer never lets requests bunch up. A fixed window would allow 2 × rate across a window edge.
  */
 export interface RateLimiterOptions {
   /** Requests per second. */
@@ -57,7 +57,9 @@ export class RateLimiter {
     const now = this.now();
     const at = Math.max(this.lastRelease + this.intervalMs, this.pausedUntil);
     if (at <= now) {
-      this.lastRelease = now;
+      // Count a timer that fired up to 5 ms late as on time, so timer latency does not pile up into a
+      // lower rate; the gap to the next release then stays >= interval - 5 ms; six starts still span >= 5 x interval - 5 ms > 1 s.
+      this.lastRelease = Math.max(at, now - 5);
       const next = this.waiters.shift();
       next?.();
       // Schedule the following waiter relative to this release.
@@ -68,13 +70,13 @@ export class RateLimiter {
   }
 
   private arm(delayMs: number): void {
-    // Round up: a timer may fire up to a millisecond early relative to performance.now().
+    // A timer that fires early (relative to performance.now) just re-arms for the remainder in pump().
     this.timer = setTimeout(
       () => {
         this.timer = null;
         this.pump();
       },
-      Math.ceil(delayMs) + 1,
+      Math.max(1, Math.ceil(delayMs)),
     );
   }
 }
