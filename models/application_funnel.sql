@@ -68,10 +68,9 @@ SELECT
   CAST(w.submitted AS BIGINT) AS submitted,
   CAST(w.reopened AS BIGINT) AS reopened,
   CAST(w.initialized AS BIGINT) AS initialized,
-  CASE WHEN w.entered = 0 THEN NULL
-       ELSE CAST(CAST(w.submitted AS DECIMAL(18,6)) / w.entered AS DECIMAL(18,6)) END AS submit_rate,
-  CASE WHEN w.previous_entered IS NULL OR w.previous_entered = 0 THEN NULL
-       ELSE CAST(CAST(w.entered AS DECIMAL(18,6)) / w.previous_entered AS DECIMAL(18,6)) END AS conversion_from_previous
+  -- CAST outside (no CASE): Postgres drops the precision of a CASE result.
+  CAST(CAST(w.submitted AS DECIMAL(18,6)) / NULLIF(w.entered, 0) AS DECIMAL(18,6)) AS submit_rate,
+  CAST(CAST(w.entered AS DECIMAL(18,6)) / NULLIF(w.previous_entered, 0) AS DECIMAL(18,6)) AS conversion_from_previous
 FROM with_previous w
 LEFT JOIN stages st ON st.id = w.stage_id AND st._deleted_at IS NULL
 ORDER BY w.program_id, w.stage_order

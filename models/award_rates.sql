@@ -33,10 +33,8 @@ SELECT
   CAST(COALESCE(c.applications, 0) AS BIGINT) AS applications,
   CAST(COALESCE(d.awarded, 0) AS BIGINT) AS awarded,
   CAST(COALESCE(d.declined, 0) AS BIGINT) AS declined,
-  CASE
-    WHEN COALESCE(d.awarded, 0) + COALESCE(d.declined, 0) = 0 THEN NULL
-    ELSE CAST(CAST(d.awarded AS DECIMAL(18,6)) / (d.awarded + d.declined) AS DECIMAL(9,6))
-  END AS award_rate,
+  -- NULL when there are no decisions (division by NULL); CAST outside so Postgres keeps DECIMAL(9,6).
+  CAST(CAST(COALESCE(d.awarded, 0) AS DECIMAL(18,6)) / NULLIF(COALESCE(d.awarded, 0) + COALESCE(d.declined, 0), 0) AS DECIMAL(9,6)) AS award_rate,
   CAST(COALESCE(d.awarded_value, 0) AS DECIMAL(18,2)) AS awarded_value
 FROM programs p
 LEFT JOIN application_counts c ON c.program_id = p.id

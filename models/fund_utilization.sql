@@ -38,8 +38,7 @@ SELECT
   CAST(f.balance AS DECIMAL(18,2)) AS balance,
   CAST(COALESCE(b.allocated, 0) AS DECIMAL(18,2)) AS allocated,
   CAST(COALESCE(b.paid, 0) AS DECIMAL(18,2)) AS paid,
-  CASE WHEN m.deposits = 0 THEN NULL
-       ELSE CAST(CAST(COALESCE(b.allocated, 0) AS DECIMAL(18,6)) / m.deposits AS DECIMAL(18,6)) END AS utilization,
+  CAST(CAST(COALESCE(b.allocated, 0) AS DECIMAL(18,6)) / NULLIF(m.deposits, 0) AS DECIMAL(18,6)) AS utilization,
   COALESCE(f.balance = m.deposits - m.withdrawals - m.transferred, FALSE) AS reconciled
 FROM funds f
 JOIN movements m ON m.fund_id = f.id

@@ -41,8 +41,7 @@ SELECT
   CAST(r.reviews_assigned AS BIGINT) AS reviews_assigned,
   CAST(r.reviews_submitted AS BIGINT) AS reviews_submitted,
   CAST(r.reviews_completed AS BIGINT) AS reviews_completed,
-  CASE WHEN r.reviews_assigned = 0 THEN NULL
-       ELSE CAST(CAST(r.reviews_completed AS DECIMAL(18,6)) / r.reviews_assigned AS DECIMAL(18,6)) END AS completion_rate,
+  CAST(CAST(r.reviews_completed AS DECIMAL(18,6)) / NULLIF(r.reviews_assigned, 0) AS DECIMAL(18,6)) AS completion_rate,
   CAST(COALESCE(l.assignments_listed, 0) AS BIGINT) AS assignments_listed
 FROM records r
 LEFT JOIN listed l ON l.program_id = r.program_id AND l.stage_id = r.stage_id
