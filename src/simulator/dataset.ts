@@ -77,6 +77,8 @@ export class Dataset {
   readonly eligibility = new Map<number, JsonObject>();
   readonly appMeta = new Map<number, AppMeta>();
 
+  /** Bumped by every write, so cached filter results know when they are stale. */
+  version = 0;
   private readonly childCache = new Map<number, AppChildren>();
   private noteCounter = 1_000_000_000;
   private teamCounter = 0;

@@ -62,3 +62,29 @@ export function paginate(rows: readonly JsonObject[], desc: boolean, req: PageRe
 export function ordered(rows: readonly JsonObject[], desc: boolean): JsonObject[] {
   return desc ? [...rows].reverse() : [...rows];
 }
+
+/** Filtered lists are reused until the data changes: a filtered walk of 100k rows then costs one scan, not one per page. */
+export class FilterCache {
+  private readonly entries = new Map<
+    string,
+    { version: number; source: readonly JsonObject[]; rows: readonly JsonObject[] }
+  >();
+
+  filter(
+    key: string,
+    version: number,
+    rows: readonly JsonObject[],
+    query: URLSearchParams,
+    allowed: readonly string[],
+  ): readonly JsonObject[] {
+    const active = allowed.filter((k) => query.has(k));
+    if (active.length === 0) return rows;
+    const fullKey = `${key}?${active.map((k) => `${k}=${query.get(k) ?? ''}`).join('&')}`;
+    const hit = this.entries.get(fullKey);
+    if (hit && hit.version === version && hit.source === rows) return hit.rows;
+    const filtered = applyFilters(rows, query, allowed);
+    if (this.entries.size >= 64) this.entries.delete(this.entries.keys().next().value as string);
+    this.entries.set(fullKey, { version, source: rows, rows: filtered });
+    return filtered;
+  }
+}

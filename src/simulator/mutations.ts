@@ -19,6 +19,7 @@ export function recordWrite(
   objectId: number,
   status: number,
 ): void {
+  ds.version++;
   const admin = ds.adminUser();
   const app = refs.application ?? null;
   const now = nowStamp();
@@ -56,6 +57,7 @@ export function recordWrite(
 export function deleteApplication(ds: Dataset, appId: number): boolean {
   const app = ds.applications.remove(appId);
   if (!app) return false;
+  ds.version++;
   ds.forgetChildren(appId);
   const keep = (a: JsonObject): boolean => (a['application'] as JsonObject | null)?.['id'] !== appId;
   replaceAll(ds.assignments, ds.assignments.filter(keep));

@@ -9,7 +9,7 @@ import type { Dataset } from './dataset.ts';
 import { FaultInjector, type Fault } from './faults.ts';
 import { generateDataset } from './generate.ts';
 import { parseFormOrJson, parseJsonBody, readBody, sendHtmlError, sendJson, sleep } from './http-io.ts';
-import { applyFilters, paginate } from './listing.ts';
+import { FilterCache, paginate } from './listing.ts';
 import { configFrom, type SimConfig, type SimulatorOptions } from './options.ts';
 import { SlidingWindowLimiter } from './rate-limit.ts';
 import { readRoutes } from './read-routes.ts';
@@ -37,6 +37,7 @@ interface Parts {
   faults: FaultInjector;
   limiter: SlidingWindowLimiter;
   router: Router;
+  filterCache: FilterCache;
   baseUrl: string;
 }
 
@@ -54,6 +55,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     faults: new FaultInjector(config.faults, ds.seed),
     limiter: new SlidingWindowLimiter(config.rate),
     router: new Router([...readRoutes, ...writeRoutes]),
+    filterCache: new FilterCache(),
     baseUrl: '',
   };
   const control = createControl(parts);
@@ -166,7 +168,13 @@ async function handle(p: Parts, control: SimulatorControl, req: IncomingMessage,
 
   const result = route.handler({ ds: p.ds, config: p.config, params, query: url.searchParams, body: body.value });
   if ('status' in result) return reply(result.status, result.body, { truncate: truncate && result.status === 200 });
-  const rows = applyFilters(result.list, url.searchParams, result.filters ?? []);
+  const rows = p.filterCache.filter(
+    `${route.template}|${path}`,
+    p.ds.version,
+    result.list,
+    url.searchParams,
+    result.filters ?? [],
+  );
   const style = p.config.listStyleByEndpoint[route.template] ?? p.config.listStyle;
   if (style === 'bare') {
     const all = result.desc ? [...rows].reverse() : rows;
