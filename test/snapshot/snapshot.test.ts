@@ -1,0 +1,153 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runModels } from '../../src/models/index.ts';
+import { checkSnapshotDir, readManifest, writeSnapshots } from '../../src/snapshot/index.ts';
+import { ConfigError } from '../../src/util/errors.ts';
+import type { Dialect } from '../../src/warehouse/index.ts';
+import { load, openTestWarehouse, type TestWarehouse } from '../models/fixtures.ts';
+
+const rowsOf = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({
+    id: i + 1,
+    title: `App ${i + 1} — "quoted", ünïcode`,
+    state: i % 5,
+    program_id: 1 + (i % 3),
+    awarded_amount: `${i}.${String(i % 100).padStart(2, '0')}`,
+    average_score: i / 7,
+    created_at: `2025-03-04T05:06:07.${String(i % 1_000_000).padStart(6, '0')}Z`,
+  }));
+
+async function metadata(path: string) {
+  return parquetMetadataAsync(await asyncBufferFromFile(path));
+}
+
+const schemaOf = async (path: string) => Object.fromEntries((await metadata(path)).schema.slice(1).map((s) => [s.name, s]));
+
+describe.each<Dialect>(['duckdb', 'postgres'])('snapshots of a %s warehouse', (dialect) => {
+  let t: TestWarehouse;
+  let dir: string;
+  const n = 2500;
+  beforeAll(async () => {
+    t = await openTestWarehouse(dialect, 'snap');
+    dir = mkdtempSync(join(tmpdir(), 'gf-snapshots-'));
+    await load(t.warehouse, { programs: [1, 2, 3].map((id) => ({ id, name: `P${id}` })), applications: rowsOf(n) });
+    await runModels(t.warehouse, { only: ['award_rates'] });
+  });
+  afterAll(async () => {
+    await t?.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('writes zstd Parquet with UTC timestamp and decimal logical types, and a manifest', async () => {
+    const result = await writeSnapshots(t.warehouse, {
+      dir,
+      runId: 'run-1',
+      retain: 3,
+      tables: ['applications', 'award_rates'],
+      now: new Date('2026-11-21T23:59:59.500Z'),
+    });
+    expect(result.snapshot).toBe('2026-11-21T23-59-59Z');
+    const file = join(dir, 'applications', 'snapshot=2026-11-21T23-59-59Z', 'applications.parquet');
+    const md = await metadata(file);
+    expect(Number(md.num_rows)).toBe(n);
+    expect(md.row_groups[0]?.columns[0]?.meta_data?.codec).toBe('ZSTD');
+    const schema = await schemaOf(file);
+    expect(schema.created_at?.logical_type).toMatchObject({ type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MICROS' });
+    expect(schema.awarded_amount?.logical_type).toMatchObject({ type: 'DECIMAL', precision: 18, scale: 2 });
+    expect(schema.id?.type).toBe('INT64');
+    expect(schema._raw?.logical_type).toMatchObject({ type: 'JSON' });
+    const rates = await schemaOf(join(dir, 'award_rates', 'snapshot=2026-11-21T23-59-59Z', 'award_rates.parquet'));
+    expect(rates.award_rate?.logical_type).toMatchObject({ type: 'DECIMAL', precision: 9, scale: 6 });
+
+    const manifest = readManifest(dir);
+    const entry = manifest?.tables.applications;
+    expect(entry).toMatchObject({ path: 'applications/snapshot=2026-11-21T23-59-59Z/applications.parquet', rows: n, run_id: 'run-1' });
+    expect(entry?.sha256).toBe(createHash('sha256').update(readFileSync(file)).digest('hex'));
+    expect(entry?.schema.find((c) => c.name === 'created_at')?.type).toBe('TIMESTAMP WITH TIME ZONE');
+    expect(entry?.schema.find((c) => c.name === 'awarded_amount')?.type).toBe('DECIMAL(18,2)');
+    expect(manifest?.tables.award_rates?.rows).toBe(3);
+  });
+
+  it('round-trips values through a reader other than DuckDB (hyparquet, snappy since it has no zstd codec)', async () => {
+    const sub = join(dir, 'snappy');
+    await writeSnapshots(t.warehouse, { dir: sub, runId: 'run-s', retain: 1, tables: ['applications'], compression: 'snappy' });
+    const entry = readManifest(sub)?.tables.applications;
+    const rows = await parquetReadObjects({ file: await asyncBufferFromFile(join(sub, entry?.path ?? '')) });
+    expect(rows).toHaveLength(n);
+    const byId = new Map(rows.map((r) => [Number(r.id), r]));
+    for (const src of rowsOf(n).filter((_, i) => i % 97 === 0)) {
+      const got = byId.get(src.id);
+      expect(got?.title).toBe(src.title);
+      expect(got?.created_at).toBeInstanceOf(Date);
+      expect((got?.created_at as Date).toISOString()).toBe(new Date(src.created_at).toISOString());
+      expect(Number(got?.awarded_amount)).toBeCloseTo(Number(src.awarded_amount), 2);
+      expect(got?.average_score).toBeCloseTo(src.average_score, 12);
+      expect(got?._deleted_at).toBeNull();
+    }
+  });
+
+  it('keeps the newest N snapshots per table and removes stray temporary files', async () => {
+    const sub = join(dir, 'retention');
+    for (let i = 0; i < 4; i++) {
+      await writeSnapshots(t.warehouse, { dir: sub, runId: `r${i}`, retain: 2, tables: ['award_rates'], now: new Date(Date.UTC(2026, 0, 1, 0, 0, i)) });
+    }
+    writeFileSync(join(sub, 'award_rates', '.award_rates.crashed.tmp'), 'partial');
+    writeFileSync(join(sub, '._manifest.json.1.tmp'), '{');
+    // Same second as the last one: a suffix keeps both.
+    const last = await writeSnapshots(t.warehouse, { dir: sub, runId: 'r4', retain: 2, tables: ['award_rates'], now: new Date(Date.UTC(2026, 0, 1, 0, 0, 3)) });
+    expect(last.snapshot).toBe('2026-01-01T00-00-03Z-001');
+    expect(readdirSync(join(sub, 'award_rates')).sort()).toEqual(['snapshot=2026-01-01T00-00-03Z', 'snapshot=2026-01-01T00-00-03Z-001']);
+    expect(readdirSync(sub).sort()).toEqual(['_manifest.json', 'award_rates']);
+    expect(readManifest(sub)?.tables.award_rates?.run_id).toBe('r4');
+  });
+
+  it('never exposes a partial .parquet file, and leaves nothing behind when a table fails', async () => {
+    const sub = join(dir, 'atomic');
+    const seen = new Map<string, number>();
+    let watching = true;
+    const watch = (async () => {
+      while (watching) {
+        const tableDir = join(sub, 'applications');
+        for (const f of existsSync(tableDir) ? readdirSync(tableDir, { recursive: true, encoding: 'utf8' }) : []) {
+          if (!f.endsWith('.parquet')) continue;
+          const path = join(tableDir, f);
+          // A visible .parquet file is always complete: it ends with the Parquet magic.
+          const bytes = readFileSync(path);
+          expect(bytes.subarray(bytes.length - 4).toString()).toBe('PAR1');
+          seen.set(path, bytes.length);
+        }
+        await new Promise((r) => setImmediate(r));
+      }
+    })();
+    await expect(
+      writeSnapshots(t.warehouse, { dir: sub, runId: 'x', retain: 1, tables: ['applications', 'no_such_table'] }),
+    ).rejects.toThrow(/no_such_table does not exist/);
+    watching = false;
+    await watch;
+    for (const [path, size] of seen) expect(statSync(path).size).toBe(size);
+    const noSuch = join(sub, 'no_such_table');
+    expect(existsSync(noSuch) ? readdirSync(noSuch, { recursive: true, encoding: 'utf8' }) : []).toEqual([]);
+    const leftovers = readdirSync(sub, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.tmp'));
+    expect(leftovers).toEqual([]);
+    expect(existsSync(join(sub, '_manifest.json'))).toBe(false);
+  });
+});
+
+describe('checkSnapshotDir', () => {
+  it('creates a missing directory and rejects one that cannot be written, with a ConfigError', () => {
+    const base = mkdtempSync(join(tmpdir(), 'gf-snapdir-'));
+    try {
+      checkSnapshotDir(join(base, 'a', 'b'));
+      expect(statSync(join(base, 'a', 'b')).isDirectory()).toBe(true);
+      writeFileSync(join(base, 'file'), 'x');
+      expect(() => checkSnapshotDir(join(base, 'file', 'snapshots'))).toThrow(ConfigError);
+      expect(() => checkSnapshotDir(join(base, 'file', 'snapshots'))).toThrow(/not writable .*--snapshots/);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+});
