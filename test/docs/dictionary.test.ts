@@ -1,0 +1,50 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { dictionaryPath, renderDataDictionary } from '../../src/docs/data-dictionary.ts';
+import { loadModels } from '../../src/models/index.ts';
+import { tables } from '../../src/normalize/index.ts';
+
+const run = promisify(execFile);
+const bin = join(import.meta.dirname, '..', '..', 'bin', 'grantflow.js');
+
+describe('data dictionary', () => {
+  it('the committed docs/data-dictionary.md is up to date (run `grantflow docs dictionary`)', () => {
+    expect(readFileSync(dictionaryPath, 'utf8')).toBe(renderDataDictionary());
+  });
+
+  it('lists every table and column of the catalog and of the models', () => {
+    const text = renderDataDictionary();
+    for (const t of tables) {
+      expect(text).toContain(`### ${t.name}\n`);
+      for (const c of t.columns) expect(text).toContain(`| \`${c.name}\` |`);
+    }
+    for (const m of loadModels()) {
+      expect(text).toContain(`### ${m.name}\n`);
+      expect(m.columns.length).toBeGreaterThan(0);
+      for (const c of m.columns) expect(text).toContain(`| \`${c.name}\` | ${c.type} (${c.sqlType}`);
+    }
+    expect(text).toContain('| `state` | integer (INTEGER / INTEGER) |  |  | `application_state`: 0 Active, 1 Locked, 2 Hidden, 3 Archived, 4 Trashed |');
+    expect(text).toContain('| `applicant_id` | bigint (BIGINT / BIGINT) |  | users.id |');
+  });
+
+  it('`docs dictionary --check` exits 1 on a stale file and 0 once regenerated', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gf-dict-'));
+    const out = join(dir, 'dictionary.md');
+    try {
+      writeFileSync(out, '# stale\n');
+      const stale = await run('node', [bin, 'docs', 'dictionary', '--check', '--out', out]).catch((e: { code: number; stderr: string }) => e);
+      expect(stale).toMatchObject({ code: 1 });
+      expect((stale as { stderr: string }).stderr).toMatch(/is stale; run `grantflow docs dictionary`/);
+      await run('node', [bin, 'docs', 'dictionary', '--out', out]);
+      expect(readFileSync(out, 'utf8')).toBe(renderDataDictionary());
+      const fresh = await run('node', [bin, 'docs', 'dictionary', '--check', '--out', out]);
+      expect(fresh.stdout).toMatch(/up to date/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,79 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tables } from '../../src/normalize/index.ts';
+import { openWarehouse } from '../../src/warehouse/index.ts';
+import { loadSmallSite } from './fixtures.ts';
+
+const bin = join(import.meta.dirname, '..', '..', 'bin', 'grantflow.js');
+const execFileP = promisify(execFile);
+
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function cli(args: string[]): Promise<Outcome> {
+  try {
+    const { stdout, stderr } = await execFileP('node', [bin, ...args], { env: { ...process.env, GRANTFLOW_LOG_LEVEL: 'silent' } });
+    return { code: 0, stdout, stderr };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
+
+describe('grantflow models / snapshot commands', () => {
+  let dir: string;
+  let target: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'gf-cli-models-'));
+    target = join(dir, 'warehouse.duckdb');
+    const warehouse = await openWarehouse(target);
+    await warehouse.migrate(tables);
+    await loadSmallSite(warehouse);
+    await warehouse.close();
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('models run builds every model, models test passes, snapshot writes Parquet', async () => {
+    const run = await cli(['models', 'run', '--warehouse', target]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/award_rates\s+3 rows/);
+    expect(run.stdout).toMatch(/7 models built/);
+    const test = await cli(['models', 'test', '--warehouse', target]);
+    expect(test.code, test.stdout).toBe(0);
+    expect(test.stdout).toMatch(/PASS  unique:applications\(id\)/);
+    expect(test.stdout).toMatch(/\d+ passed, 0 failed, 0 warnings/);
+    const snap = await cli(['snapshot', '--warehouse', target, '--snapshots', join(dir, 'snaps'), '--retain', '2']);
+    expect(snap.code, snap.stderr).toBe(0);
+    expect(existsSync(join(dir, 'snaps', '_manifest.json'))).toBe(true);
+    expect(snap.stdout).toMatch(/award_rates\s+3 rows/);
+  });
+
+  it('models test exits 1 on an error-level failure and prints it', async () => {
+    const warehouse = await openWarehouse(target);
+    await warehouse.exec('UPDATE assignments SET reviewer_id = 4242 WHERE application_id = 101 AND reviewer_id = 5');
+    await warehouse.close();
+    const test = await cli(['models', 'test', '--warehouse', target]);
+    expect(test.code).toBe(1);
+    expect(test.stdout).toMatch(/FAIL  relationship:assignments\.reviewer_id->users\.id .*4242/);
+  });
+
+  it('a bad warehouse target or snapshot dir is a configuration error (exit 2)', async () => {
+    writeFileSync(join(dir, 'plain-file'), 'x');
+    const badDuck = await cli(['models', 'run', '--warehouse', join(dir, 'plain-file', 'w.duckdb')]);
+    expect(badDuck.code).toBe(2);
+    expect(badDuck.stderr).toMatch(/^grantflow: /);
+    const badPg = await cli(['models', 'test', '--warehouse', 'postgres://nobody@127.0.0.1:1/none']);
+    expect(badPg.code).toBe(2);
+    expect(badPg.stderr).toMatch(/cannot connect to Postgres/);
+    const badDir = await cli(['snapshot', '--warehouse', target, '--snapshots', join(dir, 'plain-file', 'snaps')]);
+    expect(badDir.code).toBe(2);
+    expect(badDir.stderr).toMatch(/snapshot directory .* is not writable/);
+  });
+});
