@@ -171,7 +171,55 @@ export function orgWriteRoutes(): Route[] {
     },
     teamRoute('PATCH'),
     teamRoute('DELETE'),
+    eligibilityRoute('PUT'),
+    eligibilityRoute('PATCH'),
+    eligibilityRoute('DELETE'),
   ];
+}
+
+/** Body shape is a spec gap: `is_completed` and `responses` ({id, name, response}) are accepted. */
+function eligibilityRoute(method: 'PUT' | 'PATCH' | 'DELETE'): Route {
+  return {
+    method,
+    template: '/api/organizations/{id}/eligibility/',
+    permissions: ['Assume role'],
+    feature: 'eligibility',
+    handler: (ctx) =>
+      withOrg(ctx, (org, id) => {
+        const existing = ctx.ds.eligibility.get(id);
+        if (method !== 'PUT' && !existing) return notFound('This organization has no eligibility responses.');
+        if (method === 'DELETE') {
+          ctx.ds.eligibility.delete(id);
+          recordWrite(
+            ctx.ds,
+            'eligibility_deleted',
+            'DELETE',
+            `/api/organizations/${id}/eligibility/`,
+            { organization: org },
+            id,
+            204,
+          );
+          return noContent;
+        }
+        const now = new Date().toISOString();
+        const row: JsonObject = existing ?? { created_at: now, updated_at: now, is_completed: false, responses: [] };
+        const body = bodyObject(ctx);
+        if (typeof body['is_completed'] === 'boolean') row['is_completed'] = body['is_completed'];
+        if (Array.isArray(body['responses'])) row['responses'] = body['responses'].filter(isJsonObject);
+        row['updated_at'] = now;
+        ctx.ds.eligibility.set(id, row);
+        recordWrite(
+          ctx.ds,
+          'eligibility_updated',
+          method,
+          `/api/organizations/${id}/eligibility/`,
+          { organization: org },
+          id,
+          method === 'PUT' && !existing ? 201 : 200,
+        );
+        return ok(row, method === 'PUT' && !existing ? 201 : 200);
+      }),
+  };
 }
 
 function memberRoute(method: 'PATCH' | 'DELETE'): Route {

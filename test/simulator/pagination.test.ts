@@ -87,10 +87,20 @@ describe('pagination', () => {
     expect(withElig).toBeDefined();
     expect((await api(sim, `/api/organizations/${String(withElig?.['id'])}/eligibility/`)).status).toBe(200);
     if (without) expect((await api(sim, `/api/organizations/${String(without['id'])}/eligibility/`)).status).toBe(404);
+    if (without) {
+      const path = `/api/organizations/${String(without['id'])}/eligibility/`;
+      expect((await api(sim, path, { method: 'PUT', body: { is_completed: true, responses: [] } })).status).toBe(201);
+      expect(obj((await api(sim, path)).body)['is_completed']).toBe(true);
+      expect((await api(sim, path, { method: 'DELETE' })).status).toBe(204);
+    }
     sim.control.setFeatures({ eligibility: false });
     const off = await api(sim, `/api/organizations/${String(withElig?.['id'])}/eligibility/`);
     expect(off.status).toBe(404);
     expect(obj(off.body)['detail']).toBeTruthy();
+    expect(
+      (await api(sim, `/api/organizations/${String(withElig?.['id'])}/eligibility/`, { method: 'PATCH', body: {} }))
+        .status,
+    ).toBe(404);
     sim.control.setFeatures({ eligibility: true });
   });
 
