@@ -74,11 +74,11 @@ describe('auth', () => {
   });
 
   it('access tokens expire after the configured ttl; a refresh fixes it', async () => {
-    sim.control.setTokenTtl(1);
+    sim.control.setTokenTtl(2);
     const res = await post('/api/o/token/', refreshBody(sim.credentials));
-    expect(res.body['expires_in']).toBe(1);
+    expect(res.body['expires_in']).toBe(2);
     expect((await api(sim, '/api/programs/')).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 1100));
+    await new Promise((r) => setTimeout(r, 2100));
     const expired = await api(sim, '/api/programs/');
     expect(expired.status).toBe(401);
     expect(String(obj(expired.body)['detail'])).toMatch(/expired/i);
