@@ -34,7 +34,7 @@ export interface SiteClientOptions {
   readonly scope?: string;
   /** First backoff step in ms (default 400; tests use a few ms). */
   readonly retryBaseMs?: number;
-  /** Limiter safety margin (default 0.02). */
+  /** Limiter safety margin (default 0.03). */
   readonly rateMargin?: number;
   /** Cap on the sum of backoff sleeps of one request (default 30 s). */
   readonly maxBackoffTotalMs?: number;

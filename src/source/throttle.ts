@@ -1,12 +1,13 @@
 /**
  * Evenly spaced rate limiter (GCRA with a burst of one): consecutive releases are at least
- * `1000 / (rate * (1 - margin))` ms apart (less at most 5 ms of forgiven timer lateness), measured from the
- * previous release rather than a fixed schedule, so a badly late timer never lets requests bunch up. A fixed window would allow 2 × rate across a window edge.
+ * `1000 / (rate * (1 - margin))` ms apart (less at most 3 ms of forgiven timer lateness), measured from the
+ * previous release rather than a fixed schedule, so a badly late timer never lets requests bunch up.
+ * A fixed window would allow 2 × rate across a window edge.
  */
 export interface RateLimiterOptions {
   /** Requests per second. */
   readonly rate: number;
-  /** Safety margin so arrival jitter at the server cannot fit rate + 1 requests in a window (default 2 %). */
+  /** Safety margin so arrival jitter (network, GC pauses) cannot fit rate + 1 requests in a window (default 3 %). */
   readonly margin?: number;
   readonly now?: () => number;
 }
@@ -22,7 +23,7 @@ export class RateLimiter {
 
   constructor(options: RateLimiterOptions) {
     if (!(options.rate > 0)) throw new RangeError('rate must be > 0');
-    const margin = options.margin ?? 0.02;
+    const margin = options.margin ?? 0.03;
     this.baseIntervalMs = 1000 / (options.rate * (1 - margin));
     this.now = options.now ?? (() => performance.now());
   }
@@ -57,9 +58,9 @@ export class RateLimiter {
     const now = this.now();
     const at = Math.max(this.lastRelease + this.intervalMs, this.pausedUntil);
     if (at <= now) {
-      // Count a timer that fired up to 5 ms late as on time, so timer latency does not pile up into a
-      // lower rate; the gap to the next release then stays >= interval - 5 ms; six starts still span >= 5 x interval - 5 ms > 1 s.
-      this.lastRelease = Math.max(at, now - 5);
+      // Count a timer that fired up to 3 ms late as on time, so timer latency does not pile up into a
+      // lower rate. Gaps stay >= interval - 3 ms, so six starts span >= 5 x interval - 3 ms (~1028 ms at 5/s).
+      this.lastRelease = Math.max(at, now - 3);
       const next = this.waiters.shift();
       next?.();
       // Schedule the following waiter relative to this release.
