@@ -32,15 +32,28 @@ function columnRow(t: TableDef, c: ColumnDef): string {
 function tableSection(t: TableDef, note?: string): string[] {
   const own = new Set(t.columns.map((c) => c.name));
   const columns = hasMetadata(t) ? [...t.columns, ...metadataColumns.filter((c) => !own.has(c.name))] : t.columns;
-  const out = [`### ${t.name}`, '', `${cell(t.description)}`, '', `Kind: ${t.kind}.${t.primaryKey.length ? ` Primary key: (${t.primaryKey.join(', ')}).` : ''}${note ? ` ${note}` : ''}`, ''];
-  out.push('| column | type (DuckDB / Postgres) | key | references | enum | description |', '|---|---|---|---|---|---|');
+  const out = [
+    `### ${t.name}`,
+    '',
+    `${cell(t.description)}`,
+    '',
+    `Kind: ${t.kind}.${t.primaryKey.length ? ` Primary key: (${t.primaryKey.join(', ')}).` : ''}${note ? ` ${note}` : ''}`,
+    '',
+  ];
+  out.push(
+    '| column | type (DuckDB / Postgres) | key | references | enum | description |',
+    '|---|---|---|---|---|---|',
+  );
   for (const c of columns) out.push(columnRow(t, c));
   out.push('');
   return out;
 }
 
 /** The whole dictionary, deterministic (no timestamps), from the catalog and the model headers. */
-export function renderDataDictionary(tables: readonly TableDef[] = catalog, models: readonly TableDef[] = modelTableDefs(loadModels())): string {
+export function renderDataDictionary(
+  tables: readonly TableDef[] = catalog,
+  models: readonly TableDef[] = modelTableDefs(loadModels()),
+): string {
   const out: string[] = [
     '# Data dictionary',
     '',

@@ -70,7 +70,9 @@ export function genericTests(tables: readonly TableDef[]): DataTestDef[] {
         });
       }
       if (c.enum && c.enum in enums) {
-        const values = Object.keys(enums[c.enum as EnumName]).map(literal).join(', ');
+        const values = Object.keys(enums[c.enum as EnumName])
+          .map(literal)
+          .join(', ');
         tests.push({
           name: `accepted_values:${t.name}.${c.name}`,
           description: `${t.name}.${c.name} holds only values of enum ${c.enum} the API documents (unknown values are kept, so this warns).`,

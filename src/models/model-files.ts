@@ -68,9 +68,14 @@ function parseHeader(text: string, file: string): Header {
     if (column) {
       const [, name = '', type = '', precision, scale, description = ''] = column;
       if (!(columnTypes as readonly string[]).includes(type)) {
-        throw new GrantflowError(`${file}: column ${name} has unknown type "${type}" (one of ${columnTypes.join(', ')})`);
+        throw new GrantflowError(
+          `${file}: column ${name} has unknown type "${type}" (one of ${columnTypes.join(', ')})`,
+        );
       }
-      const sqlType = precision !== undefined && type === 'decimal' ? `DECIMAL(${precision},${scale})` : baseSqlTypes[type as ColumnType];
+      const sqlType =
+        precision !== undefined && type === 'decimal'
+          ? `DECIMAL(${precision},${scale})`
+          : baseSqlTypes[type as ColumnType];
       header.columns.push({ name, type: type as ColumnType, description, sqlType });
       continue;
     }
@@ -78,7 +83,13 @@ function parseHeader(text: string, file: string): Header {
     if (!kv) continue;
     const [, key, value = ''] = kv;
     if (key === 'description') header.description = value;
-    else if (key === 'depends_on') header.dependsOn.push(...value.split(',').map((s) => s.trim()).filter(Boolean));
+    else if (key === 'depends_on')
+      header.dependsOn.push(
+        ...value
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      );
     else if (key === 'severity') header.severity = value;
   }
   header.body = lines.slice(i).join('\n').trim().replace(/;\s*$/, '');
@@ -136,7 +147,8 @@ export function orderModels(models: readonly ModelDef[]): ModelDef[] {
   const out: ModelDef[] = [];
   const visit = (m: ModelDef, path: string[]): void => {
     if (done.has(m.name)) return;
-    if (visiting.has(m.name)) throw new GrantflowError(`models depend on each other in a cycle: ${[...path, m.name].join(' -> ')}`);
+    if (visiting.has(m.name))
+      throw new GrantflowError(`models depend on each other in a cycle: ${[...path, m.name].join(' -> ')}`);
     visiting.add(m.name);
     for (const dep of m.dependsOn) {
       const d = byName.get(dep);
@@ -152,7 +164,13 @@ export function orderModels(models: readonly ModelDef[]): ModelDef[] {
 
 /** The models as catalog entries (kind `model`) for the data dictionary and snapshots. */
 export function modelTableDefs(models: readonly ModelDef[] = loadModels()): TableDef[] {
-  return models.map((m) => ({ name: m.name, description: m.description, kind: 'model', columns: m.columns, primaryKey: [] }));
+  return models.map((m) => ({
+    name: m.name,
+    description: m.description,
+    kind: 'model',
+    columns: m.columns,
+    primaryKey: [],
+  }));
 }
 
 /** SQL data tests: `models/tests/<name>.sql`, each returning the failing rows. */
@@ -161,7 +179,8 @@ export function loadSqlTests(dir: string = join(defaultModelsDir, 'tests')): Sql
     const file = join(dir, f);
     const h = parseHeader(readFileSync(file, 'utf8'), file);
     const severity = h.severity ?? 'error';
-    if (severity !== 'error' && severity !== 'warn') throw new GrantflowError(`${file}: severity must be error or warn`);
+    if (severity !== 'error' && severity !== 'warn')
+      throw new GrantflowError(`${file}: severity must be error or warn`);
     return { name: basename(f, '.sql'), description: h.description, severity, sql: h.body, file };
   });
 }

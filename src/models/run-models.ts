@@ -62,7 +62,12 @@ export async function runModels(warehouse: Warehouse, options: RunModelsOptions 
       await materialise(warehouse, model);
     } catch (e) {
       const reason = (e instanceof Error ? e.message : String(e)).split('\n')[0];
-      throw new GrantflowError(`model ${model.name} failed on ${warehouse.dialect}: ${reason} (${model.file})`, 1, 'model_failed', { cause: e });
+      throw new GrantflowError(
+        `model ${model.name} failed on ${warehouse.dialect}: ${reason} (${model.file})`,
+        1,
+        'model_failed',
+        { cause: e },
+      );
     }
     const [count] = await warehouse.query(`SELECT count(*) AS n FROM ${ident(model.name)}`);
     const result = { name: model.name, rows: Number(count?.n ?? 0), durationMs: Date.now() - t0 };

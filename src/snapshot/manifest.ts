@@ -44,7 +44,9 @@ export function sha256File(path: string): Promise<string> {
 export function readManifest(dir: string): Manifest | null {
   try {
     const parsed = JSON.parse(readFileSync(join(dir, manifestName), 'utf8')) as Partial<Manifest>;
-    return parsed.version === 1 && typeof parsed.tables === 'object' && parsed.tables !== null ? (parsed as Manifest) : null;
+    return parsed.version === 1 && typeof parsed.tables === 'object' && parsed.tables !== null
+      ? (parsed as Manifest)
+      : null;
   } catch {
     return null;
   }

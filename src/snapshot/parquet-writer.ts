@@ -40,7 +40,9 @@ class DuckDBWarehouseWriter implements ParquetWriter {
       [table],
     );
     if (Number(exists[0]?.n ?? 0) === 0) {
-      throw new GrantflowError(`table ${table} does not exist in the warehouse ${this.warehouse.description}; run a sync (and models) first`);
+      throw new GrantflowError(
+        `table ${table} does not exist in the warehouse ${this.warehouse.description}; run a sync (and models) first`,
+      );
     }
     await this.warehouse.exec(copySql(`SELECT * FROM ${ident(table)}`, path, this.compression));
   }
@@ -48,7 +50,10 @@ class DuckDBWarehouseWriter implements ParquetWriter {
   async inspect(path: string): Promise<ParquetFileInfo> {
     const [count] = await this.warehouse.query(countSql(path));
     const cols = await this.warehouse.query(describeSql(path));
-    return { rows: Number(count?.n ?? 0), schema: cols.map((c) => ({ name: String(c.column_name), type: String(c.column_type) })) };
+    return {
+      rows: Number(count?.n ?? 0),
+      schema: cols.map((c) => ({ name: String(c.column_name), type: String(c.column_type) })),
+    };
   }
 
   async close(): Promise<void> {}

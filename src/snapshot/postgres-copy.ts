@@ -46,12 +46,21 @@ function appendCell(appender: DuckDBAppender, column: DuckColumn, v: CellValue |
  * Copies one Postgres table into an in-memory DuckDB table of the same types, in batches (keyset on ctid, so
  * memory stays bounded whatever the table's key), through the appender. Returns the rows copied.
  */
-export async function copyPostgresTable(warehouse: Warehouse, duck: DuckDBConnection, table: string, target: string): Promise<number> {
+export async function copyPostgresTable(
+  warehouse: Warehouse,
+  duck: DuckDBConnection,
+  table: string,
+  target: string,
+): Promise<number> {
   const columns = await pgColumns(warehouse, table);
   if (columns.length === 0) {
-    throw new GrantflowError(`table ${table} does not exist in the warehouse ${warehouse.description}; run a sync (and models) first`);
+    throw new GrantflowError(
+      `table ${table} does not exist in the warehouse ${warehouse.description}; run a sync (and models) first`,
+    );
   }
-  await duck.run(`CREATE OR REPLACE TABLE ${ident(target)} (${columns.map((c) => `${ident(c.name)} ${c.duckType}`).join(', ')})`);
+  await duck.run(
+    `CREATE OR REPLACE TABLE ${ident(target)} (${columns.map((c) => `${ident(c.name)} ${c.duckType}`).join(', ')})`,
+  );
   const select = columns.map((c) => ident(c.name)).join(', ');
   let after: string | null = null;
   let total = 0;

@@ -112,5 +112,12 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
 
   const removed = [...removeStrayManifestTemps(dir)];
   for (const table of options.tables) removed.push(...applyRetention(dir, table, options.retain));
-  return { dir, snapshot: folder.slice('snapshot='.length), manifestPath: join(dir, manifestName), tables: written, removed, durationMs: Date.now() - started };
+  return {
+    dir,
+    snapshot: folder.slice('snapshot='.length),
+    manifestPath: join(dir, manifestName),
+    tables: written,
+    removed,
+    durationMs: Date.now() - started,
+  };
 }

@@ -27,7 +27,9 @@ describe('data dictionary', () => {
       expect(m.columns.length).toBeGreaterThan(0);
       for (const c of m.columns) expect(text).toContain(`| \`${c.name}\` | ${c.type} (${c.sqlType}`);
     }
-    expect(text).toContain('| `state` | integer (INTEGER / INTEGER) |  |  | `application_state`: 0 Active, 1 Locked, 2 Hidden, 3 Archived, 4 Trashed |');
+    expect(text).toContain(
+      '| `state` | integer (INTEGER / INTEGER) |  |  | `application_state`: 0 Active, 1 Locked, 2 Hidden, 3 Archived, 4 Trashed |',
+    );
     expect(text).toContain('| `applicant_id` | bigint (BIGINT / BIGINT) |  | users.id |');
   });
 
@@ -36,7 +38,9 @@ describe('data dictionary', () => {
     const out = join(dir, 'dictionary.md');
     try {
       writeFileSync(out, '# stale\n');
-      const stale = await run('node', [bin, 'docs', 'dictionary', '--check', '--out', out]).catch((e: { code: number; stderr: string }) => e);
+      const stale = await run('node', [bin, 'docs', 'dictionary', '--check', '--out', out]).catch(
+        (e: { code: number; stderr: string }) => e,
+      );
       expect(stale).toMatchObject({ code: 1 });
       expect((stale as { stderr: string }).stderr).toMatch(/is stale; run `grantflow docs dictionary`/);
       await run('node', [bin, 'docs', 'dictionary', '--out', out]);

@@ -19,7 +19,9 @@ interface Outcome {
 
 async function cli(args: string[]): Promise<Outcome> {
   try {
-    const { stdout, stderr } = await execFileP('node', [bin, ...args], { env: { ...process.env, GRANTFLOW_LOG_LEVEL: 'silent' } });
+    const { stdout, stderr } = await execFileP('node', [bin, ...args], {
+      env: { ...process.env, GRANTFLOW_LOG_LEVEL: 'silent' },
+    });
     return { code: 0, stdout, stderr };
   } catch (e) {
     const err = e as { code: number; stdout: string; stderr: string };
@@ -47,7 +49,7 @@ describe('grantflow models / snapshot commands', () => {
     expect(run.stdout).toMatch(/7 models built/);
     const test = await cli(['models', 'test', '--warehouse', target]);
     expect(test.code, test.stdout).toBe(0);
-    expect(test.stdout).toMatch(/PASS  unique:applications\(id\)/);
+    expect(test.stdout).toMatch(/PASS {2}unique:applications\(id\)/);
     expect(test.stdout).toMatch(/\d+ passed, 0 failed, 0 warnings/);
     const snap = await cli(['snapshot', '--warehouse', target, '--snapshots', join(dir, 'snaps'), '--retain', '2']);
     expect(snap.code, snap.stderr).toBe(0);
@@ -61,7 +63,7 @@ describe('grantflow models / snapshot commands', () => {
     await warehouse.close();
     const test = await cli(['models', 'test', '--warehouse', target]);
     expect(test.code).toBe(1);
-    expect(test.stdout).toMatch(/FAIL  relationship:assignments\.reviewer_id->users\.id .*4242/);
+    expect(test.stdout).toMatch(/FAIL {2}relationship:assignments\.reviewer_id->users\.id .*4242/);
   });
 
   it('a bad warehouse target or snapshot dir is a configuration error (exit 2)', async () => {

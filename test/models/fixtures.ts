@@ -55,7 +55,11 @@ export type Dataset = Record<string, Row[]>;
 export async function load(warehouse: Warehouse, data: Dataset, runId = 'test-run'): Promise<void> {
   const unit = await warehouse.openLoad();
   for (const [table, rows] of Object.entries(data)) {
-    if (rows.length > 0) await unit.append(table, rows.map((r) => ({ _raw: JSON.stringify(r), ...r })));
+    if (rows.length > 0)
+      await unit.append(
+        table,
+        rows.map((r) => ({ _raw: JSON.stringify(r), ...r })),
+      );
   }
   await unit.commit({ runId, extractedAt: '2026-01-01T00:00:00.000Z' });
 }
@@ -77,14 +81,19 @@ const money = (cents: number): string => `${Math.trunc(cents / 100)}.${String(Ma
 export function smallSite(): { data: Dataset; deleted: Record<string, number[]> } {
   const programs: Row[] = [1, 2, 3, 4].map((id) => ({ id, name: `Program ${id}` }));
   const users: Row[] = [];
-  for (let id = 1; id <= 12; id++) users.push({ id, first_name: `First${id}`, last_name: `Last${id}`, email: `u${id}@example.org` });
+  for (let id = 1; id <= 12; id++)
+    users.push({ id, first_name: `First${id}`, last_name: `Last${id}`, email: `u${id}@example.org` });
   const stages: Row[] = [10, 11, 20, 21].map((id) => ({ id, title: `Stage ${id}` }));
   const applications: Row[] = [];
   const applicationStages: Row[] = [];
   const awards: Row[] = [];
   let awardId = 0;
   // Program 1: 8 applications, program 2: 4 (all declined), program 4: 2; program 3 has none.
-  const plan: [number, number][] = [[1, 8], [2, 4], [4, 2]];
+  const plan: [number, number][] = [
+    [1, 8],
+    [2, 4],
+    [4, 2],
+  ];
   let appId = 100;
   for (const [programId, count] of plan) {
     const first = programId === 2 ? 20 : 10;
@@ -125,7 +134,14 @@ export function smallSite(): { data: Dataset; deleted: Record<string, number[]> 
       if (i !== 5) {
         const decision = programId === 2 ? 1 : i % 3 === 0 ? 1 : 0;
         const cents = decision === 0 ? 100_000 + i * 12_345 : 0;
-        awards.push({ id: ++awardId, application_id: id, program_id: programId, decision, value: money(cents), awarded_at: ts(40 + i * 3, 5) });
+        awards.push({
+          id: ++awardId,
+          application_id: id,
+          program_id: programId,
+          decision,
+          value: money(cents),
+          awarded_at: ts(40 + i * 3, 5),
+        });
       }
     }
   }
@@ -137,7 +153,12 @@ export function smallSite(): { data: Dataset; deleted: Record<string, number[]> 
     const appNo = Number(app.id);
     for (const reviewer of [5, 6, 7]) {
       if ((appNo + reviewer) % 3 === 0) continue;
-      assignments.push({ application_id: appNo, reviewer_id: reviewer, stage_id: Number(app.current_stage_id), program_id: Number(app.program_id) });
+      assignments.push({
+        application_id: appNo,
+        reviewer_id: reviewer,
+        stage_id: Number(app.current_stage_id),
+        program_id: Number(app.program_id),
+      });
     }
   }
   // Money: fund 1 funds programs 1 and 2, fund 2 funds program 1; deposits - withdrawals - transfers = balance.
@@ -153,20 +174,58 @@ export function smallSite(): { data: Dataset; deleted: Record<string, number[]> 
   const withdrawals = [{ fund: 2, cents: 5_000_00 }];
   const txns: Row[] = [];
   let txnId = 0;
-  for (const d of deposits) for (const c of d.cents) txns.push({ id: ++txnId, transaction_type: 0, amount: money(c), source_type: 0, destination_type: 2, destination_fund_id: d.fund });
-  for (const w of withdrawals) txns.push({ id: ++txnId, transaction_type: 1, amount: money(w.cents), source_type: 2, destination_type: 0, source_fund_id: w.fund });
-  for (const t of transfers) for (const c of t.cents) txns.push({ id: ++txnId, transaction_type: 2, amount: money(c), source_type: 2, destination_type: 1, source_fund_id: t.fund, destination_program_id: t.program });
+  for (const d of deposits)
+    for (const c of d.cents)
+      txns.push({
+        id: ++txnId,
+        transaction_type: 0,
+        amount: money(c),
+        source_type: 0,
+        destination_type: 2,
+        destination_fund_id: d.fund,
+      });
+  for (const w of withdrawals)
+    txns.push({
+      id: ++txnId,
+      transaction_type: 1,
+      amount: money(w.cents),
+      source_type: 2,
+      destination_type: 0,
+      source_fund_id: w.fund,
+    });
+  for (const t of transfers)
+    for (const c of t.cents)
+      txns.push({
+        id: ++txnId,
+        transaction_type: 2,
+        amount: money(c),
+        source_type: 2,
+        destination_type: 1,
+        source_fund_id: t.fund,
+        destination_program_id: t.program,
+      });
   const funds: Row[] = deposits.map((d) => {
     const dep = d.cents.reduce((s, c) => s + c, 0);
     const wd = withdrawals.filter((w) => w.fund === d.fund).reduce((s, w) => s + w.cents, 0);
-    const tr = transfers.filter((t) => t.fund === d.fund).flatMap((t) => t.cents).reduce((s, c) => s + c, 0);
+    const tr = transfers
+      .filter((t) => t.fund === d.fund)
+      .flatMap((t) => t.cents)
+      .reduce((s, c) => s + c, 0);
     return { id: d.fund, name: `Fund ${d.fund}`, balance: money(dep - wd - tr), total: money(dep) };
   });
   const paidCents = [12_345_00, 0, 1_000_00];
   const budgets: Row[] = transfers.map((t, i) => {
     const total = t.cents.reduce((s, c) => s + c, 0);
     const paid = paidCents[i] ?? 0;
-    return { id: 50 + i, fund_id: t.fund, program_id: t.program, budget: money(total), allocated: money(paid * 2), paid: money(paid), balance: money(total - paid) };
+    return {
+      id: 50 + i,
+      fund_id: t.fund,
+      program_id: t.program,
+      budget: money(total),
+      allocated: money(paid * 2),
+      paid: money(paid),
+      balance: money(total - paid),
+    };
   });
   // Payments: one payment of award 5 (an awarded one), listed on the award, drawn from one source.
   const payments: Row[] = [{ id: 900, amount: '1000.00', decision_award_id: 5, decision: 0 }];

@@ -4,7 +4,8 @@ import { loadModels, orderModels, runModels, type ModelDef } from '../../src/mod
 import type { Dialect } from '../../src/warehouse/index.ts';
 import { loadSmallSite, openTestWarehouse, type Dataset, type TestWarehouse } from './fixtures.ts';
 
-const live = (rows: Row[] | undefined): Row[] => (rows ?? []).filter((r) => r._deleted_at === null || r._deleted_at === undefined);
+const live = (rows: Row[] | undefined): Row[] =>
+  (rows ?? []).filter((r) => r._deleted_at === null || r._deleted_at === undefined);
 const cents = (v: CellValue | undefined): number => Math.round(Number(v ?? 0) * 100);
 const money = (c: number): string => `${Math.trunc(c / 100)}.${String(Math.abs(c) % 100).padStart(2, '0')}`;
 const byKey = (rows: Record<string, CellValue>[], ...keys: string[]): Map<string, Record<string, CellValue>> =>
@@ -46,12 +47,21 @@ describe.each<Dialect>(['duckdb', 'postgres'])('models on %s', (dialect) => {
     expect(rows.map((r) => r.program_id)).toEqual(expected.map((e) => e.program_id));
     for (const e of expected) {
       const r = rows.find((x) => x.program_id === e.program_id);
-      expect(r).toMatchObject({ applications: e.applications, awarded: e.awarded, declined: e.declined, awarded_value: e.awarded_value });
+      expect(r).toMatchObject({
+        applications: e.applications,
+        awarded: e.awarded,
+        declined: e.declined,
+        awarded_value: e.awarded_value,
+      });
       if (e.award_rate === null) expect(r?.award_rate).toBeNull();
       else expect(Number(r?.award_rate)).toBeCloseTo(e.award_rate, 6);
     }
     // Edge cases the data was built for: program 3 has no applications, program 2 only declines, program 4 is deleted.
-    expect(rows.find((r) => r.program_id === 3)).toMatchObject({ applications: 0, award_rate: null, awarded_value: '0.00' });
+    expect(rows.find((r) => r.program_id === 3)).toMatchObject({
+      applications: 0,
+      award_rate: null,
+      awarded_value: '0.00',
+    });
     expect(Number(rows.find((r) => r.program_id === 2)?.award_rate)).toBe(0);
     expect(rows.some((r) => r.program_id === 4)).toBe(false);
   });
@@ -68,7 +78,9 @@ describe.each<Dialect>(['duckdb', 'postgres'])('models on %s', (dialect) => {
     for (const [k, n] of counts) {
       const r = got.get(k);
       const [reviewer, program, stage] = k.split('/');
-      const stageTotal = [...counts].filter(([kk]) => kk.endsWith(`/${program}/${stage}`)).reduce((s, [, v]) => s + v, 0);
+      const stageTotal = [...counts]
+        .filter(([kk]) => kk.endsWith(`/${program}/${stage}`))
+        .reduce((s, [, v]) => s + v, 0);
       expect(r?.assigned).toBe(n);
       expect(r?.stage_assigned).toBe(stageTotal);
       expect(Number(r?.share_of_stage)).toBeCloseTo(n / stageTotal, 6);
@@ -133,7 +145,9 @@ describe.each<Dialect>(['duckdb', 'postgres'])('models on %s', (dialect) => {
       });
     }
     // The first stage of each program has no conversion; the second converts from the first.
-    const p1 = [...funnel.values()].filter((r) => r.program_id === 1).sort((a, b) => Number(a.stage_order) - Number(b.stage_order));
+    const p1 = [...funnel.values()]
+      .filter((r) => r.program_id === 1)
+      .sort((a, b) => Number(a.stage_order) - Number(b.stage_order));
     expect(p1[0]?.conversion_from_previous).toBeNull();
     expect(Number(p1[1]?.conversion_from_previous)).toBeCloseTo(Number(p1[1]?.entered) / Number(p1[0]?.entered), 6);
 
@@ -141,7 +155,7 @@ describe.each<Dialect>(['duckdb', 'postgres'])('models on %s', (dialect) => {
     for (const p of live(data.programs)) {
       const days = live(data.awards)
         .map((w) => ({ w, a: apps.find((a) => a.id === w.application_id) }))
-        .filter(({ w, a }) => a?.program_id === p.id && a.last_submitted_at && w.awarded_at)
+        .filter(({ w, a }) => a !== undefined && a.program_id === p.id && a.last_submitted_at && w.awarded_at)
         .map(({ w, a }) => (Date.parse(String(w.awarded_at)) - Date.parse(String(a?.last_submitted_at))) / 86_400_000)
         .sort((x, y) => x - y);
       const r = latency.get(String(p.id));
@@ -170,21 +184,62 @@ describe.each<Dialect>(['duckdb', 'postgres'])('models on %s', (dialect) => {
         `SELECT column_name, data_type, numeric_precision, numeric_scale FROM information_schema.columns
           WHERE table_schema = current_schema() AND table_name = '${m.name}' ORDER BY ordinal_position`,
       );
-      expect(described.map((c) => c.column_name), m.name).toEqual(m.columns.map((c) => c.name));
+      expect(
+        described.map((c) => c.column_name),
+        m.name,
+      ).toEqual(m.columns.map((c) => c.name));
       described.forEach((c, i) => {
         const declared = m.columns[i]?.sqlType ?? '';
         const dec = /^DECIMAL\((\d+),(\d+)\)$/.exec(declared);
-        if (dec) expect([c.numeric_precision, c.numeric_scale], `${m.name}.${String(c.column_name)}`).toEqual([Number(dec[1]), Number(dec[2])]);
-        else expect(String(c.data_type).toUpperCase(), `${m.name}.${String(c.column_name)}`).toMatch(declared === 'VARCHAR' ? /VARCHAR|TEXT/ : new RegExp(declared));
+        if (dec)
+          expect([c.numeric_precision, c.numeric_scale], `${m.name}.${String(c.column_name)}`).toEqual([
+            Number(dec[1]),
+            Number(dec[2]),
+          ]);
+        else
+          expect(String(c.data_type).toUpperCase(), `${m.name}.${String(c.column_name)}`).toMatch(
+            declared === 'VARCHAR' ? /VARCHAR|TEXT/ : new RegExp(declared),
+          );
       });
     }
   });
 });
 
 describe('model ordering', () => {
-  const m = (name: string, dependsOn: string[]): ModelDef => ({ name, description: '', sql: { duckdb: '', postgres: '' }, dependsOn, columns: [], file: name });
+  const m = (name: string, dependsOn: string[]): ModelDef => ({
+    name,
+    description: '',
+    sql: { duckdb: '', postgres: '' },
+    dependsOn,
+    columns: [],
+    file: name,
+  });
   it('puts dependencies first and rejects cycles', () => {
     expect(orderModels([m('c', ['b']), m('b', ['a']), m('a', [])]).map((x) => x.name)).toEqual(['a', 'b', 'c']);
     expect(() => orderModels([m('a', ['b']), m('b', ['a'])])).toThrow(/cycle: a -> b -> a/);
+  });
+});
+
+describe('models give identical tables on DuckDB and Postgres', () => {
+  it('cell by cell, for every model', async () => {
+    const duck = await openTestWarehouse('duckdb', 'same');
+    const pgw = await openTestWarehouse('postgres', 'same');
+    try {
+      for (const w of [duck, pgw]) {
+        await loadSmallSite(w.warehouse);
+        await runModels(w.warehouse);
+      }
+      for (const m of loadModels()) {
+        const order = m.columns.map((_, i) => String(i + 1)).join(', ');
+        const [a, b] = await Promise.all(
+          [duck, pgw].map((w) => w.warehouse.query(`SELECT * FROM ${m.name} ORDER BY ${order}`)),
+        );
+        expect(a?.length, m.name).toBeGreaterThan(0);
+        expect(b, m.name).toEqual(a);
+      }
+    } finally {
+      await duck.cleanup();
+      await pgw.cleanup();
+    }
   });
 });

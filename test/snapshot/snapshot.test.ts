@@ -25,7 +25,8 @@ async function metadata(path: string) {
   return parquetMetadataAsync(await asyncBufferFromFile(path));
 }
 
-const schemaOf = async (path: string) => Object.fromEntries((await metadata(path)).schema.slice(1).map((s) => [s.name, s]));
+const schemaOf = async (path: string) =>
+  Object.fromEntries((await metadata(path)).schema.slice(1).map((s) => [s.name, s]));
 
 describe.each<Dialect>(['duckdb', 'postgres'])('snapshots of a %s warehouse', (dialect) => {
   let t: TestWarehouse;
@@ -65,7 +66,11 @@ describe.each<Dialect>(['duckdb', 'postgres'])('snapshots of a %s warehouse', (d
 
     const manifest = readManifest(dir);
     const entry = manifest?.tables.applications;
-    expect(entry).toMatchObject({ path: 'applications/snapshot=2026-11-21T23-59-59Z/applications.parquet', rows: n, run_id: 'run-1' });
+    expect(entry).toMatchObject({
+      path: 'applications/snapshot=2026-11-21T23-59-59Z/applications.parquet',
+      rows: n,
+      run_id: 'run-1',
+    });
     expect(entry?.sha256).toBe(createHash('sha256').update(readFileSync(file)).digest('hex'));
     expect(entry?.schema.find((c) => c.name === 'created_at')?.type).toBe('TIMESTAMP WITH TIME ZONE');
     expect(entry?.schema.find((c) => c.name === 'awarded_amount')?.type).toBe('DECIMAL(18,2)');
@@ -74,7 +79,13 @@ describe.each<Dialect>(['duckdb', 'postgres'])('snapshots of a %s warehouse', (d
 
   it('round-trips values through a reader other than DuckDB (hyparquet, snappy since it has no zstd codec)', async () => {
     const sub = join(dir, 'snappy');
-    await writeSnapshots(t.warehouse, { dir: sub, runId: 'run-s', retain: 1, tables: ['applications'], compression: 'snappy' });
+    await writeSnapshots(t.warehouse, {
+      dir: sub,
+      runId: 'run-s',
+      retain: 1,
+      tables: ['applications'],
+      compression: 'snappy',
+    });
     const entry = readManifest(sub)?.tables.applications;
     const rows = await parquetReadObjects({ file: await asyncBufferFromFile(join(sub, entry?.path ?? '')) });
     expect(rows).toHaveLength(n);
@@ -93,14 +104,29 @@ describe.each<Dialect>(['duckdb', 'postgres'])('snapshots of a %s warehouse', (d
   it('keeps the newest N snapshots per table and removes stray temporary files', async () => {
     const sub = join(dir, 'retention');
     for (let i = 0; i < 4; i++) {
-      await writeSnapshots(t.warehouse, { dir: sub, runId: `r${i}`, retain: 2, tables: ['award_rates'], now: new Date(Date.UTC(2026, 0, 1, 0, 0, i)) });
+      await writeSnapshots(t.warehouse, {
+        dir: sub,
+        runId: `r${i}`,
+        retain: 2,
+        tables: ['award_rates'],
+        now: new Date(Date.UTC(2026, 0, 1, 0, 0, i)),
+      });
     }
     writeFileSync(join(sub, 'award_rates', '.award_rates.crashed.tmp'), 'partial');
     writeFileSync(join(sub, '._manifest.json.1.tmp'), '{');
     // Same second as the last one: a suffix keeps both.
-    const last = await writeSnapshots(t.warehouse, { dir: sub, runId: 'r4', retain: 2, tables: ['award_rates'], now: new Date(Date.UTC(2026, 0, 1, 0, 0, 3)) });
+    const last = await writeSnapshots(t.warehouse, {
+      dir: sub,
+      runId: 'r4',
+      retain: 2,
+      tables: ['award_rates'],
+      now: new Date(Date.UTC(2026, 0, 1, 0, 0, 3)),
+    });
     expect(last.snapshot).toBe('2026-01-01T00-00-03Z-001');
-    expect(readdirSync(join(sub, 'award_rates')).sort()).toEqual(['snapshot=2026-01-01T00-00-03Z', 'snapshot=2026-01-01T00-00-03Z-001']);
+    expect(readdirSync(join(sub, 'award_rates')).sort()).toEqual([
+      'snapshot=2026-01-01T00-00-03Z',
+      'snapshot=2026-01-01T00-00-03Z-001',
+    ]);
     expect(readdirSync(sub).sort()).toEqual(['_manifest.json', 'award_rates']);
     expect(readManifest(sub)?.tables.award_rates?.run_id).toBe('r4');
   });

@@ -27,7 +27,9 @@ export function registerDocs(program: Command): void {
             process.stdout.write(`${path} is up to date\n`);
             return ExitCode.ok;
           }
-          process.stderr.write(`grantflow: ${path} is stale; run \`grantflow docs dictionary\` and commit the result\n`);
+          process.stderr.write(
+            `grantflow: ${path} is stale; run \`grantflow docs dictionary\` and commit the result\n`,
+          );
           return ExitCode.runFailed;
         }
         if (current === fresh) {

@@ -14,7 +14,10 @@ const keys: readonly SettingKey[] = ['warehouse', 'schema', 'logLevel'];
 
 async function withWarehouse(options: Record<string, unknown>, fn: (w: Warehouse) => Promise<number>): Promise<number> {
   const settings = await loadSettings(flagsFrom(options, keys), { pipeline: options.pipeline as string | undefined });
-  const warehouse = await openWarehouse(settings.warehouse, { schema: settings.schema, logger: createLogger({ level: settings.logLevel }) });
+  const warehouse = await openWarehouse(settings.warehouse, {
+    schema: settings.schema,
+    logger: createLogger({ level: settings.logLevel }),
+  });
   try {
     // Idempotent; on a fresh warehouse the models then run over empty tables instead of failing.
     await warehouse.migrate(tables);
@@ -25,9 +28,11 @@ async function withWarehouse(options: Record<string, unknown>, fn: (w: Warehouse
 }
 
 export function formatTestResult(r: DataTestResult): string {
-  const label = r.status === 'pass' ? 'PASS ' : r.status === 'error' ? 'ERROR' : r.severity === 'error' ? 'FAIL ' : 'WARN ';
+  const label =
+    r.status === 'pass' ? 'PASS ' : r.status === 'error' ? 'ERROR' : r.severity === 'error' ? 'FAIL ' : 'WARN ';
   let line = `${label} ${r.name}`;
-  if (r.status === 'fail') line += `  (${r.failing} failing row${r.failing === 1 ? '' : 's'}; sample: ${JSON.stringify(r.sample.slice(0, 3))})`;
+  if (r.status === 'fail')
+    line += `  (${r.failing} failing row${r.failing === 1 ? '' : 's'}; sample: ${JSON.stringify(r.sample.slice(0, 3))})`;
   if (r.status === 'error') line += `  (${r.severity}: query failed: ${r.message ?? 'unknown error'})`;
   return line;
 }
@@ -43,7 +48,10 @@ export function registerModels(program: Command): void {
     runAction(async (options: Record<string, unknown>) =>
       withWarehouse(options, async (warehouse) => {
         const info = await runModels(warehouse);
-        for (const m of info.models) process.stdout.write(`${m.name.padEnd(24)} ${String(m.rows).padStart(9)} rows ${String(m.durationMs).padStart(7)} ms\n`);
+        for (const m of info.models)
+          process.stdout.write(
+            `${m.name.padEnd(24)} ${String(m.rows).padStart(9)} rows ${String(m.durationMs).padStart(7)} ms\n`,
+          );
         process.stdout.write(`${info.models.length} models built in ${info.durationMs} ms\n`);
         return ExitCode.ok;
       }),

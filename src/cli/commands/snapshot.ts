@@ -24,7 +24,8 @@ export function registerSnapshot(program: Command): void {
       const flags = flagsFrom(options, keys);
       if (options.retain !== undefined) {
         const retain = Number(options.retain);
-        if (!Number.isInteger(retain) || retain < 1) throw new ConfigError(`--retain must be a whole number of at least 1 (got ${String(options.retain)})`);
+        if (!Number.isInteger(retain) || retain < 1)
+          throw new ConfigError(`--retain must be a whole number of at least 1 (got ${String(options.retain)})`);
         flags.retainSnapshots = retain;
       }
       const settings = await loadSettings(flags, { pipeline: options.pipeline as string | undefined });
@@ -33,10 +34,18 @@ export function registerSnapshot(program: Command): void {
       const warehouse = await openWarehouse(settings.warehouse, { schema: settings.schema, logger });
       try {
         const available = await defaultSnapshotTables(warehouse);
-        const wanted = typeof options.tables === 'string' ? options.tables.split(',').map((s) => s.trim()).filter(Boolean) : available;
+        const wanted =
+          typeof options.tables === 'string'
+            ? options.tables
+                .split(',')
+                .map((s) => s.trim())
+                .filter(Boolean)
+            : available;
         const missing = wanted.filter((t) => !available.includes(t));
-        if (missing.length > 0) throw new ConfigError(`no such table to snapshot in ${warehouse.description}: ${missing.join(', ')}`);
-        if (wanted.length === 0) throw new ConfigError(`warehouse ${warehouse.description} has no tables yet; run a sync first`);
+        if (missing.length > 0)
+          throw new ConfigError(`no such table to snapshot in ${warehouse.description}: ${missing.join(', ')}`);
+        if (wanted.length === 0)
+          throw new ConfigError(`warehouse ${warehouse.description} has no tables yet; run a sync first`);
         const result = await writeSnapshots(warehouse, {
           dir: settings.snapshots,
           runId: `snapshot-${randomUUID()}`,
@@ -45,7 +54,9 @@ export function registerSnapshot(program: Command): void {
           logger,
         });
         for (const t of result.tables) {
-          process.stdout.write(`${t.table.padEnd(28)} ${String(t.rows).padStart(9)} rows ${String(t.bytes).padStart(11)} bytes  ${t.path}\n`);
+          process.stdout.write(
+            `${t.table.padEnd(28)} ${String(t.rows).padStart(9)} rows ${String(t.bytes).padStart(11)} bytes  ${t.path}\n`,
+          );
         }
         process.stdout.write(
           `${result.tables.length} tables written to ${result.dir} (snapshot ${result.snapshot}) in ${result.durationMs} ms; ` +
