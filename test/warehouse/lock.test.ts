@@ -1,0 +1,150 @@
+import { spawn } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { afterAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { ConfigError, LockedError } from '../../src/util/errors.ts';
+import { openWarehouse } from '../../src/warehouse/index.ts';
+import { catalog, harness, pgUrl, snapshot, thing, type Harness } from './fixtures.ts';
+
+const cleanups: Harness[] = [];
+afterAll(async () => {
+  for (const h of cleanups) await h.cleanup();
+});
+
+describe('run lock', () => {
+  it('DuckDB: a second holder in this process gets LockedError; the lock file goes on close', async () => {
+    const h = harness('duckdb', 'lock');
+    cleanups.push(h);
+    const a = await h.open();
+    const b = await h.open();
+    await a.acquireLock('sync A');
+    expect(existsSync(`${h.target}.lock`)).toBe(true);
+    await expect(b.acquireLock('sync B')).rejects.toThrow(LockedError);
+    await expect(b.acquireLock('sync B')).rejects.toThrow(/is in use by another grantflow run \(pid \d+, sync A\)/);
+    await a.close();
+    expect(existsSync(`${h.target}.lock`)).toBe(false);
+    await b.acquireLock('sync B');
+    await b.close();
+  });
+
+  it('DuckDB: a file held by another process refuses with LockedError naming the pid', async () => {
+    const h = harness('duckdb', 'lockproc');
+    cleanups.push(h);
+    const wh = await h.open();
+    await wh.close();
+    const nodeApi = createRequire(import.meta.url).resolve('@duckdb/node-api');
+    const child = spawn(
+      process.execPath,
+      ['-e', `require(${JSON.stringify(nodeApi)}).DuckDBInstance.create(${JSON.stringify(h.target)}).then(() => { console.log('held'); setInterval(() => {}, 1000); })`],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    try {
+      await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+      const err = await openWarehouse(h.target).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(LockedError);
+      expect((err as Error).message).toContain(`pid ${child.pid}`);
+    } finally {
+      child.kill();
+    }
+  });
+
+  it('DuckDB: a stale lock file of a dead process is ignored', async () => {
+    const h = harness('duckdb', 'stale');
+    cleanups.push(h);
+    const wh = await h.open();
+    writeFileSync(`${h.target}.lock`, JSON.stringify({ pid: 2 ** 22 + 12345, owner: 'old', startedAt: '2020-01-01T00:00:00Z' }));
+    await wh.acquireLock('new');
+    await wh.close();
+  });
+
+  it('Postgres: the advisory lock refuses a second holder until the first closes', async () => {
+    const h = harness('postgres', 'lock');
+    cleanups.push(h);
+    const a = await h.open();
+    const b = await h.open();
+    await a.acquireLock('sync A');
+    await expect(b.acquireLock('sync B')).rejects.toThrow(LockedError);
+    await expect(b.acquireLock('sync B')).rejects.toThrow(/in use by another grantflow run \(backend pid \d+, grantflow lock: sync A\)/);
+    await a.close();
+    await b.acquireLock('sync B');
+    await b.close();
+  });
+});
+
+describe('unreachable or unwritable targets', () => {
+  it('Postgres that refuses connections is a ConfigError without the password', async () => {
+    const err = await openWarehouse('postgres://gf:s3cretpass@127.0.0.1:1/nope').then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toMatch(/^cannot connect to Postgres warehouse postgres:\/\/gf@127\.0\.0\.1:1\/nope/);
+    expect((err as Error).message).not.toContain('s3cretpass');
+  });
+
+  it('an unwritable DuckDB path is a ConfigError', async () => {
+    const h = harness('duckdb', 'unwritable');
+    cleanups.push(h);
+    const wh = await h.open();
+    await wh.close();
+    // A directory cannot be created under a regular file (the warehouse file itself).
+    await expect(openWarehouse(`${h.target}/sub/warehouse.duckdb`)).rejects.toThrow(ConfigError);
+  });
+});
+
+describe('Postgres commit whose backend is killed mid-commit', () => {
+  it('leaves tables and state unchanged; the staged rows can be committed again', async () => {
+    const h = harness('postgres', 'kill');
+    cleanups.push(h);
+    const wh = await h.open();
+    await wh.migrate(catalog);
+    let unit = await wh.openLoad();
+    await unit.append('things', [thing(1), thing(2)]);
+    await unit.commit({ runId: 'r1', extractedAt: '2024-01-01T00:00:00.000000Z', state: { stream: 'things', value: 1 } });
+    const before = await snapshot(wh, 'things');
+
+    unit = await wh.openLoad();
+    await unit.append('things', [thing(1, { name: 'new' }), thing(3)]);
+    await unit.append('notes', [{ id: 'n', thing_id: 1, kind: 'a', body: 'b', _raw: '{}' }]);
+    const blocker = new pg.Client({ connectionString: pgUrl });
+    await blocker.connect();
+    try {
+      // Hold a lock on notes so the commit stops after merging things; then kill its backend.
+      await blocker.query('BEGIN');
+      await blocker.query(`LOCK TABLE "${h.schema}".notes IN ACCESS EXCLUSIVE MODE`);
+      const committing = unit.commit({ runId: 'r2', extractedAt: '2024-02-01T00:00:00.000000Z', state: { stream: 'things', value: 2 } });
+      const outcome = committing.then(
+        () => 'committed',
+        (e: unknown) => e,
+      );
+      let victim: number | undefined;
+      for (let i = 0; i < 200 && victim === undefined; i++) {
+        // pg_stat_activity is a per-transaction snapshot inside the blocker's transaction: clear it each time.
+        await blocker.query('SELECT pg_stat_clear_snapshot()');
+        const r = await blocker.query<{ pid: number }>(
+          `SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%notes%' AND pid <> pg_backend_pid()`,
+        );
+        victim = r.rows[0]?.pid;
+        if (victim === undefined) await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(victim).toBeDefined();
+      await blocker.query('SELECT pg_terminate_backend($1)', [victim]);
+      expect(await outcome).toBeInstanceOf(Error);
+    } finally {
+      await blocker.query('ROLLBACK');
+      await blocker.end();
+    }
+    expect(await snapshot(wh, 'things')).toBe(before);
+    expect(await wh.readState('things')).toBe(1);
+    expect(await wh.query('SELECT count(*) AS n FROM notes')).toEqual([{ n: 0 }]);
+
+    const info = await unit.commit({ runId: 'r2', extractedAt: '2024-02-01T00:00:00.000000Z', state: { stream: 'things', value: 2 } });
+    expect(info.merged).toEqual({ things: 2, notes: 1 });
+    expect(await wh.readState('things')).toBe(2);
+    await wh.close();
+  });
+});
