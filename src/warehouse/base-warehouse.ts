@@ -47,8 +47,9 @@ export abstract class BaseWarehouse implements Warehouse {
   }
 
   /** Kysely-compiled bookkeeping writes of a commit, for the staging backends. */
-  protected compileBookkeeping = (plan: Parameters<typeof bk.commitStatements>[1]): ReturnType<typeof bk.commitStatements> =>
-    bk.commitStatements(this.db, plan);
+  protected compileBookkeeping = (
+    plan: Parameters<typeof bk.commitStatements>[1],
+  ): ReturnType<typeof bk.commitStatements> => bk.commitStatements(this.db, plan);
 
   async query(sql: string, params: readonly CellValue[] = []): Promise<ResultRow[]> {
     return (await this.runner().run(sql, params)).rows;

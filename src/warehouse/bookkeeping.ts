@@ -6,9 +6,21 @@ import type { CellValue } from '../normalize/table-def.ts';
 
 /** Kysely's view of the bookkeeping tables (created by sql/001_bookkeeping.sql). Values as `query` returns them. */
 export interface BookkeepingDb {
-  _grantflow_runs: { run_id: string; started_at: string; finished_at: string | null; status: string; summary: string | null };
+  _grantflow_runs: {
+    run_id: string;
+    started_at: string;
+    finished_at: string | null;
+    status: string;
+    summary: string | null;
+  };
   _grantflow_streams: { stream: string; state: string | null; updated_at: string; run_id: string | null };
-  _grantflow_parents: { stream: string; parent_id: string; marker: string | null; synced_at: string; run_id: string | null };
+  _grantflow_parents: {
+    stream: string;
+    parent_id: string;
+    marker: string | null;
+    synced_at: string;
+    run_id: string | null;
+  };
   _grantflow_credentials: {
     site: string;
     client_id: string;
@@ -32,7 +44,11 @@ export async function readState(db: BookkeepingKysely, stream: string): Promise<
 }
 
 export async function readParentMarks(db: BookkeepingKysely, stream: string): Promise<Map<string, string | null>> {
-  const rows = await db.selectFrom('_grantflow_parents').select(['parent_id', 'marker']).where('stream', '=', stream).execute();
+  const rows = await db
+    .selectFrom('_grantflow_parents')
+    .select(['parent_id', 'marker'])
+    .where('stream', '=', stream)
+    .execute();
   return new Map(rows.map((r) => [r.parent_id, r.marker]));
 }
 
@@ -48,7 +64,14 @@ export async function saveRun(db: BookkeepingKysely, run: RunRecord): Promise<vo
     .insertInto('_grantflow_runs')
     .values(values)
     .onConflict((oc) =>
-      oc.column('run_id').doUpdateSet({ started_at: values.started_at, finished_at: values.finished_at, status: values.status, summary: values.summary }),
+      oc
+        .column('run_id')
+        .doUpdateSet({
+          started_at: values.started_at,
+          finished_at: values.finished_at,
+          status: values.status,
+          summary: values.summary,
+        }),
     )
     .execute();
 }
@@ -83,7 +106,12 @@ export async function writeCredentials(db: BookkeepingKysely, site: string, cred
 }
 
 function pickCreds(c: StoredCredentials): StoredCredentials {
-  return { client_id: c.client_id, client_secret: c.client_secret, access_token: c.access_token, refresh_token: c.refresh_token };
+  return {
+    client_id: c.client_id,
+    client_secret: c.client_secret,
+    access_token: c.access_token,
+    refresh_token: c.refresh_token,
+  };
 }
 
 const markChunk = 1000;
@@ -96,12 +124,21 @@ export function commitStatements(db: BookkeepingKysely, plan: CommitPlan): SqlSt
     out.push({ sql: c.sql, params: c.parameters as readonly CellValue[] });
   };
   if (plan.state) {
-    const values = { stream: plan.state.stream, state: JSON.stringify(plan.state.value), updated_at: plan.extractedAt, run_id: plan.runId };
+    const values = {
+      stream: plan.state.stream,
+      state: JSON.stringify(plan.state.value),
+      updated_at: plan.extractedAt,
+      run_id: plan.runId,
+    };
     add(
       db
         .insertInto('_grantflow_streams')
         .values(values)
-        .onConflict((oc) => oc.column('stream').doUpdateSet({ state: values.state, updated_at: values.updated_at, run_id: values.run_id })),
+        .onConflict((oc) =>
+          oc
+            .column('stream')
+            .doUpdateSet({ state: values.state, updated_at: values.updated_at, run_id: values.run_id }),
+        ),
     );
   }
   if (plan.parentMarks) {
@@ -131,7 +168,12 @@ export function commitStatements(db: BookkeepingKysely, plan: CommitPlan): SqlSt
   if (plan.dropParentMarks && plan.dropParentMarks.parentIds.length > 0) {
     const { stream, parentIds } = plan.dropParentMarks;
     for (let i = 0; i < parentIds.length; i += markChunk) {
-      add(db.deleteFrom('_grantflow_parents').where('stream', '=', stream).where('parent_id', 'in', parentIds.slice(i, i + markChunk)));
+      add(
+        db
+          .deleteFrom('_grantflow_parents')
+          .where('stream', '=', stream)
+          .where('parent_id', 'in', parentIds.slice(i, i + markChunk)),
+      );
     }
   }
   return out;

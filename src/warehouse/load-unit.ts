@@ -27,6 +27,8 @@ export interface StagingBackend {
   /** Run `fn` in one transaction on one connection; roll back on any error. */
   transaction<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T>;
   dropStaging(names: readonly string[]): Promise<void>;
+  /** Free per-unit resources once nothing is staged (DuckDB: the unit's connection). */
+  release?(): Promise<void>;
   qualify(table: string): string;
   /** Kysely-compiled bookkeeping statements for the plan. */
   bookkeeping(plan: CommitPlan): SqlStatement[];
@@ -64,7 +66,8 @@ export class StagingLoadUnit implements LoadUnit {
     const found = this.stagings.get(key);
     if (found) return found;
     const table = this.catalog.get(tableName);
-    if (!table) throw new GrantflowError(`cannot load unknown table "${tableName}": it is not in the catalog given to migrate()`);
+    if (!table)
+      throw new GrantflowError(`cannot load unknown table "${tableName}": it is not in the catalog given to migrate()`);
     if (mode === 'coalesce' && table.primaryKey.length === 0) {
       throw new GrantflowError(`table "${tableName}" has no primary key, so rows cannot be merged with 'coalesce'`);
     }
@@ -90,7 +93,8 @@ export class StagingLoadUnit implements LoadUnit {
       }
       for (const scope of plan.completeScopes ?? []) {
         const table = this.requireTable(scope.table);
-        if (!hasMetadata(table)) throw new GrantflowError(`table "${table.name}" has no _deleted_at column to soft-delete`);
+        if (!hasMetadata(table))
+          throw new GrantflowError(`table "${table.name}" has no _deleted_at column to soft-delete`);
         const staged = order.filter((s) => s.table.name === table.name && s.mode === 'replace').map((s) => s.name);
         const st = softDeleteSql(table, this.backend.qualify(table.name), staged, scope, plan.extractedAt);
         if (!st) continue;
@@ -100,7 +104,12 @@ export class StagingLoadUnit implements LoadUnit {
       for (const cascade of plan.cascades ?? []) {
         this.requireTable(cascade.table);
         this.requireTable(cascade.parentTable);
-        const st = cascadeSql(cascade, this.backend.qualify(cascade.table), this.backend.qualify(cascade.parentTable), plan.extractedAt);
+        const st = cascadeSql(
+          cascade,
+          this.backend.qualify(cascade.table),
+          this.backend.qualify(cascade.parentTable),
+          plan.extractedAt,
+        );
         const { changes } = await runner.run(st.sql, st.params);
         deleted[cascade.table] = (deleted[cascade.table] ?? 0) + changes;
       }
@@ -112,7 +121,10 @@ export class StagingLoadUnit implements LoadUnit {
 
   private requireTable(name: string): TableDef {
     const t = this.catalog.get(name);
-    if (!t) throw new GrantflowError(`commit plan names unknown table "${name}": it is not in the catalog given to migrate()`);
+    if (!t)
+      throw new GrantflowError(
+        `commit plan names unknown table "${name}": it is not in the catalog given to migrate()`,
+      );
     return t;
   }
 
@@ -120,6 +132,7 @@ export class StagingLoadUnit implements LoadUnit {
     const names = [...this.stagings.values()].map((s) => s.name);
     this.stagings.clear();
     if (names.length > 0) await this.backend.dropStaging(names);
+    await this.backend.release?.();
   }
 
   async discard(): Promise<void> {
@@ -133,11 +146,15 @@ function checkColumns(staging: Staging, row: Row | undefined): void {
   if (!row) return;
   for (const key of Object.keys(row)) {
     if (!staging.columns.includes(key) && !isLoaderColumn(staging.table, key)) {
-      throw new GrantflowError(`row for table "${staging.table.name}" has column "${key}" that the table does not define`);
+      throw new GrantflowError(
+        `row for table "${staging.table.name}" has column "${key}" that the table does not define`,
+      );
     }
   }
 }
 
 function isLoaderColumn(table: TableDef, key: string): boolean {
-  return hasMetadata(table) && (key === '_extracted_at' || key === '_run_id' || key === '_deleted_at' || key === '_ref_only');
+  return (
+    hasMetadata(table) && (key === '_extracted_at' || key === '_run_id' || key === '_deleted_at' || key === '_ref_only')
+  );
 }

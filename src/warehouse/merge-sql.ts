@@ -38,7 +38,12 @@ export function mergeSql(
   const insertCols = meta ? [...staged, '_extracted_at', '_run_id', '_deleted_at', '_ref_only'] : staged;
   const selectList = staged.map((c) => `s.${ident(c)}`);
   if (meta) {
-    selectList.push('CAST($1 AS TIMESTAMPTZ)', 'CAST($2 AS TEXT)', 'CAST(NULL AS TIMESTAMPTZ)', mode === 'coalesce' ? 'TRUE' : 'FALSE');
+    selectList.push(
+      'CAST($1 AS TIMESTAMPTZ)',
+      'CAST($2 AS TEXT)',
+      'CAST(NULL AS TIMESTAMPTZ)',
+      mode === 'coalesce' ? 'TRUE' : 'FALSE',
+    );
   }
   const source =
     pk.length > 0
@@ -47,9 +52,7 @@ export function mergeSql(
   let sql = `INSERT INTO ${target} AS t (${insertCols.map(ident).join(', ')})\nSELECT ${selectList.join(', ')} FROM ${source}`;
   if (pk.length > 0) {
     const pkSet = new Set(pk);
-    const sets = insertCols
-      .filter((c) => !pkSet.has(c))
-      .map((c) => `${ident(c)} = ${updateExpr(c, mode, meta)}`);
+    const sets = insertCols.filter((c) => !pkSet.has(c)).map((c) => `${ident(c)} = ${updateExpr(c, mode, meta)}`);
     sql += `\nON CONFLICT (${pk.map(ident).join(', ')}) DO ${sets.length > 0 ? `UPDATE SET ${sets.join(', ')}` : 'NOTHING'}`;
   }
   return { sql, params: meta ? [plan.extractedAt, plan.runId] : [] };
@@ -108,7 +111,10 @@ export function softDeleteSql(
     const match = table.primaryKey.map((c) => `s.${ident(c)} = t.${ident(c)}`).join(' AND ');
     conds.push(`NOT EXISTS (SELECT 1 FROM ${staging} AS s WHERE ${match})`);
   }
-  return { sql: `UPDATE ${target} AS t SET _deleted_at = CAST($1 AS TIMESTAMPTZ) WHERE ${conds.join(' AND ')}`, params };
+  return {
+    sql: `UPDATE ${target} AS t SET _deleted_at = CAST($1 AS TIMESTAMPTZ) WHERE ${conds.join(' AND ')}`,
+    params,
+  };
 }
 
 /** Soft-delete live rows whose `column` points at a soft-deleted parent row. */

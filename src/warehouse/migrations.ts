@@ -44,9 +44,14 @@ export async function runMigrations(db: Kysely<unknown>, schema: string | null):
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new GrantflowError(`warehouse migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`, 1, 'run_failed', {
-      cause: error,
-    });
+    throw new GrantflowError(
+      `warehouse migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`,
+      1,
+      'run_failed',
+      {
+        cause: error,
+      },
+    );
   }
 }
 

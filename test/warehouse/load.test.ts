@@ -29,9 +29,17 @@ describe.each(bothDialects)('warehouse loading (%s)', (dialect) => {
 
   it('migrate adds a new column to an existing table and a new table', async () => {
     const evolved = catalog.map((t) =>
-      t.name === 'notes' ? { ...t, columns: [...t.columns, { name: 'extra', type: 'text' as const, description: 'new' }] } : t,
+      t.name === 'notes'
+        ? { ...t, columns: [...t.columns, { name: 'extra', type: 'text' as const, description: 'new' }] }
+        : t,
     );
-    evolved.push({ name: 'later', description: 'new', kind: 'entity', primaryKey: ['id'], columns: [{ name: 'id', type: 'bigint', description: 'id' }] });
+    evolved.push({
+      name: 'later',
+      description: 'new',
+      kind: 'entity',
+      primaryKey: ['id'],
+      columns: [{ name: 'id', type: 'bigint', description: 'id' }],
+    });
     await wh.migrate(evolved);
     await wh.migrate(evolved);
     expect(await wh.query('SELECT extra FROM notes')).toEqual([]);
@@ -134,7 +142,10 @@ describe.each(bothDialects)('warehouse loading (%s)', (dialect) => {
 
     // A complete scan of things without 1200: it goes, and so do its tags and notes (cascade).
     unit = await wh.openLoad();
-    await unit.append('things', Array.from({ length: 1199 }, (_, i) => thing(i + 1)));
+    await unit.append(
+      'things',
+      Array.from({ length: 1199 }, (_, i) => thing(i + 1)),
+    );
     const info2 = await unit.commit({
       ...plan('r7', '2024-07-01T00:00:00.000000Z'),
       completeScopes: [{ table: 'things' }],
@@ -176,9 +187,21 @@ describe.each(bothDialects)('warehouse loading (%s)', (dialect) => {
     let unit = await wh.openLoad();
     await unit.commit({
       ...plan('r10'),
-      parentMarks: { stream: 'notes', marks: [{ parentId: '1', marker: 'm1' }, { parentId: '2', marker: null }, { parentId: '1', marker: 'm1b' }] },
+      parentMarks: {
+        stream: 'notes',
+        marks: [
+          { parentId: '1', marker: 'm1' },
+          { parentId: '2', marker: null },
+          { parentId: '1', marker: 'm1b' },
+        ],
+      },
     });
-    expect(await wh.readParentMarks('notes')).toEqual(new Map([['1', 'm1b'], ['2', null]]));
+    expect(await wh.readParentMarks('notes')).toEqual(
+      new Map([
+        ['1', 'm1b'],
+        ['2', null],
+      ]),
+    );
     unit = await wh.openLoad();
     await unit.commit({ ...plan('r11'), dropParentMarks: { stream: 'notes', parentIds: ['2'] } });
     expect(await wh.readParentMarks('notes')).toEqual(new Map([['1', 'm1b']]));
@@ -186,10 +209,19 @@ describe.each(bothDialects)('warehouse loading (%s)', (dialect) => {
 
   it('runs and credentials round-trip', async () => {
     await wh.saveRun({ runId: 'a', startedAt: '2024-01-01T00:00:00.000000Z', status: 'running' });
-    await wh.saveRun({ runId: 'a', startedAt: '2024-01-01T00:00:00.000000Z', finishedAt: '2024-01-01T00:01:00.000000Z', status: 'succeeded', summary: { n: 3 } });
+    await wh.saveRun({
+      runId: 'a',
+      startedAt: '2024-01-01T00:00:00.000000Z',
+      finishedAt: '2024-01-01T00:01:00.000000Z',
+      status: 'succeeded',
+      summary: { n: 3 },
+    });
     await wh.saveRun({ runId: 'b', startedAt: '2024-01-02T00:00:00.000000Z', status: 'failed' });
     const runs = await wh.listRuns(10);
-    expect(runs.map((r) => [r.runId, r.status])).toEqual([['b', 'failed'], ['a', 'succeeded']]);
+    expect(runs.map((r) => [r.runId, r.status])).toEqual([
+      ['b', 'failed'],
+      ['a', 'succeeded'],
+    ]);
     expect(runs[1]?.summary).toEqual({ n: 3 });
     expect(await wh.readCredentials('site')).toBeNull();
     const creds = { client_id: 'c', client_secret: 's', access_token: 'a', refresh_token: 'r1' };

@@ -36,7 +36,10 @@ describe('run lock', () => {
     const nodeApi = createRequire(import.meta.url).resolve('@duckdb/node-api');
     const child = spawn(
       process.execPath,
-      ['-e', `require(${JSON.stringify(nodeApi)}).DuckDBInstance.create(${JSON.stringify(h.target)}).then(() => { console.log('held'); setInterval(() => {}, 1000); })`],
+      [
+        '-e',
+        `require(${JSON.stringify(nodeApi)}).DuckDBInstance.create(${JSON.stringify(h.target)}).then(() => { console.log('held'); setInterval(() => {}, 1000); })`,
+      ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
     try {
@@ -56,7 +59,10 @@ describe('run lock', () => {
     const h = harness('duckdb', 'stale');
     cleanups.push(h);
     const wh = await h.open();
-    writeFileSync(`${h.target}.lock`, JSON.stringify({ pid: 2 ** 22 + 12345, owner: 'old', startedAt: '2020-01-01T00:00:00Z' }));
+    writeFileSync(
+      `${h.target}.lock`,
+      JSON.stringify({ pid: 2 ** 22 + 12345, owner: 'old', startedAt: '2020-01-01T00:00:00Z' }),
+    );
     await wh.acquireLock('new');
     await wh.close();
   });
@@ -68,7 +74,9 @@ describe('run lock', () => {
     const b = await h.open();
     await a.acquireLock('sync A');
     await expect(b.acquireLock('sync B')).rejects.toThrow(LockedError);
-    await expect(b.acquireLock('sync B')).rejects.toThrow(/in use by another grantflow run \(backend pid \d+, grantflow lock: sync A\)/);
+    await expect(b.acquireLock('sync B')).rejects.toThrow(
+      /in use by another grantflow run \(backend pid \d+, grantflow lock: sync A\)/,
+    );
     await a.close();
     await b.acquireLock('sync B');
     await b.close();
@@ -82,7 +90,9 @@ describe('unreachable or unwritable targets', () => {
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(ConfigError);
-    expect((err as Error).message).toMatch(/^cannot connect to Postgres warehouse postgres:\/\/gf@127\.0\.0\.1:1\/nope/);
+    expect((err as Error).message).toMatch(
+      /^cannot connect to Postgres warehouse postgres:\/\/gf@127\.0\.0\.1:1\/nope/,
+    );
     expect((err as Error).message).not.toContain('s3cretpass');
   });
 
@@ -104,7 +114,11 @@ describe('Postgres commit whose backend is killed mid-commit', () => {
     await wh.migrate(catalog);
     let unit = await wh.openLoad();
     await unit.append('things', [thing(1), thing(2)]);
-    await unit.commit({ runId: 'r1', extractedAt: '2024-01-01T00:00:00.000000Z', state: { stream: 'things', value: 1 } });
+    await unit.commit({
+      runId: 'r1',
+      extractedAt: '2024-01-01T00:00:00.000000Z',
+      state: { stream: 'things', value: 1 },
+    });
     const before = await snapshot(wh, 'things');
 
     unit = await wh.openLoad();
@@ -116,7 +130,11 @@ describe('Postgres commit whose backend is killed mid-commit', () => {
       // Hold a lock on notes so the commit stops after merging things; then kill its backend.
       await blocker.query('BEGIN');
       await blocker.query(`LOCK TABLE "${h.schema}".notes IN ACCESS EXCLUSIVE MODE`);
-      const committing = unit.commit({ runId: 'r2', extractedAt: '2024-02-01T00:00:00.000000Z', state: { stream: 'things', value: 2 } });
+      const committing = unit.commit({
+        runId: 'r2',
+        extractedAt: '2024-02-01T00:00:00.000000Z',
+        state: { stream: 'things', value: 2 },
+      });
       const outcome = committing.then(
         () => 'committed',
         (e: unknown) => e,
@@ -142,7 +160,11 @@ describe('Postgres commit whose backend is killed mid-commit', () => {
     expect(await wh.readState('things')).toBe(1);
     expect(await wh.query('SELECT count(*) AS n FROM notes')).toEqual([{ n: 0 }]);
 
-    const info = await unit.commit({ runId: 'r2', extractedAt: '2024-02-01T00:00:00.000000Z', state: { stream: 'things', value: 2 } });
+    const info = await unit.commit({
+      runId: 'r2',
+      extractedAt: '2024-02-01T00:00:00.000000Z',
+      state: { stream: 'things', value: 2 },
+    });
     expect(info.merged).toEqual({ things: 2, notes: 1 });
     expect(await wh.readState('things')).toBe(2);
     await wh.close();

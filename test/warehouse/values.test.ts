@@ -27,8 +27,22 @@ function hostileRows(): Row[] {
 
 /** Extremes of the numeric and time formats. */
 const edgeRows: Row[] = [
-  thing(100, { id: 9007199254740993n, amount: '-0.01', score: -1.5e300, count: -2147483648, happened_at: '1970-01-01T00:00:00.000000Z', owner_id: null }),
-  thing(101, { amount: '9999999999999999.99', score: 0, count: 0, flag: false, happened_at: '1969-12-31T23:59:59.999999Z', payload: 'null' }),
+  thing(100, {
+    id: 9007199254740993n,
+    amount: '-0.01',
+    score: -1.5e300,
+    count: -2147483648,
+    happened_at: '1970-01-01T00:00:00.000000Z',
+    owner_id: null,
+  }),
+  thing(101, {
+    amount: '9999999999999999.99',
+    score: 0,
+    count: 0,
+    flag: false,
+    happened_at: '1969-12-31T23:59:59.999999Z',
+    payload: 'null',
+  }),
   thing(102, { amount: null, score: null, count: null, flag: null, happened_at: null, payload: null, name: null }),
 ];
 
@@ -55,7 +69,9 @@ describe('values are identical in both dialects and hostile text round-trips byt
 
   it.each([0, 1])('hostile strings round-trip (%s)', async (i) => {
     const wh = whs[i]!;
-    const rows = await wh.query('SELECT id, name, payload, _raw FROM things WHERE id <= $1 ORDER BY id', [hostile.length]);
+    const rows = await wh.query('SELECT id, name, payload, _raw FROM things WHERE id <= $1 ORDER BY id', [
+      hostile.length,
+    ]);
     expect(rows.map((r) => r.name)).toEqual(hostile);
     expect(rows.map((r) => r.payload)).toEqual(hostile.map((s) => JSON.stringify({ s, nested: [s] })));
     expect(rows.map((r) => r._raw)).toEqual(hostile.map((s) => `{"k":  ${JSON.stringify(s)} ,"n":1}`));
@@ -70,8 +86,17 @@ describe('values are identical in both dialects and hostile text round-trips byt
     expect(post).toEqual(duck);
     const big = duck!.find((r) => r.id === '9007199254740993');
     expect(big).toMatchObject({ amount: '-0.01', count: -2147483648, happened_at: '1970-01-01T00:00:00.000000Z' });
-    expect(duck!.find((r) => r.id === 101)).toMatchObject({ amount: '9999999999999999.99', happened_at: '1969-12-31T23:59:59.999999Z', payload: 'null' });
-    expect(duck!.find((r) => r.id === 102)).toMatchObject({ amount: null, flag: null, payload: null, _extracted_at: '2024-05-01T12:00:00.123456Z' });
+    expect(duck!.find((r) => r.id === 101)).toMatchObject({
+      amount: '9999999999999999.99',
+      happened_at: '1969-12-31T23:59:59.999999Z',
+      payload: 'null',
+    });
+    expect(duck!.find((r) => r.id === 102)).toMatchObject({
+      amount: null,
+      flag: null,
+      payload: null,
+      _extracted_at: '2024-05-01T12:00:00.123456Z',
+    });
   });
 
   it('aggregates agree too', async () => {

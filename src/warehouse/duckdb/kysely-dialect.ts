@@ -97,7 +97,12 @@ class DuckDBIntrospector implements DatabaseIntrospector {
       const key = `${String(r.table_schema)}.${String(r.table_name)}`;
       let t = tables.get(key);
       if (!t) {
-        t = { name: String(r.table_name), schema: String(r.table_schema), isView: r.table_type === 'VIEW', columns: [] };
+        t = {
+          name: String(r.table_name),
+          schema: String(r.table_schema),
+          isView: r.table_type === 'VIEW',
+          columns: [],
+        };
         tables.set(key, t);
       }
       t.columns.push({

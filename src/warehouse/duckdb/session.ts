@@ -21,7 +21,8 @@ export class DuckDBSession implements SqlRunner {
 
   /** Without queueing: only inside `exclusive`. */
   async runNow(sql: string, params: readonly CellValue[] = []): Promise<{ rows: ResultRow[]; changes: number }> {
-    const result = params.length > 0 ? await this.connection.run(sql, duckdbParams(params)) : await this.connection.run(sql);
+    const result =
+      params.length > 0 ? await this.connection.run(sql, duckdbParams(params)) : await this.connection.run(sql);
     const rows = result.returnType === ResultReturnType.QUERY_RESULT ? await rowsFromResult(result) : [];
     return { rows, changes: result.rowsChanged };
   }

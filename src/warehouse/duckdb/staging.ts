@@ -24,10 +24,25 @@ let stagingCounter = 0;
  * filled with the Appender; merged by plain SQL on the same connection.
  */
 export class DuckDBStaging implements StagingBackend {
+  private current: DuckDBSession | null = null;
+
+  /** `connect` opens the unit's connection on first use; `release` closes it when nothing is staged. */
   constructor(
-    private readonly session: DuckDBSession,
+    private readonly connect: () => Promise<DuckDBSession>,
     private readonly compileBookkeeping: (plan: CommitPlan) => SqlStatement[],
+    private readonly onRelease?: (session: DuckDBSession) => void,
   ) {}
+
+  private async session(): Promise<DuckDBSession> {
+    this.current ??= await this.connect();
+    return this.current;
+  }
+
+  async release(): Promise<void> {
+    const s = this.current;
+    this.current = null;
+    if (s && this.onRelease) this.onRelease(s);
+  }
 
   qualify(table: string): string {
     return `main.${ident(table)}`;
@@ -42,14 +57,16 @@ export class DuckDBStaging implements StagingBackend {
     const name = `_gf_stg_${stagingCounter}`;
     const types = new Map(allColumns(table).map((c) => [c.name, sqlType('duckdb', c.type)]));
     const cols = columns.map((c) => `${ident(c)} ${types.get(c) ?? 'VARCHAR'}`);
-    await this.session.run(`CREATE TEMP TABLE ${ident(name)} (${cols.join(', ')}, ${ident(seqColumn)} BIGINT)`);
+    const session = await this.session();
+    await session.run(`CREATE TEMP TABLE ${ident(name)} (${cols.join(', ')}, ${ident(seqColumn)} BIGINT)`);
     return `temp.main.${ident(name)}`;
   }
 
-  writeBatch(staging: Staging, rows: readonly Row[]): Promise<void> {
-    return this.session.exclusive(async () => {
+  async writeBatch(staging: Staging, rows: readonly Row[]): Promise<void> {
+    const session = await this.session();
+    return session.exclusive(async () => {
       const bare = staging.name.slice('temp.main.'.length).replace(/^"|"$/g, '');
-      const a = await this.session.connection.createAppender(bare, 'main', 'temp');
+      const a = await session.connection.createAppender(bare, 'main', 'temp');
       try {
         const columns = staging.columns;
         let seq = staging.seq;
@@ -65,22 +82,24 @@ export class DuckDBStaging implements StagingBackend {
     });
   }
 
-  transaction<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T> {
-    return this.session.exclusive(async () => {
-      const runner: SqlRunner = { run: (sql, params) => this.session.runNow(sql, params) };
-      await this.session.runNow('BEGIN TRANSACTION');
+  async transaction<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T> {
+    const session = await this.session();
+    return session.exclusive(async () => {
+      const runner: SqlRunner = { run: (sql, params) => session.runNow(sql, params) };
+      await session.runNow('BEGIN TRANSACTION');
       try {
         const out = await fn(runner);
-        await this.session.runNow('COMMIT');
+        await session.runNow('COMMIT');
         return out;
       } catch (e) {
-        await this.session.runNow('ROLLBACK').catch(() => undefined);
+        await session.runNow('ROLLBACK').catch(() => undefined);
         throw e;
       }
     });
   }
 
   async dropStaging(names: readonly string[]): Promise<void> {
-    for (const n of names) await this.session.run(`DROP TABLE IF EXISTS ${n}`);
+    const session = await this.session();
+    for (const n of names) await session.run(`DROP TABLE IF EXISTS ${n}`);
   }
 }

@@ -59,14 +59,21 @@ export class DuckDBWarehouse extends BaseWarehouse {
   }
 
   protected transaction<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T> {
-    return new DuckDBStaging(this.main, this.compileBookkeeping).transaction(fn);
+    return new DuckDBStaging(async () => this.main, this.compileBookkeeping).transaction(fn);
   }
 
   protected async openStaging(): Promise<StagingBackend> {
     // Each load unit gets its own connection: its TEMP staging tables and its transaction are its own.
-    const session = new DuckDBSession(await this.instance.connect());
-    this.sessions.add(session);
-    return new DuckDBStaging(session, this.compileBookkeeping);
+    const connect = async (): Promise<DuckDBSession> => {
+      const session = new DuckDBSession(await this.instance.connect());
+      this.sessions.add(session);
+      return session;
+    };
+    const release = (session: DuckDBSession): void => {
+      this.sessions.delete(session);
+      session.close();
+    };
+    return new DuckDBStaging(connect, this.compileBookkeeping, release);
   }
 
   async exec(sql: string): Promise<void> {
@@ -84,7 +91,10 @@ export class DuckDBWarehouse extends BaseWarehouse {
       // DuckDB let us open the file, so the recorded holder no longer has it open: the lock file is stale.
       this.logger.warn({ pid: info.pid }, 'ignoring a stale warehouse lock file');
     }
-    writeFileSync(lockFilePath(this.path), JSON.stringify({ pid: process.pid, owner, startedAt: new Date().toISOString() }));
+    writeFileSync(
+      lockFilePath(this.path),
+      JSON.stringify({ pid: process.pid, owner, startedAt: new Date().toISOString() }),
+    );
     heldLocks.add(this.path);
     this.lockHeld = true;
   }

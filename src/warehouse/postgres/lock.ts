@@ -10,14 +10,20 @@ const lockClass = 0x6766; // "gf"
  * process dies and Postgres ends the session).
  */
 export async function takeAdvisoryLock(url: string, schema: string, owner: string): Promise<pg.Client> {
-  const client = new pg.Client({ ...connectionConfig(url, schema), application_name: `grantflow lock: ${owner}`.slice(0, 63) });
+  const client = new pg.Client({
+    ...connectionConfig(url, schema),
+    application_name: `grantflow lock: ${owner}`.slice(0, 63),
+  });
   client.on('error', () => undefined); // the lock ends with the session; nothing to do here
   try {
     await client.connect();
   } catch (e) {
     throw describeConnectError(url, e);
   }
-  const got = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok', [lockClass, schema]);
+  const got = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok', [
+    lockClass,
+    schema,
+  ]);
   if (got.rows[0]?.ok === true) return client;
   const holder = await client.query<{ pid: number; application_name: string }>(
     `SELECT a.pid, a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid

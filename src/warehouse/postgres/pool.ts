@@ -55,7 +55,11 @@ export function describeConnectError(url: string, e: unknown): ConfigError {
   return new ConfigError(`cannot connect to Postgres warehouse ${safeUrl(url)}: ${clean}`, { cause: e });
 }
 
-export async function runOn(client: pg.ClientBase, sql: string, params: readonly CellValue[] = []): Promise<{ rows: ResultRow[]; changes: number }> {
+export async function runOn(
+  client: pg.ClientBase,
+  sql: string,
+  params: readonly CellValue[] = [],
+): Promise<{ rows: ResultRow[]; changes: number }> {
   const res = await client.query<ResultRow>(sql, params.length > 0 ? params.map(pgParam) : undefined);
   // A multi-statement text returns an array of results.
   const last = Array.isArray(res) ? (res[res.length - 1] as pg.QueryResult<ResultRow> | undefined) : res;
