@@ -17,7 +17,7 @@ export const settingsSchema = z
     streams: z.array(z.string().min(1)).optional(),
     fullRefresh: z.boolean().default(false),
     fullRefreshAfterDays: z.number().positive().default(7),
-    rate: z.number().positive().max(100).default(5),
+    rate: z.number().positive().max(1000).default(5),
     perPage: z.number().int().min(1).max(1000).default(100),
     concurrency: z.number().int().min(1).max(64).default(8),
     siteTimeZone: z
