@@ -4,7 +4,8 @@ import { parseSettingText } from '../config/load-settings.ts';
 
 const help: Readonly<Record<SettingKey, string>> = {
   site: 'base URL of the site, e.g. https://yoursite.example.com',
-  credentials: 'credentials JSON file {client_id, client_secret, access_token, refresh_token}; rewritten (0600) on each token refresh',
+  credentials:
+    'credentials JSON file {client_id, client_secret, access_token, refresh_token}; rewritten (0600) on each token refresh',
   warehouse: 'DuckDB file path or postgres:// URL (default data/warehouse.duckdb)',
   schema: 'Postgres schema for the tables (default public)',
   snapshots: 'directory for Parquet snapshots (default data/snapshots)',
@@ -39,7 +40,10 @@ export function addSettingOptions(command: Command, keys: readonly SettingKey[])
 }
 
 /** Turns commander's parsed options back into typed settings (only those given). */
-export function flagsFrom(options: Record<string, unknown>, keys: readonly SettingKey[]): Partial<Record<SettingKey, unknown>> {
+export function flagsFrom(
+  options: Record<string, unknown>,
+  keys: readonly SettingKey[],
+): Partial<Record<SettingKey, unknown>> {
   const out: Partial<Record<SettingKey, unknown>> = {};
   for (const key of keys) {
     const value = options[key];

@@ -98,7 +98,11 @@ function describeIssues(error: z.ZodError, origin: Map<string, Source>, pipeline
       }
       const source = origin.get(key);
       const where =
-        source === 'environment' ? `environment variable ${envName(key)}` : source === 'flag' ? `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}` : `"${key}" in pipeline file ${pipelinePath ?? ''}`;
+        source === 'environment'
+          ? `environment variable ${envName(key)}`
+          : source === 'flag'
+            ? `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`
+            : `"${key}" in pipeline file ${pipelinePath ?? ''}`;
       return `${where}: ${issue.message}`;
     })
     .join('; ');

@@ -10,7 +10,10 @@ export const settingsSchema = z
     site: z.string().url('must be a URL such as https://yoursite.example.com').optional(),
     credentials: z.string().min(1).optional(),
     warehouse: z.string().min(1).default('data/warehouse.duckdb'),
-    schema: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain SQL identifier').default('public'),
+    schema: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain SQL identifier')
+      .default('public'),
     snapshots: z.string().min(1).default('data/snapshots'),
     rawDir: z.string().min(1).default('data/raw'),
     landRaw: z.boolean().default(true),

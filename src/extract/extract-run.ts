@@ -53,12 +53,22 @@ export async function runExtract(ctx: ExtractContext, streams: readonly StreamDe
           if (kids.length === 0) return;
           if (top.parents === null) {
             for (const kid of kids) {
-              results.push({ ...top.info, stream: kid.name, status: top.info.status === 'failed' ? 'failed' : 'skipped', reason: `parent stream ${def.name} did not run: ${top.info.reason ?? top.info.status}`, pages: 0, records: 0, rows: 0 });
+              results.push({
+                ...top.info,
+                stream: kid.name,
+                status: top.info.status === 'failed' ? 'failed' : 'skipped',
+                reason: `parent stream ${def.name} did not run: ${top.info.reason ?? top.info.status}`,
+                pages: 0,
+                records: 0,
+                rows: 0,
+              });
             }
             return;
           }
           const parents = top.parents;
-          const kidInfos = await Promise.all(kids.map((kid) => runFanOutStream(kid, parents, top.parentsComplete, ctx)));
+          const kidInfos = await Promise.all(
+            kids.map((kid) => runFanOutStream(kid, parents, top.parentsComplete, ctx)),
+          );
           results.push(...kidInfos);
         }),
     );

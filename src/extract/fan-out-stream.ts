@@ -32,8 +32,6 @@ export async function runFanOutStream(
 ): Promise<StreamInfo> {
   const started = Date.now();
   const info = emptyInfo(def.name);
-  const stream = def.name as StreamName;
-  const mapping = streamMappings[stream];
   const state = await readStreamState(ctx, def.name);
   const marks = await ctx.mutex.run(() => ctx.warehouse.readParentMarks(def.name));
   const lastFull = state.lastFullRefreshAt ? Date.parse(state.lastFullRefreshAt) : NaN;
@@ -116,7 +114,10 @@ export async function runFanOutStream(
   await ctx.mutex.run(async () => (await ctx.warehouse.openLoad()).commit(plan));
   info.complete = parentsComplete;
   info.durationMs = Date.now() - started;
-  ctx.progress.finish(def.name, `${info.records} records from ${info.parents.fetched} parents (${info.parents.unchanged} unchanged)`);
+  ctx.progress.finish(
+    def.name,
+    `${info.records} records from ${info.parents.fetched} parents (${info.parents.unchanged} unchanged)`,
+  );
   return info;
 }
 
@@ -131,7 +132,14 @@ async function fetchParent(
     if (def.shape === 'object') {
       const res = await ctx.client.getJson(path);
       info.pages++;
-      ctx.raw?.write(def.name, { type: 'page', url: res.url, status: res.status, fetchedAt: new Date().toISOString(), parentId: parent.id, body: res.raw });
+      ctx.raw?.write(def.name, {
+        type: 'page',
+        url: res.url,
+        status: res.status,
+        fetchedAt: new Date().toISOString(),
+        parentId: parent.id,
+        body: res.raw,
+      });
       ctx.progress.page(def.name, 1);
       const records = isJsonObject(res.body) ? [res.body] : [];
       return { parent, records, complete: true };
@@ -147,7 +155,14 @@ async function fetchParent(
       }
       info.pages++;
       const page = step.value;
-      ctx.raw?.write(def.name, { type: 'page', url: page.url, status: page.status, fetchedAt: page.fetchedAt, parentId: parent.id, body: page.body });
+      ctx.raw?.write(def.name, {
+        type: 'page',
+        url: page.url,
+        status: page.status,
+        fetchedAt: page.fetchedAt,
+        parentId: parent.id,
+        body: page.body,
+      });
       ctx.progress.page(def.name, page.records.length);
       records.push(...page.records);
     }
@@ -164,7 +179,12 @@ async function fetchParent(
   }
 }
 
-async function commitParents(def: StreamDef, batch: FetchedParent[], ctx: ExtractContext, info: StreamInfo): Promise<void> {
+async function commitParents(
+  def: StreamDef,
+  batch: FetchedParent[],
+  ctx: ExtractContext,
+  info: StreamInfo,
+): Promise<void> {
   if (batch.length === 0) return;
   const stream = def.name as StreamName;
   const mapping = streamMappings[stream];
@@ -178,7 +198,9 @@ async function commitParents(def: StreamDef, batch: FetchedParent[], ctx: Extrac
     throw error;
   }
   const completeIds = batch.filter((f) => f.complete).map((f) => f.parent.id);
-  const marks: ParentMark[] = batch.filter((f) => f.complete).map((f) => ({ parentId: String(f.parent.id), marker: f.parent.marker }));
+  const marks: ParentMark[] = batch
+    .filter((f) => f.complete)
+    .map((f) => ({ parentId: String(f.parent.id), marker: f.parent.marker }));
   const plan: CommitPlan = {
     runId: ctx.runId,
     extractedAt: ctx.extractedAt,
@@ -197,7 +219,10 @@ async function commitParents(def: StreamDef, batch: FetchedParent[], ctx: Extrac
 
 async function parentsDoneInRun(ctx: ExtractContext, stream: string): Promise<Set<string>> {
   const rows = await ctx.mutex.run(() =>
-    ctx.warehouse.query('SELECT parent_id FROM _grantflow_parents WHERE stream = $1 AND run_id = $2', [stream, ctx.runId]),
+    ctx.warehouse.query('SELECT parent_id FROM _grantflow_parents WHERE stream = $1 AND run_id = $2', [
+      stream,
+      ctx.runId,
+    ]),
   );
   return new Set(rows.map((r) => String(r.parent_id)));
 }

@@ -91,7 +91,12 @@ export class Progress {
     for (const l of this.lines.values()) {
       if (l.done && !final) continue;
       this.logger.info(
-        { stream: l.stream, pages: l.pages, records: l.records, parents: l.parentsTotal ? `${l.parentsDone}/${l.parentsTotal}` : undefined },
+        {
+          stream: l.stream,
+          pages: l.pages,
+          records: l.records,
+          parents: l.parentsTotal ? `${l.parentsDone}/${l.parentsTotal}` : undefined,
+        },
         'progress',
       );
     }

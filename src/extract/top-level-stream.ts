@@ -36,7 +36,11 @@ export async function runTopLevelStream(
     info.status = 'already_done';
     info.reason = 'committed earlier in this run (resumed)';
     ctx.progress.finish(def.name, 'already committed in this run');
-    return { info, parents: parentMarker ? await parentsFromWarehouse(def, ctx, parentMarker) : null, parentsComplete: true };
+    return {
+      info,
+      parents: parentMarker ? await parentsFromWarehouse(def, ctx, parentMarker) : null,
+      parentsComplete: true,
+    };
   }
 
   const unit = await ctx.mutex.run(() => ctx.warehouse.openLoad());
@@ -59,7 +63,13 @@ export async function runTopLevelStream(
       }
       const page = step.value;
       info.pages++;
-      ctx.raw?.write(def.name, { type: 'page', url: page.url, status: page.status, fetchedAt: page.fetchedAt, body: page.body });
+      ctx.raw?.write(def.name, {
+        type: 'page',
+        url: page.url,
+        status: page.status,
+        fetchedAt: page.fetchedAt,
+        body: page.body,
+      });
       ctx.progress.page(def.name, page.records.length);
       if (parentMarker) {
         for (const r of page.records) if (typeof r.id === 'number') parents.push({ id: r.id, marker: parentMarker(r) });
@@ -111,7 +121,9 @@ export async function runTopLevelStream(
   const plan: CommitPlan = {
     runId: ctx.runId,
     extractedAt: ctx.extractedAt,
-    completeScopes: deletes ? mapping.owns.filter((o) => !o.parentColumn).map((o) => ({ table: o.table, where: o.where })) : [],
+    completeScopes: deletes
+      ? mapping.owns.filter((o) => !o.parentColumn).map((o) => ({ table: o.table, where: o.where }))
+      : [],
     cascades: deletes ? mapping.cascades : [],
     state: { stream: def.name, value: { ...newState } },
   };
@@ -124,7 +136,13 @@ export async function runTopLevelStream(
 }
 
 /** Turns an error of one stream into its info: a "not available here" status skips, anything else fails it. */
-export function failOrSkip(def: StreamDef, info: StreamInfo, error: unknown, started: number, ctx: ExtractContext): StreamInfo {
+export function failOrSkip(
+  def: StreamDef,
+  info: StreamInfo,
+  error: unknown,
+  started: number,
+  ctx: ExtractContext,
+): StreamInfo {
   if (error instanceof CredentialsError) throw error;
   info.durationMs = Date.now() - started;
   if (error instanceof SiteHttpError && (error.status === 403 || error.status === 404)) {

@@ -3,7 +3,16 @@
  * The catalog of every table lives in `src/normalize/tables/` and is the single source of the schema: the
  * warehouse's DDL, the data dictionary and the data tests are all generated from it.
  */
-export const columnTypes = ['bigint', 'integer', 'double', 'decimal', 'text', 'boolean', 'timestamptz', 'json'] as const;
+export const columnTypes = [
+  'bigint',
+  'integer',
+  'double',
+  'decimal',
+  'text',
+  'boolean',
+  'timestamptz',
+  'json',
+] as const;
 export type ColumnType = (typeof columnTypes)[number];
 
 export interface ColumnDef {
@@ -44,11 +53,30 @@ export interface TableDef {
  * soft-deleted by a complete scan of the stream.
  */
 export const metadataColumns: readonly ColumnDef[] = [
-  { name: '_raw', type: 'json', notNull: true, description: 'The source JSON of the record (or reference) this row came from, unknown fields included.' },
-  { name: '_extracted_at', type: 'timestamptz', notNull: true, description: 'When the run that last wrote this row fetched it (UTC).' },
+  {
+    name: '_raw',
+    type: 'json',
+    notNull: true,
+    description: 'The source JSON of the record (or reference) this row came from, unknown fields included.',
+  },
+  {
+    name: '_extracted_at',
+    type: 'timestamptz',
+    notNull: true,
+    description: 'When the run that last wrote this row fetched it (UTC).',
+  },
   { name: '_run_id', type: 'text', notNull: true, description: 'Id of the run that last wrote this row.' },
-  { name: '_deleted_at', type: 'timestamptz', description: 'Set when a complete scan no longer returned the row (soft delete); NULL while it exists.' },
-  { name: '_ref_only', type: 'boolean', notNull: true, description: 'True while the row is known only from references in other records.' },
+  {
+    name: '_deleted_at',
+    type: 'timestamptz',
+    description: 'Set when a complete scan no longer returned the row (soft delete); NULL while it exists.',
+  },
+  {
+    name: '_ref_only',
+    type: 'boolean',
+    notNull: true,
+    description: 'True while the row is known only from references in other records.',
+  },
 ] as const;
 
 /**

@@ -32,8 +32,11 @@ export async function afterLoad(
     const tests = await runDataTests(warehouse);
     const errors = tests.filter((t) => t.status !== 'pass' && t.severity === 'error');
     const warnings = tests.filter((t) => t.status !== 'pass' && t.severity === 'warn');
-    lines.push(`data tests: ${tests.length - errors.length - warnings.length} passed, ${errors.length} failed, ${warnings.length} warnings`);
-    for (const t of [...errors, ...warnings]) lines.push(`  ${t.severity === 'error' ? 'FAIL' : 'WARN'} ${t.name}: ${t.failing} rows`);
+    lines.push(
+      `data tests: ${tests.length - errors.length - warnings.length} passed, ${errors.length} failed, ${warnings.length} warnings`,
+    );
+    for (const t of [...errors, ...warnings])
+      lines.push(`  ${t.severity === 'error' ? 'FAIL' : 'WARN'} ${t.name}: ${t.failing} rows`);
     summary.tests = { total: tests.length, errors: errors.map((t) => t.name), warnings: warnings.map((t) => t.name) };
     if (errors.length > 0) failed = true;
   }
@@ -42,8 +45,15 @@ export async function afterLoad(
       lines.push('snapshots: not written (a stream failed; the last good snapshot stays current)');
     } else {
       const names = [...tables.filter((t) => t.kind !== 'bookkeeping').map((t) => t.name), ...modelNames];
-      const snap = await writeSnapshots(warehouse, { dir: settings.snapshots, runId, retain: settings.retainSnapshots, tables: names });
-      lines.push(`snapshots: ${snap.tables.length} tables written to ${settings.snapshots} in ${(snap.durationMs / 1000).toFixed(1)} s`);
+      const snap = await writeSnapshots(warehouse, {
+        dir: settings.snapshots,
+        runId,
+        retain: settings.retainSnapshots,
+        tables: names,
+      });
+      lines.push(
+        `snapshots: ${snap.tables.length} tables written to ${settings.snapshots} in ${(snap.durationMs / 1000).toFixed(1)} s`,
+      );
       summary.snapshotMs = snap.durationMs;
     }
   }

@@ -84,7 +84,14 @@ export async function runReplay(request: ReplayRequest): Promise<StreamInfo[]> {
       completeScopes: !scan
         ? []
         : fanOut
-          ? mapping.owns.filter((o) => o.parentColumn).map((o) => ({ table: o.table, where: o.where, parentColumn: o.parentColumn, parentIds: completeParents }))
+          ? mapping.owns
+              .filter((o) => o.parentColumn)
+              .map((o) => ({
+                table: o.table,
+                where: o.where,
+                parentColumn: o.parentColumn,
+                parentIds: completeParents,
+              }))
           : topComplete
             ? mapping.owns.filter((o) => !o.parentColumn).map((o) => ({ table: o.table, where: o.where }))
             : [],

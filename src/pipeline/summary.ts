@@ -14,12 +14,17 @@ export interface SummaryInput {
 /** The end-of-run report an operator reads (stdout): one line per stream, then the totals. */
 export function formatSummary(s: SummaryInput): string {
   const lines: string[] = [];
-  lines.push(`grantflow run ${s.runId}${s.resumed ? ' (resumed)' : ''}: ${s.status.toUpperCase()} in ${(s.durationMs / 1000).toFixed(1)} s`);
+  lines.push(
+    `grantflow run ${s.runId}${s.resumed ? ' (resumed)' : ''}: ${s.status.toUpperCase()} in ${(s.durationMs / 1000).toFixed(1)} s`,
+  );
   lines.push('');
-  lines.push(`  ${'stream'.padEnd(24)} ${'status'.padEnd(12)} ${'records'.padStart(9)} ${'pages'.padStart(7)} ${'deleted'.padStart(8)} ${'quarant.'.padStart(8)}  notes`);
+  lines.push(
+    `  ${'stream'.padEnd(24)} ${'status'.padEnd(12)} ${'records'.padStart(9)} ${'pages'.padStart(7)} ${'deleted'.padStart(8)} ${'quarant.'.padStart(8)}  notes`,
+  );
   for (const i of s.streams) {
     const notes: string[] = [];
-    if (i.parents) notes.push(`parents ${i.parents.fetched}/${i.parents.total} fetched (${i.parents.unchanged} unchanged)`);
+    if (i.parents)
+      notes.push(`parents ${i.parents.fetched}/${i.parents.total} fetched (${i.parents.unchanged} unchanged)`);
     if (i.fullRefresh) notes.push('full refresh');
     if (i.duplicates) notes.push(`${i.duplicates} duplicates skipped`);
     if (i.countMismatch) notes.push(`site reported ${i.countMismatch.reported} records, read ${i.countMismatch.read}`);

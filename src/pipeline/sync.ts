@@ -46,7 +46,8 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   const { settings, logger } = request;
   const env = request.env ?? process.env;
   const started = Date.now();
-  if (!settings.site) throw new ConfigError('no site: pass --site URL (or GRANTFLOW_SITE, or "site" in the pipeline file)');
+  if (!settings.site)
+    throw new ConfigError('no site: pass --site URL (or GRANTFLOW_SITE, or "site" in the pipeline file)');
   const site = settings.site.replace(/\/+$/, '');
   const streams = selectStreams(settings.streams ?? null);
   const useEnv = credentialsFromEnv(env);
@@ -56,7 +57,14 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
 
   let client: SiteClient | null = null;
   const makeClient = (store: CredentialStore): SiteClient =>
-    createSiteClient({ baseUrl: site, store, rate: settings.rate, perPage: settings.perPage, concurrency: settings.concurrency, logger });
+    createSiteClient({
+      baseUrl: site,
+      store,
+      rate: settings.rate,
+      perPage: settings.perPage,
+      concurrency: settings.concurrency,
+      logger,
+    });
 
   // With a credentials file the site is checked before the warehouse is even opened: a wrong site writes nothing.
   if (fileStore) {
@@ -129,7 +137,9 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       startedAt,
       finishedAt: new Date().toISOString(),
       status,
-      summary: JSON.parse(JSON.stringify({ streams: infos, client: client.stats, after: after.summary, durationMs })) as JsonValue,
+      summary: JSON.parse(
+        JSON.stringify({ streams: infos, client: client.stats, after: after.summary, durationMs }),
+      ) as JsonValue,
     });
     return {
       runId,

@@ -15,10 +15,7 @@ export function createLogger(options: { level?: string; name?: string } = {}): L
       redact: { paths: [...secretKeys, ...secretKeys.map((k) => `*.${k}`)], censor: '[REDACTED]' },
       hooks: {
         logMethod(args, method) {
-          method.apply(
-            this,
-            args.map((a) => (typeof a === 'string' ? redact(a) : a)) as Parameters<typeof method>,
-          );
+          method.apply(this, args.map((a) => (typeof a === 'string' ? redact(a) : a)) as Parameters<typeof method>);
         },
       },
       formatters: { level: (label) => ({ level: label }) },

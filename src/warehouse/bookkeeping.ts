@@ -64,14 +64,12 @@ export async function saveRun(db: BookkeepingKysely, run: RunRecord): Promise<vo
     .insertInto('_grantflow_runs')
     .values(values)
     .onConflict((oc) =>
-      oc
-        .column('run_id')
-        .doUpdateSet({
-          started_at: values.started_at,
-          finished_at: values.finished_at,
-          status: values.status,
-          summary: values.summary,
-        }),
+      oc.column('run_id').doUpdateSet({
+        started_at: values.started_at,
+        finished_at: values.finished_at,
+        status: values.status,
+        summary: values.summary,
+      }),
     )
     .execute();
 }

@@ -2,10 +2,8 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const dir = await mkdtemp(join(tmpdir(), 'grantflow-sim-cli-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
 

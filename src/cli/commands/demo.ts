@@ -22,13 +22,18 @@ export function registerDemo(program: Command): void {
         '<dir>/warehouse.duckdb, models, data tests, Parquet snapshots in <dir>/snapshots, then a summary.\n' +
         'The simulated site allows --rate requests per second (a real one allows 5) so the demo is quick.',
     )
-    .option('--scale <scale>', `data size: ${scales.join('|')} (about 50, 1,000, 10,000, 100,000 applications)`, 'small')
+    .option(
+      '--scale <scale>',
+      `data size: ${scales.join('|')} (about 50, 1,000, 10,000, 100,000 applications)`,
+      'small',
+    )
     .option('--seed <n>', 'seed of the generated data', '42')
     .option('--rate <n>', 'requests per second the simulated site allows and grantflow uses', '150')
     .option('--dir <dir>', 'output directory (its warehouse and raw pages are replaced)', 'data/demo')
     .action(
       runAction(async (options: { scale: string; seed: string; rate: string; dir: string }) => {
-        if (!scales.includes(options.scale as Scale)) throw new ConfigError(`--scale must be one of ${scales.join(', ')}, got "${options.scale}"`);
+        if (!scales.includes(options.scale as Scale))
+          throw new ConfigError(`--scale must be one of ${scales.join(', ')}, got "${options.scale}"`);
         const rate = Number(options.rate);
         const seed = Number(options.seed);
         if (!(rate > 0)) throw new ConfigError(`--rate must be a positive number, got "${options.rate}"`);
@@ -77,8 +82,14 @@ async function describeWarehouse(target: string): Promise<string> {
     }
     out.push(`  ${counts.join(', ')}`);
     const models: [string, string][] = [
-      ['award_rates', 'SELECT program_name, applications, awarded, declined, award_rate, awarded_value FROM award_rates ORDER BY awarded_value DESC, program_id LIMIT 5'],
-      ['reviewer_load', 'SELECT * FROM reviewer_load ORDER BY assigned DESC, reviewer_id, program_id, stage_id LIMIT 5'],
+      [
+        'award_rates',
+        'SELECT program_name, applications, awarded, declined, award_rate, awarded_value FROM award_rates ORDER BY awarded_value DESC, program_id LIMIT 5',
+      ],
+      [
+        'reviewer_load',
+        'SELECT * FROM reviewer_load ORDER BY assigned DESC, reviewer_id, program_id, stage_id LIMIT 5',
+      ],
       ['funding_flow', 'SELECT * FROM funding_flow ORDER BY transferred DESC, fund_id, program_id LIMIT 5'],
     ];
     for (const [name, sql] of models) {

@@ -23,12 +23,16 @@ interface Check {
 export function registerDoctor(program: Command): void {
   const command = program
     .command('doctor')
-    .description('check the setup without syncing: credentials, site reachable and accepting them, warehouse writable (and its version), snapshot directory writable')
+    .description(
+      'check the setup without syncing: credentials, site reachable and accepting them, warehouse writable (and its version), snapshot directory writable',
+    )
     .option('--pipeline <file>', 'pipeline JSON file [env GRANTFLOW_PIPELINE]');
   addSettingOptions(command, keys);
   command.action(
     runAction(async (options: Record<string, unknown>) => {
-      const settings = await loadSettings(flagsFrom(options, keys), { pipeline: options.pipeline as string | undefined });
+      const settings = await loadSettings(flagsFrom(options, keys), {
+        pipeline: options.pipeline as string | undefined,
+      });
       const logger = createLogger({ level: settings.logLevel === 'info' ? 'warn' : settings.logLevel });
       const checks: Check[] = [
         {
@@ -47,8 +51,15 @@ export function registerDoctor(program: Command): void {
           name: 'site',
           run: async () => {
             if (!settings.site) throw new Error('no --site given');
-            if (credentialsFromEnv(process.env)) return `${settings.site} (not called: credentials live in the warehouse; run a sync)`;
-            const client = createSiteClient({ baseUrl: settings.site, store: await fileCredentialStore(settings.credentials), rate: settings.rate, logger, maxRetries: 2 });
+            if (credentialsFromEnv(process.env))
+              return `${settings.site} (not called: credentials live in the warehouse; run a sync)`;
+            const client = createSiteClient({
+              baseUrl: settings.site,
+              store: await fileCredentialStore(settings.credentials),
+              rate: settings.rate,
+              logger,
+              maxRetries: 2,
+            });
             try {
               await preflight(client);
               return `${settings.site} answers and accepts the credentials (${client.stats.refreshes} token refreshes)`;
@@ -86,7 +97,9 @@ export function registerDoctor(program: Command): void {
         } catch (error) {
           const code = isGrantflowError(error) ? error.exitCode : ExitCode.runFailed;
           worst = Math.max(worst, code);
-          process.stdout.write(`FAIL  ${check.name.padEnd(12)} ${redact(error instanceof Error ? error.message : String(error))}\n`);
+          process.stdout.write(
+            `FAIL  ${check.name.padEnd(12)} ${redact(error instanceof Error ? error.message : String(error))}\n`,
+          );
         }
       }
       return worst;

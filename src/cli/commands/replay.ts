@@ -18,19 +18,30 @@ export function registerReplay(program: Command): void {
   addSettingOptions(command, keys);
   command.action(
     runAction(async (options: Record<string, unknown>) => {
-      const settings = await loadSettings(flagsFrom(options, keys), { pipeline: options.pipeline as string | undefined });
+      const settings = await loadSettings(flagsFrom(options, keys), {
+        pipeline: options.pipeline as string | undefined,
+      });
       const logger = createLogger({ level: settings.logLevel });
       const warehouse = await openWarehouse(settings.warehouse, { schema: settings.schema, logger });
       try {
         await warehouse.acquireLock(`grantflow replay (pid ${process.pid})`);
         const started = Date.now();
-        const infos = await runReplay({ warehouse, rawDir: settings.rawDir, runId: String(options.run), siteTimeZone: settings.siteTimeZone });
+        const infos = await runReplay({
+          warehouse,
+          rawDir: settings.rawDir,
+          runId: String(options.run),
+          siteTimeZone: settings.siteTimeZone,
+        });
         const records = infos.reduce((a, i) => a + i.records, 0);
         const secs = (Date.now() - started) / 1000;
         for (const i of infos) {
-          process.stdout.write(`  ${i.stream.padEnd(24)} ${String(i.records).padStart(9)} records ${String(i.pages).padStart(7)} pages ${String(i.quarantined).padStart(6)} quarantined\n`);
+          process.stdout.write(
+            `  ${i.stream.padEnd(24)} ${String(i.records).padStart(9)} records ${String(i.pages).padStart(7)} pages ${String(i.quarantined).padStart(6)} quarantined\n`,
+          );
         }
-        process.stdout.write(`replayed ${records} records in ${secs.toFixed(1)} s (${Math.round(records / Math.max(secs, 0.001))} records/s)\n`);
+        process.stdout.write(
+          `replayed ${records} records in ${secs.toFixed(1)} s (${Math.round(records / Math.max(secs, 0.001))} records/s)\n`,
+        );
       } finally {
         await warehouse.close();
       }

@@ -36,16 +36,19 @@ export function registerSync(program: Command): void {
         'Incremental by default: per-application calls only for new or changed applications. A killed run is\n' +
         'resumed by the next one. Exit codes: 0 success, 1 run failed (see summary), 2 bad usage or configuration.',
     )
-    .option('--pipeline <file>', 'pipeline JSON file with any of these settings (camelCase keys) [env GRANTFLOW_PIPELINE]');
+    .option(
+      '--pipeline <file>',
+      'pipeline JSON file with any of these settings (camelCase keys) [env GRANTFLOW_PIPELINE]',
+    );
   addSettingOptions(command, syncKeys);
   command.action(
     runAction(async (options: Record<string, unknown>) => {
-      const settings = await loadSettings(flagsFrom(options, syncKeys), { pipeline: options.pipeline as string | undefined });
+      const settings = await loadSettings(flagsFrom(options, syncKeys), {
+        pipeline: options.pipeline as string | undefined,
+      });
       const logger = createLogger({ level: settings.logLevel });
       const result = await runSync({ settings, logger });
-      process.stdout.write(
-        formatSummary({ ...result, client: result.client, extra: result.after?.lines ?? [] }),
-      );
+      process.stdout.write(formatSummary({ ...result, client: result.client, extra: result.after?.lines ?? [] }));
       return result.exitCode;
     }),
   );
