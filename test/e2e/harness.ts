@@ -1,0 +1,166 @@
+/**
+ * Shared pieces of the end-to-end suites: a simulated site, a sync run in process or through the real CLI, and
+ * table dumps that two warehouses (or two runs) can be compared by.
+ */
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { settingsSchema, type SettingsInput } from '../../src/config/settings.ts';
+import { tables } from '../../src/normalize/index.ts';
+import { allColumns, hasMetadata, openWarehouse } from '../../src/warehouse/index.ts';
+import { runSync, type SyncResult } from '../../src/pipeline/sync.ts';
+import { startSimulator, type SimulatorHandle, type SimulatorOptions } from '../../src/simulator/index.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import type { CellValue } from '../../src/normalize/table-def.ts';
+
+export const postgresUrl = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const repoRoot = new URL('../..', import.meta.url).pathname;
+
+export async function tempDir(prefix = 'grantflow-e2e-'): Promise<{ path: string; remove: () => Promise<void> }> {
+  const path = await mkdtemp(join(tmpdir(), prefix));
+  return { path, remove: () => rm(path, { recursive: true, force: true }) };
+}
+
+/** A simulated site without a rate limit unless asked: most suites test behaviour, not pacing. */
+export function startSite(options: SimulatorOptions = {}): Promise<SimulatorHandle> {
+  return startSimulator({ scale: 'tiny', seed: 7, rate: 0, ...options });
+}
+
+export async function writeCredentials(sim: SimulatorHandle, path: string): Promise<string> {
+  await writeFile(path, JSON.stringify(sim.credentials), { mode: 0o600 });
+  return path;
+}
+
+/** A fresh Postgres schema for one test; dropped by `drop`. */
+export async function postgresSchema(): Promise<{ schema: string; url: string; drop: () => Promise<void> }> {
+  const schema = `e2e_${randomBytes(4).toString('hex')}`;
+  return {
+    schema,
+    url: postgresUrl,
+    drop: async () => {
+      const client = new pg.Client({ connectionString: postgresUrl });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await client.end();
+    },
+  };
+}
+
+/** One in-process sync with test-friendly settings (fast site, no snapshots unless asked). */
+export async function syncOnce(
+  sim: SimulatorHandle,
+  settings: SettingsInput & { credentials: string },
+): Promise<SyncResult> {
+  return runSync({
+    settings: settingsSchema.parse({
+      site: sim.url,
+      rate: 1000,
+      snapshot: false,
+      landRaw: false,
+      logLevel: 'silent',
+      ...settings,
+    }),
+    logger: silentLogger,
+    env: {},
+    tty: false,
+  });
+}
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs `node bin/grantflow.js ...` as a user would; `onSpawn` gets the child (to kill it mid-run). */
+export function runCli(
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; onSpawn?: (child: ReturnType<typeof spawn>) => void } = {},
+): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(repoRoot, 'bin/grantflow.js'), ...args], {
+      cwd: repoRoot,
+      env: { ...process.env, GRANTFLOW_LOG_LEVEL: 'warn', ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 120_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+    options.onSpawn?.(child);
+  });
+}
+
+/** Columns that differ between two runs by design (when and by which run a row was written). */
+const runColumns = new Set(['_extracted_at', '_run_id']);
+
+export interface TableDump {
+  readonly rows: number;
+  /** sha256 over the rows in key order, run columns left out, `_deleted_at` reduced to deleted or not. */
+  readonly checksum: string;
+  readonly content: readonly Record<string, CellValue>[];
+}
+
+/** Every catalog table (and optionally models) of a warehouse, in key order, comparable across dialects and runs. */
+export async function dumpWarehouse(
+  target: string,
+  options: { schema?: string; models?: readonly string[] } = {},
+): Promise<Record<string, TableDump>> {
+  const warehouse = await openWarehouse(target, { schema: options.schema, logger: silentLogger });
+  const out: Record<string, TableDump> = {};
+  try {
+    for (const table of tables) {
+      const columns = (hasMetadata(table) ? allColumns(table) : table.columns)
+        .map((c) => c.name)
+        .filter(
+          (c) =>
+            !runColumns.has(c) && !(table.name === '_grantflow_quarantine' && c === 'run_id') && c !== 'quarantined_at',
+        );
+      const select = columns
+        .map((c) => (c === '_deleted_at' ? '(_deleted_at IS NOT NULL) AS _deleted' : `"${c}"`))
+        .join(', ');
+      const order = table.primaryKey.map((c) => `"${c}"`).join(', ');
+      out[table.name] = toDump(await warehouse.query(`SELECT ${select} FROM ${table.name} ORDER BY ${order}`));
+    }
+    for (const model of options.models ?? []) {
+      const rows = await warehouse.query(`SELECT * FROM ${model}`);
+      const sorted = [...rows].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+      out[`model:${model}`] = toDump(sorted);
+    }
+  } finally {
+    await warehouse.close();
+  }
+  return out;
+}
+
+function toDump(rows: Record<string, CellValue>[]): TableDump {
+  const hash = createHash('sha256');
+  for (const r of rows)
+    hash.update(JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)) + '\n');
+  return { rows: rows.length, checksum: hash.digest('hex'), content: rows };
+}
+
+/** Table name → row count and checksum only, for readable assertion diffs. */
+export function summarize(dump: Record<string, TableDump>): Record<string, string> {
+  return Object.fromEntries(Object.entries(dump).map(([t, d]) => [t, `${d.rows} rows ${d.checksum.slice(0, 16)}`]));
+}
+
+export const modelNames = [
+  'award_rates',
+  'reviewer_load',
+  'funding_flow',
+  'application_funnel',
+  'decision_latency',
+  'review_progress',
+  'fund_utilization',
+] as const;
