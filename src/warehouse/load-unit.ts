@@ -8,6 +8,12 @@ import type { CommitInfo, CommitPlan, LoadUnit, StagedMerge } from './types.ts';
 /** Rows are written to staging in batches of at most this many, so memory stays bounded whatever the caller passes. */
 export const stagingBatchRows = 5000;
 
+/**
+ * Test-only hook (fault suite): holds every load transaction open this long, after its merges and before its
+ * bookkeeping, and says so on stderr, so a test can kill the process or its database connection inside one.
+ */
+const testCommitDelayMs = Number(process.env.GRANTFLOW_TEST_DELAY_COMMIT_MS ?? 0) || 0;
+
 export interface Staging {
   readonly table: TableDef;
   readonly mode: StagedMerge;
@@ -112,6 +118,10 @@ export class StagingLoadUnit implements LoadUnit {
         );
         const { changes } = await runner.run(st.sql, st.params);
         deleted[cascade.table] = (deleted[cascade.table] ?? 0) + changes;
+      }
+      if (testCommitDelayMs > 0) {
+        process.stderr.write(`grantflow-test: load transaction open (pid ${process.pid})\n`);
+        await new Promise((r) => setTimeout(r, testCommitDelayMs));
       }
       for (const st of this.backend.bookkeeping(plan)) await runner.run(st.sql, st.params);
     });
