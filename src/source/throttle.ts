@@ -56,18 +56,19 @@ export class RateLimiter {
   private pump(): void {
     if (this.timer || this.waiters.length === 0) return;
     const now = this.now();
-    const at = Math.max(this.lastRelease + this.intervalMs, this.pausedUntil);
-    if (at <= now) {
-      // Count a timer that fired up to 3 ms late as on time, so timer latency does not pile up into a
-      // lower rate. Gaps stay >= interval - 3 ms, so six starts span >= 5 x interval - 3 ms (~1028 ms at 5/s).
+    let at = Math.max(this.lastRelease + this.intervalMs, this.pausedUntil);
+    if (at > now) return this.arm(at - now);
+    // Release every waiter whose slot has come: at high rates (interval ~1 ms) one release per timer tick would
+    // cap the rate at the timer's resolution (~400/s at --rate 1000). Slots stay `interval` apart, so at 5/s
+    // this releases one. Count a timer that fired up to 3 ms late as on time, so timer latency does not pile up
+    // into a lower rate. Gaps stay >= interval - 3 ms, so six starts span >= 5 x interval - 3 ms (~1028 ms at 5/s).
+    while (at <= now && this.waiters.length > 0) {
       this.lastRelease = Math.max(at, now - 3);
-      const next = this.waiters.shift();
-      next?.();
-      // Schedule the following waiter relative to this release.
-      if (this.waiters.length > 0) this.arm(this.intervalMs);
-      return;
+      this.waiters.shift()?.();
+      at = this.lastRelease + this.intervalMs;
     }
-    this.arm(at - now);
+    // Schedule the following waiter relative to the last release.
+    if (this.waiters.length > 0) this.arm(at - now);
   }
 
   private arm(delayMs: number): void {
