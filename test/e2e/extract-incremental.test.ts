@@ -1,0 +1,145 @@
+/**
+ * Issue 3 acceptance: incremental syncs. No change → no per-application calls; changes made through the API →
+ * per-application calls only for those; a deleted application is soft-deleted with its children; child edits that
+ * do not move the parent are caught by a full refresh.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import type { SimulatorHandle } from '../../src/simulator/index.ts';
+import { openWarehouse } from '../../src/warehouse/index.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import { startSite, syncOnce, tempDir, writeCredentials } from './harness.ts';
+
+const fanOut = ['stages', 'tasks', 'notes'] as const;
+const perApplicationTemplates = fanOut.map((c) => `GET /api/applications/{id}/${c}/`);
+const perOrganizationTemplates = ['members', 'teams', 'eligibility'].map((c) => `GET /api/organizations/{id}/${c}/`);
+
+let sim: SimulatorHandle;
+let dir: Awaited<ReturnType<typeof tempDir>>;
+let credentials: string;
+let warehouse: string;
+
+/** Calls the site's API as an administrator would, with the current token of the sync's credential set. */
+async function api(method: string, path: string, body?: unknown): Promise<number> {
+  const res = await fetch(`${sim.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${sim.credentials.access_token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+function perApplicationCalls(): Map<number, number> {
+  const calls = new Map<number, number>();
+  for (const [path, n] of Object.entries(sim.control.counts().byPath)) {
+    const m = /^GET \/api\/applications\/(\d+)\/(stages|tasks|notes)\/$/.exec(path);
+    if (m) calls.set(Number(m[1]), (calls.get(Number(m[1])) ?? 0) + n);
+  }
+  return calls;
+}
+
+async function query(sql: string) {
+  const w = await openWarehouse(warehouse, { logger: silentLogger });
+  try {
+    return await w.query(sql);
+  } finally {
+    await w.close();
+  }
+}
+
+beforeAll(async () => {
+  sim = await startSite({ scale: 'small', seed: 5 });
+  dir = await tempDir();
+  credentials = await writeCredentials(sim, join(dir.path, 'creds.json'));
+  warehouse = join(dir.path, 'w.duckdb');
+  const first = await syncOnce(sim, { credentials, warehouse });
+  expect(first.status).toBe('succeeded');
+});
+afterAll(async () => {
+  await sim.close();
+  await dir.remove();
+});
+
+describe('incremental sync', () => {
+  it('makes no per-application or per-organization call when nothing changed', async () => {
+    sim.control.resetCounts();
+    const result = await syncOnce(sim, { credentials, warehouse });
+    expect(result.status).toBe('succeeded');
+    const counts = sim.control.counts();
+    for (const t of [...perApplicationTemplates, ...perOrganizationTemplates])
+      expect(counts.byTemplate[t] ?? 0, t).toBe(0);
+    const topLevelPages = Object.entries(counts.byTemplate)
+      .filter(([t]) => !t.includes('{id}') && t.startsWith('GET '))
+      .reduce((a, [, n]) => a + n, 0);
+    expect(topLevelPages).toBeGreaterThan(0);
+    expect(counts.total).toBeLessThanOrEqual(Math.ceil(topLevelPages * 1.1));
+  });
+
+  it('after 1 % of applications change through the API, calls only for those', async () => {
+    const apps = sim.control.collection('applications');
+    const changed = apps.filter((_a, i) => i % 100 === 17).map((a) => Number(a.id));
+    expect(changed.length).toBe(Math.round(apps.length / 100));
+    for (const id of changed)
+      expect(await api('PATCH', `/api/applications/${id}/`, { title: `Renamed ${id} ✓` })).toBe(200);
+    sim.control.resetCounts();
+    const result = await syncOnce(sim, { credentials, warehouse });
+    expect(result.status).toBe('succeeded');
+    const calls = perApplicationCalls();
+    expect([...calls.keys()].sort((a, b) => a - b)).toEqual([...changed].sort((a, b) => a - b));
+    for (const id of changed) expect(calls.get(id)).toBe(3);
+    const titles = await query(`SELECT id, title FROM applications WHERE id IN (${changed.join(',')})`);
+    for (const t of titles) expect(t.title).toBe(`Renamed ${String(t.id)} ✓`);
+  });
+
+  it('marks a deleted application and its children with _deleted_at, and keeps them', async () => {
+    const victim = Number(sim.control.collection('applications')[3]!.id);
+    const children = {
+      application_stages: sim.control.collection('application_stages', { application: victim }).length,
+      application_tasks: sim.control.collection('tasks', { application: victim }).length,
+      application_notes: sim.control.collection('notes', { application: victim }).length,
+    };
+    expect(children.application_tasks).toBeGreaterThan(0);
+    expect(await api('DELETE', `/api/applications/${victim}/`)).toBe(204);
+    sim.control.resetCounts();
+    const result = await syncOnce(sim, { credentials, warehouse });
+    expect(result.status).toBe('succeeded');
+    expect(perApplicationCalls().size).toBe(0);
+    const [app] = await query(`SELECT _deleted_at FROM applications WHERE id = ${victim}`);
+    expect(app?._deleted_at).not.toBeNull();
+    for (const [table, n] of Object.entries(children)) {
+      const rows = await query(`SELECT _deleted_at FROM ${table} WHERE application_id = ${victim}`);
+      expect(rows.length, table).toBe(n);
+      expect(
+        rows.every((r) => r._deleted_at !== null),
+        table,
+      ).toBe(true);
+    }
+    const responses = await query(
+      `SELECT count(*) AS n FROM task_responses WHERE application_id = ${victim} AND _deleted_at IS NULL`,
+    );
+    expect(Number(responses[0]?.n)).toBe(0);
+    const live = await query(`SELECT count(*) AS n FROM applications WHERE _deleted_at IS NULL`);
+    expect(Number(live[0]?.n)).toBe(sim.control.collection('applications').length);
+  });
+
+  it('misses child edits that do not touch the parent until a full refresh, which catches them', async () => {
+    const edits = sim.control.applyChanges({ childEdits: 5 }).childEdits;
+    expect(edits.length).toBe(5);
+    const editedTasks = () =>
+      query(`SELECT DISTINCT application_id FROM task_responses WHERE question_id = 'edited' AND _deleted_at IS NULL`);
+    await syncOnce(sim, { credentials, warehouse });
+    const taskEdited = sim.control
+      .collection('tasks')
+      .filter((t) => typeof t.data === 'object' && t.data !== null && 'edited' in t.data)
+      .map((t) => Number(t.application_id));
+    expect(taskEdited.length).toBeGreaterThan(0);
+    expect((await editedTasks()).length).toBe(0);
+    sim.control.resetCounts();
+    const full = await syncOnce(sim, { credentials, warehouse, fullRefresh: true });
+    expect(full.status).toBe('succeeded');
+    expect(perApplicationCalls().size).toBe(sim.control.collection('applications').length);
+    const seen = (await editedTasks()).map((r) => Number(r.application_id)).sort((a, b) => a - b);
+    expect(seen).toEqual([...new Set(taskEdited)].sort((a, b) => a - b));
+  });
+});

@@ -1,0 +1,159 @@
+/**
+ * Shared pieces of the fault suite: every secret the simulator issues, every output a run printed, and the checks
+ * each fault case ends with (warehouse equals the reference, no duplicate keys, credentials file intact and 0600,
+ * no half-written Parquet).
+ */
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
+import { expect } from 'vitest';
+import { TokenStore } from '../../../src/simulator/auth.ts';
+import { tables } from '../../../src/normalize/index.ts';
+import { dumpWarehouse, runCli, summarize, type CliResult, type TableDump } from '../harness.ts';
+
+/** Every client secret and token any simulator in this process issued (the token store is wrapped once). */
+export const issuedSecrets = new Set<string>();
+let wrapped = false;
+
+export function recordIssuedSecrets(): void {
+  if (wrapped) return;
+  wrapped = true;
+  const issue = TokenStore.prototype.issue;
+  const refresh = TokenStore.prototype.refresh;
+  TokenStore.prototype.issue = function (this: TokenStore, keepExisting?: boolean) {
+    const c = issue.call(this, keepExisting);
+    for (const s of [c.client_secret, c.access_token, c.refresh_token]) issuedSecrets.add(s);
+    return c;
+  };
+  TokenStore.prototype.refresh = function (this: TokenStore, body: Record<string, string>) {
+    const reply = refresh.call(this, body);
+    for (const k of ['access_token', 'refresh_token'] as const) {
+      const v = reply.body?.[k];
+      if (typeof v === 'string') issuedSecrets.add(v);
+    }
+    return reply;
+  };
+}
+
+/** Everything runs printed, so the suite can prove no secret ever reached a terminal or a log. */
+export const outputs: string[] = [];
+
+export async function cli(args: readonly string[], options: Parameters<typeof runCli>[1] = {}): Promise<CliResult> {
+  const result = await runCli(args, options);
+  outputs.push(result.stdout, result.stderr);
+  return result;
+}
+
+/** Reads a credentials file, remembering its secrets, and checks it is whole JSON with mode 0600. */
+export function checkCredentialsFile(path: string): Record<string, string> {
+  expect(statSync(path).mode & 0o777).toBe(0o600);
+  const creds = JSON.parse(readFileSync(path, 'utf8')) as Record<string, string>;
+  for (const k of ['client_id', 'client_secret', 'access_token', 'refresh_token']) {
+    expect(typeof creds[k], `credentials field ${k}`).toBe('string');
+  }
+  for (const k of ['client_secret', 'access_token', 'refresh_token']) issuedSecrets.add(creds[k] ?? '');
+  return creds;
+}
+
+/** Fails if any secret appears in any collected output or in the given extra texts (log files). */
+export function assertNoSecretsLeaked(extra: readonly string[] = []): void {
+  const texts = [...outputs, ...extra];
+  const secrets = [...issuedSecrets].filter((s) => s.length >= 8);
+  expect(secrets.length).toBeGreaterThan(0);
+  const leaks: string[] = [];
+  for (const s of secrets) {
+    texts.forEach((t, i) => {
+      if (t.includes(s)) leaks.push(`secret ${s.slice(0, 4)}… in output #${i}`);
+    });
+  }
+  expect(leaks).toEqual([]);
+}
+
+/** The warehouse equals the reference in every catalog table, and no table holds a primary key twice. */
+export async function expectSameWarehouse(
+  target: string,
+  reference: Record<string, TableDump>,
+  options: { schema?: string } = {},
+): Promise<void> {
+  const dump = await dumpWarehouse(target, options);
+  expect(summarize(dump)).toEqual(summarize(reference));
+  for (const table of tables) {
+    const rows = dump[table.name]?.content ?? [];
+    const keys = rows.map((r) => JSON.stringify(table.primaryKey.map((c) => String(r[c]))));
+    expect(new Set(keys).size, `duplicate keys in ${table.name}`).toBe(keys.length);
+  }
+}
+
+/** Every `*.parquet` is a complete file (its footer reads) and the manifest lists only complete, matching files. */
+export async function checkSnapshotDir(dir: string): Promise<{ files: number; manifestTables: number }> {
+  const files: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('.parquet')) files.push(p);
+    }
+  };
+  if (existsSync(dir)) walk(dir);
+  for (const f of files) {
+    const meta = await parquetMetadataAsync(await asyncBufferFromFile(f)).catch((e: unknown) => {
+      throw new Error(`half-written Parquet file ${f}: ${String(e)}`);
+    });
+    expect(meta.num_rows).toBeGreaterThanOrEqual(0n);
+  }
+  const manifestPath = join(dir, '_manifest.json');
+  if (!existsSync(manifestPath)) return { files: files.length, manifestTables: 0 };
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as {
+    tables: Record<string, { path: string; rows: number; sha256: string }>;
+  };
+  for (const [table, entry] of Object.entries(manifest.tables)) {
+    const path = join(dir, entry.path);
+    expect(existsSync(path), `manifest entry of ${table} points at a missing file`).toBe(true);
+    const sha = createHash('sha256').update(readFileSync(path)).digest('hex');
+    expect(sha, `manifest checksum of ${table}`).toBe(entry.sha256);
+    const meta = await parquetMetadataAsync(await asyncBufferFromFile(path));
+    expect(Number(meta.num_rows), `rows of ${table}`).toBe(entry.rows);
+  }
+  return { files: files.length, manifestTables: Object.keys(manifest.tables).length };
+}
+
+/** Kills `child` with SIGKILL when `line` has appeared `nth` times on its stderr (then after `delayMs`). */
+export function killOnStderr(child: ChildProcess, line: string, nth: number, delayMs = 0): void {
+  let seen = 0;
+  let buffered = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    buffered += d.toString();
+    const parts = buffered.split('\n');
+    buffered = parts.pop() ?? '';
+    for (const p of parts) {
+      if (!p.includes(line)) continue;
+      seen++;
+      if (seen === nth) setTimeout(() => child.kill('SIGKILL'), delayMs);
+    }
+  });
+}
+
+/** Kills `child` with SIGKILL as soon as `reached()` holds (polled every 2 ms), e.g. a count of site requests. */
+export function killWhen(child: ChildProcess, reached: () => boolean): void {
+  const timer = setInterval(() => {
+    if (child.exitCode !== null || child.signalCode !== null) return clearInterval(timer);
+    if (reached()) {
+      clearInterval(timer);
+      child.kill('SIGKILL');
+    }
+  }, 2);
+}
+
+/** A small seeded generator (mulberry32): kill moments are random but the same on every run of the suite. */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
