@@ -50,6 +50,7 @@ export async function afterLoad(
         runId,
         retain: settings.retainSnapshots,
         tables: names,
+        logger,
       });
       lines.push(
         `snapshots: ${snap.tables.length} tables written to ${settings.snapshots} in ${(snap.durationMs / 1000).toFixed(1)} s`,
