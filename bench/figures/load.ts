@@ -1,0 +1,144 @@
+/**
+ * Figure 4: normalise + load throughput and peak RSS of a replay of landed raw pages, into DuckDB and Postgres,
+ * each in a child process of its own; next to DuckDB's own read_json ingest of the same records (the ceiling).
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { landRaw, type LandedRaw } from '../lib/land-raw.ts';
+import { repoRoot } from '../lib/sim-process.ts';
+import { fmt, type BenchOptions, type Check, type FigureResult } from '../lib/figure.ts';
+
+const run = promisify(execFile);
+const landingConcurrency = 64;
+
+interface ChildResult {
+  records: number;
+  rows?: number;
+  pages?: number;
+  ms: number;
+  maxRssMb: number;
+}
+
+async function child(script: string, args: readonly string[]): Promise<ChildResult> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', join(repoRoot, 'bench/lib', script), ...args], {
+    cwd: repoRoot,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  const line = stdout.trim().split('\n').pop() ?? '';
+  return JSON.parse(line) as ChildResult;
+}
+
+interface ScaleRun {
+  readonly land: LandedRaw;
+  readonly duckdb: ChildResult;
+  readonly postgres: ChildResult;
+  readonly ceiling: ChildResult;
+}
+
+async function measureScale(scale: string, options: BenchOptions): Promise<ScaleRun> {
+  const land = await landRaw(scale, options.seed, landingConcurrency);
+  const dir = await mkdtemp(join(tmpdir(), `gf-bench-load-${scale}-`));
+  try {
+    const duckdb = await child('replay-child.ts', [join(dir, 'w.duckdb'), 'public', land.rawDir, land.runId]);
+    const schema = `bench_${randomBytes(4).toString('hex')}`;
+    let postgres: ChildResult;
+    try {
+      postgres = await child('replay-child.ts', [options.postgresUrl, schema, land.rawDir, land.runId]);
+    } finally {
+      const client = new pg.Client({ connectionString: options.postgresUrl });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await client.end();
+    }
+    const ceiling = await child('read-json-child.ts', [land.rawDir, land.runId, join(dir, 'ndjson')]);
+    return { land, duckdb, postgres, ceiling };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const perS = (r: ChildResult): number => r.records / (r.ms / 1000);
+
+export async function loadFigure(options: BenchOptions): Promise<FigureResult> {
+  const started = performance.now();
+  const runs: [string, ScaleRun][] = [];
+  for (const scale of options.loadScales) runs.push([scale, await measureScale(scale, options)]);
+  const checks: Check[] = [];
+  for (const [scale, r] of runs) {
+    const duck = perS(r.duckdb);
+    const pgRate = perS(r.postgres);
+    const ceil = perS(r.ceiling);
+    checks.push(
+      {
+        figure: `${scale}: DuckDB records/s`,
+        value: fmt(duck),
+        goal: '≥ 50,000',
+        met: duck >= 50_000,
+      },
+      { figure: `${scale}: Postgres records/s`, value: fmt(pgRate), goal: '≥ 20,000', met: pgRate >= 20_000 },
+      {
+        figure: `${scale}: DuckDB vs read_json ceiling`,
+        value: `${(ceil / duck).toFixed(1)} × slower (read_json ${fmt(ceil)} records/s)`,
+        goal: 'within 3 ×',
+        met: ceil / duck <= 3,
+      },
+      {
+        figure: `${scale}: peak RSS DuckDB / Postgres replay`,
+        value: `${fmt(r.duckdb.maxRssMb)} MB / ${fmt(r.postgres.maxRssMb)} MB`,
+        goal: '≤ 400 MB',
+        met: Math.max(r.duckdb.maxRssMb, r.postgres.maxRssMb) <= 400,
+      },
+    );
+  }
+  if (runs.length >= 2) {
+    const [a, b] = [runs[0]!, runs[runs.length - 1]!];
+    const peak = (r: ScaleRun): number => Math.max(r.duckdb.maxRssMb, r.postgres.maxRssMb);
+    const growth = peak(b[1]) / peak(a[1]);
+    checks.push({
+      figure: `peak RSS ${b[0]} / ${a[0]}`,
+      value: `${growth.toFixed(2)} ×`,
+      goal: 'flat (≤ 1.25 ×)',
+      met: growth <= 1.25,
+    });
+  }
+  const rows = runs
+    .map(([scale, r]) =>
+      [
+        `| ${scale} | grantflow replay → DuckDB | ${fmt(r.duckdb.records)} | ${fmt(r.duckdb.rows ?? 0)} | ${fmt(r.duckdb.pages ?? 0)} | ${(r.duckdb.ms / 1000).toFixed(1)} s | ${fmt(perS(r.duckdb))} | ${fmt(r.duckdb.maxRssMb)} MB |`,
+        `| ${scale} | grantflow replay → Postgres | ${fmt(r.postgres.records)} | ${fmt(r.postgres.rows ?? 0)} | ${fmt(r.postgres.pages ?? 0)} | ${(r.postgres.ms / 1000).toFixed(1)} s | ${fmt(perS(r.postgres))} | ${fmt(r.postgres.maxRssMb)} MB |`,
+        `| ${scale} | DuckDB \`read_json\` (ceiling) | ${fmt(r.ceiling.records)} | — | — | ${(r.ceiling.ms / 1000).toFixed(1)} s | ${fmt(perS(r.ceiling))} | ${fmt(r.ceiling.maxRssMb)} MB |`,
+      ].join('\n'),
+    )
+    .join('\n');
+  const landing = runs
+    .map(
+      ([scale, r]) =>
+        `${scale}: ${fmt(r.land.requests)} requests in ${(r.land.landingMs / 1000).toFixed(0)} s = ` +
+        `${fmt(r.land.requests / (r.land.landingMs / 1000))} req/s (concurrency ${r.land.concurrency})` +
+        (r.land.cached ? ' — landed by an earlier run, read from the cache' : ' — landed in this run'),
+    )
+    .join('; ');
+  return {
+    name: 'load',
+    title: '4. Normalise + load throughput and peak RSS (replay of landed raw pages)',
+    scale: options.loadScales.join(', '),
+    durationMs: performance.now() - started,
+    checks,
+    details: [
+      `Raw pages are landed once by a real grantflow sync (\`landRaw: true\`) against \`grantflow sim\` running in its ` +
+        `own process with the rate limit off (grantflow \`rate: 1000\`, \`concurrency: ${landingConcurrency}\`), and cached ` +
+        `under \`data/bench/raw/<scale>-<seed>/\`. Landing: ${landing}. Each replay (\`runReplay\`: parse pages, ` +
+        `normalise, stage, merge, commit; \`bench/lib/replay-child.ts\`) runs in a fresh child process, so \`maxRSS\` is its ` +
+        `own; timing covers the replay call (migrations included, process start excluded). Postgres: a fresh schema at ` +
+        `\`GRANTFLOW_TEST_POSTGRES_URL\`, dropped afterwards. The ceiling writes each stream's records as NDJSON ` +
+        `(untimed), then times \`CREATE TABLE … AS SELECT * FROM read_json(…)\` for every stream plus a CHECKPOINT. ` +
+        `"records" are API records; "rows" are the warehouse rows they normalise into (child tables included).`,
+      `| scale | path | records | rows | pages | time | records/s | peak RSS |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n${rows}`,
+    ],
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * One replay (normalise + load of landed raw pages) in a process of its own, so its peak RSS is its own.
+ * Usage: node --import tsx bench/lib/replay-child.ts <warehouse path|postgres url> <schema> <rawDir> <runId>
+ * Prints one JSON line: {records, rows, pages, quarantined, ms, maxRssMb}.
+ */
+import { runReplay } from '../../src/pipeline/replay.ts';
+import { openWarehouse } from '../../src/warehouse/index.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+
+const [target, schema, rawDir, runId] = process.argv.slice(2);
+if (!target || !schema || !rawDir || !runId) throw new Error('usage: replay-child <target> <schema> <rawDir> <runId>');
+
+const warehouse = await openWarehouse(target, { schema, logger: silentLogger });
+try {
+  const started = performance.now();
+  const infos = await runReplay({ warehouse, rawDir, runId, siteTimeZone: 'UTC' });
+  const ms = performance.now() - started;
+  const sum = (f: (i: (typeof infos)[number]) => number): number => infos.reduce((a, i) => a + f(i), 0);
+  process.stdout.write(
+    JSON.stringify({
+      records: sum((i) => i.records),
+      rows: sum((i) => i.rows),
+      pages: sum((i) => i.pages),
+      quarantined: sum((i) => i.quarantined),
+      ms,
+      // maxRSS is in kilobytes.
+      maxRssMb: process.resourceUsage().maxRSS / 1024,
+    }) + '\n',
+  );
+} finally {
+  await warehouse.close();
+}
