@@ -45,9 +45,13 @@ export function mergeSql(
       mode === 'coalesce' ? 'TRUE' : 'FALSE',
     );
   }
+  // replace: the last staged row of a key wins. coalesce: the richest reference wins, so the result does not
+  // depend on the order in which concurrent streams staged their references.
+  const pick =
+    mode === 'coalesce' && meta ? `${richness('_raw')}, ${ident(seqColumn)} DESC` : `${ident(seqColumn)} DESC`;
   const source =
     pk.length > 0
-      ? `(SELECT DISTINCT ON (${pk.map(ident).join(', ')}) * FROM ${staging} ORDER BY ${pk.map(ident).join(', ')}, ${ident(seqColumn)} DESC) AS s`
+      ? `(SELECT DISTINCT ON (${pk.map(ident).join(', ')}) * FROM ${staging} ORDER BY ${pk.map(ident).join(', ')}, ${pick}) AS s`
       : `${staging} AS s`;
   let sql = `INSERT INTO ${target} AS t (${insertCols.map(ident).join(', ')})\nSELECT ${selectList.join(', ')} FROM ${source}`;
   if (pk.length > 0) {
@@ -58,13 +62,30 @@ export function mergeSql(
   return { sql, params: meta ? [plan.extractedAt, plan.runId] : [] };
 }
 
+/** Orders references richest first: longer source JSON, then md5 as a tiebreak both engines compute alike. */
+function richness(column: string): string {
+  const text = `CAST(${ident(column)} AS TEXT)`;
+  return `length(${text}) DESC, md5(${text}) DESC`;
+}
+
+/**
+ * A coalesce (reference) merge is order-independent: a row its own stream wrote is never changed by a reference;
+ * between two references the richer one's values win and the other only fills its gaps.
+ */
+function coalesceExpr(staged: string, stored: string): string {
+  const s = 'CAST(EXCLUDED._raw AS TEXT)';
+  const t = 'CAST(t._raw AS TEXT)';
+  const stagedRicher = `(length(${s}) > length(${t}) OR (length(${s}) = length(${t}) AND md5(${s}) > md5(${t})))`;
+  return `CASE WHEN NOT t._ref_only THEN ${stored} WHEN ${stagedRicher} THEN COALESCE(${staged}, ${stored}) ELSE COALESCE(${stored}, ${staged}) END`;
+}
+
 function updateExpr(column: string, mode: StagedMerge, meta: boolean): string {
   const staged = `EXCLUDED.${ident(column)}`;
   const stored = `t.${ident(column)}`;
   if (mode === 'replace' || !meta) return mode === 'replace' ? staged : `COALESCE(${staged}, ${stored})`;
   switch (column) {
     case '_raw':
-      return `COALESCE(${stored}, ${staged})`;
+      return coalesceExpr(staged, stored);
     case '_deleted_at':
       return stored; // a reference does not prove the row exists again
     case '_ref_only':
@@ -73,7 +94,7 @@ function updateExpr(column: string, mode: StagedMerge, meta: boolean): string {
     case '_run_id':
       return staged;
     default:
-      return `COALESCE(${staged}, ${stored})`;
+      return coalesceExpr(staged, stored);
   }
 }
 

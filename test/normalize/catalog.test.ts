@@ -20,6 +20,7 @@ const expectedNames = [
   'eligibility_responses',
   'stages',
   'statuses',
+  'payment_statuses',
   'tasks',
   'custom_fields',
   'custom_field_values',

@@ -85,7 +85,7 @@ describe.each(bothDialects)('warehouse loading (%s)', (dialect) => {
     });
   });
 
-  it('coalesce never overwrites with NULL, keeps _raw, and _ref_only stays false once false', async () => {
+  it('coalesce never overwrites with NULL, never changes a row its own stream wrote, _ref_only stays false', async () => {
     let unit = await wh.openLoad();
     await unit.append('people', [{ id: 1, name: 'Ann', email: null, _raw: '{"ref":1}' }], 'coalesce');
     await unit.commit(plan('r2'));
@@ -103,9 +103,36 @@ describe.each(bothDialects)('warehouse loading (%s)', (dialect) => {
     unit = await wh.openLoad();
     await unit.append('people', [{ id: 1, name: null, email: 'new@x.org', _raw: '{"ref":3}' }], 'coalesce');
     await unit.commit(plan('r4'));
+    // The entity's own stream is the authority: a later reference changes none of its columns.
     expect(await wh.query('SELECT name, email, _raw, _ref_only, _run_id FROM people WHERE id = 1')).toEqual([
-      { name: 'Ann Full', email: 'new@x.org', _raw: '{"full":1}', _ref_only: false, _run_id: 'r4' },
+      { name: 'Ann Full', email: 'a@x.org', _raw: '{"full":1}', _ref_only: false, _run_id: 'r4' },
     ]);
+  });
+
+  it('references merge to the same row whatever order they arrive in, the richest winning', async () => {
+    const poor = { id: 7, name: 'P', email: null, _raw: '{"id":7,"name":"P"}' };
+    const rich = { id: 7, name: 'Rich', email: 'r@x.org', _raw: '{"id":7,"name":"Rich","email":"r@x.org"}' };
+    const results: unknown[] = [];
+    for (const order of [
+      [poor, rich],
+      [rich, poor],
+    ]) {
+      await wh.exec('DELETE FROM people WHERE id = 7');
+      for (const row of order) {
+        const unit = await wh.openLoad();
+        await unit.append('people', [row], 'coalesce');
+        await unit.commit(plan('r7'));
+      }
+      results.push(await wh.query('SELECT name, email, _raw, _ref_only FROM people WHERE id = 7'));
+      // Both in one staging batch, in either order, pick the same row too.
+      await wh.exec('DELETE FROM people WHERE id = 7');
+      const unit = await wh.openLoad();
+      await unit.append('people', order, 'coalesce');
+      await unit.commit(plan('r8'));
+      results.push(await wh.query('SELECT name, email, _raw, _ref_only FROM people WHERE id = 7'));
+    }
+    expect(results[0]).toEqual([{ name: 'Rich', email: 'r@x.org', _raw: rich._raw, _ref_only: true }]);
+    for (const r of results) expect(r).toEqual(results[0]);
   });
 
   it('complete scopes soft-delete only what is missing, never _ref_only rows; cascades follow', async () => {

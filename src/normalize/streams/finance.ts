@@ -71,7 +71,7 @@ function paymentRow(out: MappedRow[], r: JsonObject, ctx: NormalizeContext, fiel
   return {
     id: reqId(r.id, `${field}id`),
     amount: money(r.amount),
-    status_id: namedRef(out, 'statuses', r.status, `${field}status`),
+    status_id: namedRef(out, 'payment_statuses', r.status, `${field}status`),
     ...decisionColumns(r.decision),
     effective_date: ts(r.effective_date, ctx.siteTimeZone),
     note: text(r.note),
@@ -161,7 +161,7 @@ export const awardsStream: StreamMapping = {
           award_id: id,
           payment_id: paymentId,
           amount: money(p.amount),
-          status_id: namedRef(out, 'statuses', p.status, 'payments[].status'),
+          status_id: namedRef(out, 'payment_statuses', p.status, 'payments[].status'),
           _raw: JSON.stringify(p),
         },
         merge: 'replace',

@@ -26,9 +26,19 @@ export const stages: TableDef = {
 export const statuses: TableDef = {
   name: 'statuses',
   kind: 'dimension',
-  description: 'Statuses (of stage records and payments), built from StatusRef references.',
+  description: 'Application statuses (the status of a stage record), built from StatusRef references.',
   primaryKey: ['id'],
   columns: [id('Status id.'), col('name', 'text', 'Status name.')],
+};
+
+/** Payment statuses number from 1 like application statuses but are other things: a table of their own. */
+export const paymentStatuses: TableDef = {
+  name: 'payment_statuses',
+  kind: 'dimension',
+  description:
+    'Payment statuses, built from the StatusRef of payments and award payments (ids are not application status ids).',
+  primaryKey: ['id'],
+  columns: [id('Payment status id.'), col('name', 'text', 'Payment status name.')],
 };
 
 export const tasks: TableDef = {

@@ -119,7 +119,7 @@ export const awardPayments: TableDef = {
     ref('award_id', 'awards', 'Award.', true),
     ref('payment_id', 'payments', 'Payment.', true),
     money('amount', 'Amount of the payment'),
-    ref('status_id', 'statuses', 'Payment status.'),
+    ref('status_id', 'payment_statuses', 'Payment status.'),
   ],
 };
 
@@ -132,7 +132,7 @@ export const payments: TableDef = {
   columns: [
     id('Payment id.'),
     money('amount', 'Total across all payment sources'),
-    ref('status_id', 'statuses', 'Payment status.'),
+    ref('status_id', 'payment_statuses', 'Payment status.'),
     ref('decision_award_id', 'awards', 'Award paid (DecisionRef id).'),
     enumCol('decision', 'award_decision', 'Decision of that award (enum award_decision).'),
     col('awarded', 'text', 'Awarded value of that award exactly as sent (a string).'),

@@ -26,6 +26,7 @@ export const tables: readonly TableDef[] = [
   orgs.eligibilityResponses,
   dims.stages,
   dims.statuses,
+  dims.paymentStatuses,
   dims.tasks,
   progs.customFields,
   progs.customFieldValues,
