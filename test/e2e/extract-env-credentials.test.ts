@@ -1,0 +1,68 @@
+/**
+ * Issue 3: credentials from read-only GRANTFLOW_* variables (a CI runner's secrets). The rotated pair goes into the
+ * warehouse, and a later run with the same, now used-up, variables reads it from there and works.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { openWarehouse } from '../../src/warehouse/index.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import { postgresSchema, runCli, startSite, tempDir } from './harness.ts';
+
+const cleanup: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const c of cleanup.reverse()) await c();
+});
+
+describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (dialect) => {
+  it('are rotated into the warehouse, and the next run reads them from there', async () => {
+    const sim = await startSite({ scale: 'tiny', seed: 31, tokenTtlSeconds: 1, latency: { ms: 10 } });
+    const dir = await tempDir();
+    cleanup.push(() => sim.close(), dir.remove);
+    let warehouse = join(dir.path, 'w.duckdb');
+    let schemaArgs: string[] = [];
+    if (dialect === 'postgres') {
+      const pg = await postgresSchema();
+      cleanup.push(pg.drop);
+      warehouse = pg.url;
+      schemaArgs = ['--schema', pg.schema];
+    }
+    const initial = sim.credentials;
+    const env = {
+      GRANTFLOW_SITE: sim.url,
+      GRANTFLOW_WAREHOUSE: warehouse,
+      GRANTFLOW_CLIENT_ID: initial.client_id,
+      GRANTFLOW_CLIENT_SECRET: initial.client_secret,
+      GRANTFLOW_ACCESS_TOKEN: initial.access_token,
+      GRANTFLOW_REFRESH_TOKEN: initial.refresh_token,
+      GRANTFLOW_SNAPSHOT: 'false',
+      GRANTFLOW_RAW_DIR: join(dir.path, 'raw'),
+      GRANTFLOW_RATE: '500',
+    };
+    const first = await runCli(['sync', ...schemaArgs], { env });
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    // The initial refresh token was used up by the first refresh: only the warehouse copy works now.
+    const w = await openWarehouse(warehouse, { schema: schemaArgs[1], logger: silentLogger });
+    const stored = await w.readCredentials(sim.url);
+    await w.close();
+    expect(stored?.refresh_token).toBeDefined();
+    expect(stored?.refresh_token).not.toBe(initial.refresh_token);
+    expect(stored?.client_id).toBe(initial.client_id);
+
+    const second = await runCli(['sync', ...schemaArgs], { env });
+    expect(second.code).toBe(0);
+    expect(second.stdout).toMatch(/SUCCEEDED/);
+    const output = first.stdout + first.stderr + second.stdout + second.stderr;
+    for (const secret of [
+      initial.client_secret,
+      initial.access_token,
+      initial.refresh_token,
+      stored!.refresh_token,
+      stored!.access_token,
+    ]) {
+      expect(output.includes(secret)).toBe(false);
+    }
+    expect(existsSync(join(dir.path, 'creds.json'))).toBe(false);
+  });
+});
