@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { SiteHttpError, SiteResponseError } from '../source/index.ts';
 import type { SiteClient } from '../source/types.ts';
 import { ConfigError } from '../util/errors.ts';
@@ -7,6 +8,7 @@ import { ConfigError } from '../util/errors.ts';
  * credentials work (refreshing them if the access token expired). A wrong site is a configuration error (exit 2).
  */
 export async function preflight(client: SiteClient): Promise<void> {
+  await probeConnect(client.baseUrl);
   try {
     await client.getJson('/api/programs/', { per_page: 1 });
   } catch (error) {
@@ -32,5 +34,37 @@ export async function preflight(client: SiteClient): Promise<void> {
       if (error.status === 403) return;
     }
     throw error;
+  }
+}
+
+/** Failures of a bare TCP connect that mean "nothing of ours is there", not "the site is briefly down". */
+const wrongAddress = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/**
+ * A bare TCP connect to the site's host and port (no HTTP request, so no rate-limit cost): a refused connection or
+ * an unknown host is a wrong --site, reported at once (exit 2) instead of after ~20 s of the client's retries.
+ * Anything else (a slow connect, a reset) is left to the real request and its retries.
+ */
+async function probeConnect(baseUrl: string): Promise<void> {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    return;
+  }
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const code = await new Promise<string | null>((done) => {
+    const socket = connect({ host, port });
+    const finish = (c: string | null): void => {
+      socket.destroy();
+      done(c);
+    };
+    socket.setTimeout(10_000, () => finish(null));
+    socket.once('connect', () => finish(null));
+    socket.once('error', (e: NodeJS.ErrnoException) => finish(e.code ?? null));
+  });
+  if (code && wrongAddress.has(code)) {
+    throw new ConfigError(`nothing answers at ${url.origin} (${code}); check --site`);
   }
 }
