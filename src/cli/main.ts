@@ -4,8 +4,19 @@ import { commands } from './commands/index.ts';
 
 const program = new Command('grantflow')
   .description(
-    'ETL for a grant and application management REST API: extract every list endpoint at the site rate limit,\n' +
+    'ETL for a grant and application management REST API: extract every list endpoint at the site rate limit, ' +
       'normalise into DuckDB (default) or PostgreSQL, run SQL models and write Parquet snapshots.',
+  )
+  .addHelpText(
+    'after',
+    `
+Start here:
+  grantflow demo                       the whole pipeline against the built-in simulated site
+  grantflow doctor --site URL --credentials FILE
+  grantflow sync   --site URL --credentials FILE [--warehouse FILE|postgres://...]
+
+Exit codes: 0 success, 1 run failed or partial, 2 bad usage or configuration (nothing written).
+Run \`grantflow <command> --help\` for a command's options.`,
   )
   .version('0.1.0')
   .showHelpAfterError()

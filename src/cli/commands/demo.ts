@@ -17,10 +17,11 @@ type Scale = (typeof scales)[number];
 export function registerDemo(program: Command): void {
   program
     .command('demo')
+    .summary('the whole pipeline against the built-in simulated site')
     .description(
-      'run the whole pipeline against the built-in simulator: fresh credentials, sync into\n' +
-        '<dir>/warehouse.duckdb, models, data tests, Parquet snapshots in <dir>/snapshots, then a summary.\n' +
-        'The simulated site allows --rate requests per second (a real one allows 5) so the demo is quick.',
+      'Start the built-in simulated site with fresh credentials, sync it into <dir>/warehouse.duckdb, run the ' +
+        'models and data tests, write Parquet snapshots to <dir>/snapshots and print a summary. The simulated site ' +
+        'allows --rate requests per second (a real one allows 5) so the demo is quick.',
     )
     .option(
       '--scale <scale>',

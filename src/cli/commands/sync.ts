@@ -31,10 +31,24 @@ export const syncKeys: readonly SettingKey[] = [
 export function registerSync(program: Command): void {
   const command = program
     .command('sync')
+    .summary('extract, load, model, test and snapshot a site (incremental, resumable)')
     .description(
-      'extract every stream of a site into the warehouse, run models and data tests, write Parquet snapshots.\n' +
-        'Incremental by default: per-application calls only for new or changed applications. A killed run is\n' +
-        'resumed by the next one. Exit codes: 0 success, 1 run failed (see summary), 2 bad usage or configuration.',
+      'Extract every stream of a site into the warehouse, run the SQL models and data tests, and write Parquet ' +
+        'snapshots. Incremental by default: per-application calls only for new or changed applications. A killed ' +
+        'run is resumed by the next one without refetching what it committed.',
+    )
+    .addHelpText(
+      'after',
+      `
+Every option can also come from the GRANTFLOW_* variable shown, or from a pipeline file (camelCase keys);
+flags win over variables, which win over the file. Credentials may instead come from GRANTFLOW_CLIENT_ID,
+GRANTFLOW_CLIENT_SECRET, GRANTFLOW_ACCESS_TOKEN and GRANTFLOW_REFRESH_TOKEN (rotations are kept in the warehouse).
+
+Examples:
+  grantflow sync --site https://yoursite.example.com --credentials creds.json
+  grantflow sync --pipeline pipelines/example.json --streams applications,application_tasks --full-refresh
+
+Exit codes: 0 success; 1 the run failed or was partial (see the summary); 2 bad usage or configuration.`,
     )
     .option(
       '--pipeline <file>',
