@@ -2,6 +2,14 @@ import { Command, CommanderError } from 'commander';
 import { ExitCode } from '../util/errors.ts';
 import { commands } from './commands/index.ts';
 
+// `grantflow status | head` closes the pipe early: that is not an error worth a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
+
 const program = new Command('grantflow')
   .description(
     'ETL for a grant and application management REST API: extract every list endpoint at the site rate limit, ' +
