@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { SiteHttpError, SiteResponseError } from '../source/index.ts';
 import type { SiteClient } from '../source/types.ts';
-import { ConfigError } from '../util/errors.ts';
+import { ConfigError, GrantflowError } from '../util/errors.ts';
 
 /**
  * One cheap call before anything is written: proves the URL is the API (JSON, not a web page or a 404) and that the
@@ -38,7 +38,9 @@ export async function preflight(client: SiteClient): Promise<void> {
 }
 
 /** Failures of a bare TCP connect that mean "nothing of ours is there", not "the site is briefly down". */
-const wrongAddress = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const wrongAddress = new Set(['ECONNREFUSED', 'ENOTFOUND']);
+/** Failures that say the network is down rather than the address wrong: worth a retry later (exit 1). */
+const networkDown = new Set(['EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN']);
 
 /**
  * A bare TCP connect to the site's host and port (no HTTP request, so no rate-limit cost): a refused connection or
@@ -66,5 +68,10 @@ async function probeConnect(baseUrl: string): Promise<void> {
   });
   if (code && wrongAddress.has(code)) {
     throw new ConfigError(`nothing answers at ${url.origin} (${code}); check --site`);
+  }
+  if (code && networkDown.has(code)) {
+    throw new GrantflowError(
+      `cannot reach ${url.origin} (${code}): the network seems down; nothing was written, try again later`,
+    );
   }
 }
