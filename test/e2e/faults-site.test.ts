@@ -1,0 +1,110 @@
+/**
+ * A misbehaving site: 10 % injected faults of every kind (5xx HTML pages, truncated JSON, reset connections,
+ * latency) with 2-second tokens, and a 429 storm (the site allows 1 request/s, the client is told 5/s). Each sync
+ * completes and its warehouse equals a fault-free sync of the same data.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SimulatorHandle } from '../../src/simulator/index.ts';
+import { dumpWarehouse, startSite, syncOnce, tempDir, writeCredentials, type TableDump } from './harness.ts';
+import {
+  assertNoSecretsLeaked,
+  checkCredentialsFile,
+  cli,
+  expectSameWarehouse,
+  recordIssuedSecrets,
+} from './faults/support.ts';
+
+const seed = 5;
+let work: { path: string; remove: () => Promise<void> };
+const sims: SimulatorHandle[] = [];
+
+async function site(options: Parameters<typeof startSite>[0] = {}): Promise<SimulatorHandle> {
+  const sim = await startSite({ scale: 'tiny', seed, ...options });
+  sims.push(sim);
+  return sim;
+}
+
+/** A fault-free in-process sync of the same data (optionally a stream subset). */
+async function reference(name: string, streams?: string[]): Promise<Record<string, TableDump>> {
+  const sim = await site();
+  const creds = await writeCredentials(sim, join(work.path, `${name}-creds.json`));
+  const warehouse = join(work.path, `${name}.duckdb`);
+  const result = await syncOnce(sim, { credentials: creds, warehouse, ...(streams ? { streams } : {}) });
+  expect(result.status).toBe('succeeded');
+  return dumpWarehouse(warehouse);
+}
+
+function syncArgs(sim: SimulatorHandle, dir: string, extra: string[] = []): string[] {
+  return [
+    'sync',
+    '--site',
+    sim.url,
+    '--credentials',
+    join(dir, 'creds.json'),
+    '--warehouse',
+    join(dir, 'warehouse.duckdb'),
+    '--snapshot',
+    'false',
+    '--raw-dir',
+    join(dir, 'raw'),
+    ...extra,
+  ];
+}
+
+beforeAll(async () => {
+  recordIssuedSecrets();
+  work = await tempDir('grantflow-faults-site-');
+});
+
+afterAll(async () => {
+  for (const sim of sims) await sim.close();
+  await work?.remove();
+});
+
+describe('a misbehaving site', () => {
+  it('10 % faults of every kind and 2-second tokens: the sync completes and equals a fault-free one', async () => {
+    const expected = await reference('reference-all');
+    const sim = await site({
+      tokenTtlSeconds: 2,
+      faults: { rate: 0.1, latencyMs: 300, jitterMs: 200, seed: 99 },
+      latency: { ms: 5 },
+    });
+    const dir = join(work.path, 'faults');
+    await mkdir(dir);
+    await writeCredentials(sim, join(dir, 'creds.json'));
+
+    const result = await cli(syncArgs(sim, dir, ['--rate', '1000']));
+    expect(result.code, result.stderr.slice(-2000)).toBe(0);
+    await expectSameWarehouse(join(dir, 'warehouse.duckdb'), expected);
+    checkCredentialsFile(join(dir, 'creds.json'));
+
+    const injected = sim.control.faultsInjected();
+    for (const kind of ['5xx', 'truncate', 'reset', 'latency'] as const) {
+      expect(injected[kind] ?? 0, `faults of kind ${kind} injected`).toBeGreaterThan(0);
+    }
+    expect(sim.control.counts().byTemplate['POST /api/o/token/'] ?? 0).toBeGreaterThan(0);
+    // The summary reports the retries it needed.
+    expect(result.stdout).toMatch(/retries [1-9]/);
+  });
+
+  it('a 429 storm (site 1/s, client 5/s) on a few streams: the sync completes and equals a fault-free one', async () => {
+    const streams = ['programs', 'funds', 'budgets', 'custom_fields', 'reports'];
+    const expected = await reference('reference-subset', streams);
+    const sim = await site({ rate: 1 });
+    const dir = join(work.path, 'storm');
+    await mkdir(dir);
+    await writeCredentials(sim, join(dir, 'creds.json'));
+
+    const result = await cli(syncArgs(sim, dir, ['--rate', '5', '--streams', streams.join(',')]));
+    expect(result.code, result.stderr.slice(-2000)).toBe(0);
+    await expectSameWarehouse(join(dir, 'warehouse.duckdb'), expected);
+    checkCredentialsFile(join(dir, 'creds.json'));
+    expect(sim.control.counts().byStatus['429'] ?? 0, 'the site answered 429s').toBeGreaterThan(0);
+  });
+
+  it('no secret appeared in any output', () => {
+    assertNoSecretsLeaked();
+  });
+});
