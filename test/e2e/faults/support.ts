@@ -157,3 +157,19 @@ export function seeded(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** Resolves once `reached()` holds (polled every 2 ms); rejects after `timeoutMs`. */
+export function waitFor(reached: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (reached()) {
+        clearInterval(timer);
+        resolve();
+      } else if (Date.now() > deadline) {
+        clearInterval(timer);
+        reject(new Error(`condition not reached within ${timeoutMs} ms`));
+      }
+    }, 2);
+  });
+}

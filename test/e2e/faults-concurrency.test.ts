@@ -1,0 +1,107 @@
+/**
+ * Two syncs of one warehouse at once (a DuckDB file; a Postgres schema): the second refuses with one clear line
+ * and exit code 1, and the first, which holds the warehouse, completes unharmed (equal to a lone sync).
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SimulatorHandle } from '../../src/simulator/index.ts';
+import {
+  dumpWarehouse,
+  postgresSchema,
+  startSite,
+  syncOnce,
+  tempDir,
+  writeCredentials,
+  type TableDump,
+} from './harness.ts';
+import {
+  assertNoSecretsLeaked,
+  checkCredentialsFile,
+  cli,
+  expectSameWarehouse,
+  recordIssuedSecrets,
+  waitFor,
+} from './faults/support.ts';
+
+let sim: SimulatorHandle;
+let work: { path: string; remove: () => Promise<void> };
+let reference: Record<string, TableDump>;
+const schemas: { drop: () => Promise<void> }[] = [];
+
+beforeAll(async () => {
+  recordIssuedSecrets();
+  sim = await startSite({ scale: 'tiny', seed: 13 });
+  work = await tempDir('grantflow-faults-concurrency-');
+  const creds = await writeCredentials(sim, join(work.path, 'reference-creds.json'));
+  const result = await syncOnce(sim, { credentials: creds, warehouse: join(work.path, 'reference.duckdb') });
+  expect(result.status).toBe('succeeded');
+  reference = await dumpWarehouse(join(work.path, 'reference.duckdb'));
+});
+
+afterAll(async () => {
+  await sim?.close();
+  for (const s of schemas) await s.drop();
+  await work?.remove();
+});
+
+/** Starts sync A, waits until it is extracting (so it holds the warehouse), runs sync B, then lets A finish. */
+async function twoSyncs(dir: string, warehouse: string[]): Promise<void> {
+  await mkdir(dir);
+  // Separate credential files of one set would fight over the rotating refresh token; 2 h tokens never rotate here.
+  const credsA = await writeCredentials(sim, join(dir, 'creds-a.json'));
+  const credsB = await writeCredentials(sim, join(dir, 'creds-b.json'));
+  const args = (creds: string): string[] => [
+    'sync',
+    '--site',
+    sim.url,
+    '--credentials',
+    creds,
+    ...warehouse,
+    '--snapshot',
+    'false',
+    '--raw-dir',
+    join(dir, 'raw'),
+    '--rate',
+    '1000',
+  ];
+  // 30 ms per request: A extracts for a few seconds, long enough for B to start, check and give up.
+  sim.control.setLatency({ ms: 30 });
+  sim.control.resetCounts();
+  const first = cli(args(credsA));
+  // A has passed pre-flight and opened the warehouse once it is fetching lists.
+  await waitFor(() => sim.control.counts().total >= 8);
+  const second = await cli(args(credsB));
+  sim.control.setLatency({ ms: 0 });
+  const a = await first;
+
+  expect(second.code, second.stderr).toBe(1);
+  const lines = second.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('{'));
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatch(/^grantflow: warehouse .* is in use by another grantflow run .*wait for it to finish/);
+  expect(second.stderr).not.toMatch(/^\s+at /m);
+
+  expect(a.code, a.stderr).toBe(0);
+  checkCredentialsFile(credsA);
+  checkCredentialsFile(credsB);
+}
+
+describe('two concurrent syncs of one warehouse', () => {
+  it('DuckDB file: the second refuses (exit 1), the first completes and equals a lone sync', async () => {
+    const dir = join(work.path, 'duckdb');
+    const warehouse = join(dir, 'warehouse.duckdb');
+    await twoSyncs(dir, ['--warehouse', warehouse]);
+    await expectSameWarehouse(warehouse, reference);
+  });
+
+  it('Postgres schema: the second refuses (exit 1), the first completes and equals a lone sync', async () => {
+    const pg = await postgresSchema();
+    schemas.push(pg);
+    await twoSyncs(join(work.path, 'postgres'), ['--warehouse', pg.url, '--schema', pg.schema]);
+    await expectSameWarehouse(pg.url, reference, { schema: pg.schema });
+  });
+
+  it('no secret appeared in any output', () => {
+    assertNoSecretsLeaked();
+  });
+});
