@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { CellValue } from '../../normalize/table-def.ts';
-import { ConfigError } from '../../util/errors.ts';
+import { ConfigError, ExitCode, GrantflowError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { ResultRow, SqlRunner } from '../sql-runner.ts';
 import { intValue, numericText, pgTimestampText } from '../values.ts';
@@ -93,10 +93,18 @@ export function isConnectionError(e: unknown): boolean {
   return !code || code.startsWith('57P') || code.startsWith('08');
 }
 
-/** One transaction on one pooled client; a client whose connection broke is destroyed, not reused. */
+/**
+ * One transaction on one pooled client; a client whose connection broke is destroyed, not reused. The pool listens
+ * for errors of idle clients only: a backend that dies between two statements of the transaction (while we await
+ * something else) emits 'error' on the checked-out client, which without this listener crashes the process.
+ */
 export async function inTransaction<T>(pool: pg.Pool, fn: (runner: SqlRunner) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
+  const onError = (e: Error): void => {
+    broken = e;
+  };
+  client.on('error', onError);
   try {
     await client.query('BEGIN');
     const out = await fn({ run: (sql, params) => runOn(client, sql, params) });
@@ -104,9 +112,18 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (runner: SqlRunner) =>
     return out;
   } catch (e) {
     if (isConnectionError(e)) broken = e as Error;
-    else await client.query('ROLLBACK').catch((err: unknown) => (broken = err as Error));
-    throw e;
+    else if (!broken) await client.query('ROLLBACK').catch((err: unknown) => (broken = err as Error));
+    if (!broken) throw e;
+    // The server rolls back a transaction whose session ended; say so plainly (exit 1), a rerun continues.
+    const reason = (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';
+    throw new GrantflowError(
+      `lost the connection to the Postgres warehouse during a transaction, which was rolled back (${reason}); rerun to continue`,
+      ExitCode.runFailed,
+      'warehouse_connection',
+      { cause: e },
+    );
   } finally {
+    client.off('error', onError);
     client.release(broken);
   }
 }
