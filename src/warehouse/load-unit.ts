@@ -120,7 +120,7 @@ export class StagingLoadUnit implements LoadUnit {
         deleted[cascade.table] = (deleted[cascade.table] ?? 0) + changes;
       }
       if (testCommitDelayMs > 0) {
-        process.stderr.write(`grantflow-test: load transaction open (pid ${process.pid})\n`);
+        process.stderr.write(`grantflow-test: load transaction open (stream ${plan.state?.stream ?? '-'})\n`);
         await new Promise((r) => setTimeout(r, testCommitDelayMs));
       }
       for (const st of this.backend.bookkeeping(plan)) await runner.run(st.sql, st.params);
