@@ -6,6 +6,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
+import { constants, createGunzip } from 'node:zlib';
 import type { ChildProcess } from 'node:child_process';
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
 import { expect } from 'vitest';
@@ -171,5 +172,34 @@ export function waitFor(reached: () => boolean, timeoutMs = 30_000): Promise<voi
         reject(new Error(`condition not reached within ${timeoutMs} ms`));
       }
     }, 2);
+  });
+}
+
+/** The text of every raw page file (`*.jsonl.gz`, up to a cut left by a kill) and `*.log` file under `dir`. */
+export async function landedTexts(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const files: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('.jsonl.gz') || e.name.endsWith('.log')) files.push(p);
+    }
+  };
+  if (existsSync(dir)) walk(dir);
+  for (const p of files) out.push(p.endsWith('.log') ? readFileSync(p, 'utf8') : await gunzipTolerant(p));
+  return out;
+}
+
+/** Whatever decompresses before a cut (a killed run's file may be cut, with the resumed run's data after it). */
+function gunzipTolerant(path: string): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    const gunzip = createGunzip({ finishFlush: constants.Z_SYNC_FLUSH });
+    const done = (): void => resolve(Buffer.concat(chunks).toString('utf8'));
+    gunzip.on('data', (c: Buffer) => chunks.push(c));
+    gunzip.on('error', done);
+    gunzip.on('end', done);
+    gunzip.end(readFileSync(path));
   });
 }
