@@ -2,7 +2,9 @@ import type { Command } from 'commander';
 import { loadSettings } from '../../config/load-settings.ts';
 import type { SettingKey } from '../../config/settings.ts';
 import { tables } from '../../normalize/index.ts';
-import { openWarehouse } from '../../warehouse/index.ts';
+import { existsSync } from 'node:fs';
+import { isPostgresTarget, openWarehouse } from '../../warehouse/index.ts';
+import { ConfigError } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
 import { addSettingOptions, flagsFrom } from '../settings-options.ts';
@@ -21,32 +23,47 @@ export function registerStatus(program: Command): void {
       const settings = await loadSettings(flagsFrom(options, keys), {
         pipeline: options.pipeline as string | undefined,
       });
+      // Read only: a missing DuckDB file is reported, never created.
+      if (!isPostgresTarget(settings.warehouse) && !existsSync(settings.warehouse)) {
+        throw new ConfigError(
+          `no warehouse at ${settings.warehouse}; run \`grantflow sync\` first or pass --warehouse`,
+        );
+      }
       const warehouse = await openWarehouse(settings.warehouse, {
         schema: settings.schema,
         logger: createLogger({ level: settings.logLevel }),
       });
       const out: string[] = [];
       try {
-        await warehouse.migrate(tables);
-        out.push(`warehouse ${warehouse.description}`, '', 'last runs:');
-        for (const r of await warehouse.listRuns(Number(options.runs) || 10)) {
+        out.push(`warehouse ${warehouse.description}`, '');
+        let runs;
+        try {
+          runs = await warehouse.listRuns(Number(options.runs) || 10);
+        } catch {
+          throw new ConfigError(`${warehouse.description} holds no grantflow data yet; run \`grantflow sync\` first`);
+        }
+        out.push('last runs:');
+        for (const r of runs) {
           out.push(
             `  ${r.runId}  ${r.status.padEnd(10)} started ${r.startedAt}${r.finishedAt ? `  finished ${r.finishedAt}` : ''}`,
           );
         }
-        out.push('', 'streams:');
-        const states = await warehouse.query(
-          'SELECT stream, state, updated_at, run_id FROM _grantflow_streams ORDER BY stream',
-        );
-        for (const s of states)
-          out.push(`  ${String(s.stream).padEnd(24)} last complete ${String(s.updated_at)}  run ${String(s.run_id)}`);
+        out.push('', 'streams (last complete run, records, last full refresh of fan-out streams):');
+        const states = await warehouse.query('SELECT stream, state FROM _grantflow_streams ORDER BY stream');
+        for (const s of states) {
+          const state = JSON.parse(String(s.state ?? '{}')) as Record<string, unknown>;
+          const parts = [`${String(state.lastCompleteAt ?? '-')}`, `run ${String(state.lastCompleteRunId ?? '-')}`];
+          if (typeof state.records === 'number') parts.push(`${state.records} records`);
+          if (state.lastFullRefreshAt) parts.push(`full refresh ${String(state.lastFullRefreshAt)}`);
+          out.push(`  ${String(s.stream).padEnd(24)} ${parts.join('  ')}`);
+        }
         out.push('', 'tables (live rows / soft-deleted):');
         for (const t of tables) {
           const soft = t.kind === 'entity' || t.kind === 'dimension' || t.kind === 'bridge';
           const sql = soft
             ? `SELECT count(*) FILTER (WHERE _deleted_at IS NULL) AS live, count(*) FILTER (WHERE _deleted_at IS NOT NULL) AS gone FROM ${t.name}`
             : `SELECT count(*) AS live, 0 AS gone FROM ${t.name}`;
-          const [row] = await warehouse.query(sql);
+          const [row] = await warehouse.query(sql).catch(() => [{ live: '-', gone: '-' }]);
           out.push(
             `  ${t.name.padEnd(28)} ${String(row?.live ?? 0).padStart(9)} ${String(row?.gone ?? 0).padStart(7)}`,
           );
