@@ -1,0 +1,113 @@
+/** The operator's commands as a user runs them: doctor before, status and replay after a sync. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { SimulatorHandle } from '../../src/simulator/index.ts';
+import { dumpWarehouse, runCli, startSite, summarize, tempDir, writeCredentials } from './harness.ts';
+
+let sim: SimulatorHandle;
+let dir: Awaited<ReturnType<typeof tempDir>>;
+let credentials: string;
+let common: string[];
+
+beforeAll(async () => {
+  sim = await startSite({ scale: 'tiny', seed: 41 });
+  dir = await tempDir();
+  credentials = await writeCredentials(sim, join(dir.path, 'creds.json'));
+  common = ['--site', sim.url, '--credentials', credentials, '--warehouse', join(dir.path, 'w.duckdb')];
+});
+afterAll(async () => {
+  await sim.close();
+  await dir.remove();
+});
+
+describe('grantflow doctor', () => {
+  it('checks everything and writes no warehouse data', async () => {
+    const r = await runCli(['doctor', ...common, '--snapshots', join(dir.path, 'snap')]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    for (const check of ['credentials', 'site', 'warehouse', 'snapshots'])
+      expect(r.stdout).toMatch(new RegExp(`^ok\\s+${check}`, 'm'));
+    expect(r.stdout).toMatch(/DuckDB|v1\./);
+  });
+
+  it('names the failing check and exits 2 for a corrupt credentials file', async () => {
+    const bad = join(dir.path, 'bad.json');
+    await writeFile(bad, '{"client_id": ');
+    const r = await runCli([
+      'doctor',
+      '--site',
+      sim.url,
+      '--credentials',
+      bad,
+      '--warehouse',
+      join(dir.path, 'w2.duckdb'),
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(/^FAIL\s+credentials .*bad\.json/m);
+    expect(r.stdout).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('after a sync', () => {
+  let runId = '';
+  beforeAll(async () => {
+    const r = await runCli([
+      'sync',
+      ...common,
+      '--snapshot',
+      'false',
+      '--raw-dir',
+      join(dir.path, 'raw'),
+      '--rate',
+      '500',
+    ]);
+    expect(r.code).toBe(0);
+    runId = /grantflow run ([^\s:(]+)/.exec(r.stdout)?.[1] ?? '';
+    expect(runId).not.toBe('');
+  });
+
+  it('status lists the run, every stream and the row counts', async () => {
+    const r = await runCli(['status', '--warehouse', join(dir.path, 'w.duckdb')]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(runId);
+    expect(r.stdout).toMatch(/succeeded/);
+    const apps = sim.control.collection('applications').length;
+    expect(r.stdout).toMatch(new RegExp(`^\\s+applications\\s+${apps}\\s+0$`, 'm'));
+    expect(r.stdout).toMatch(/^\s+application_tasks\s+\S+\s+run /m);
+  });
+
+  it('status of a warehouse that does not exist exits 2 and creates nothing', async () => {
+    const missing = join(dir.path, 'missing.duckdb');
+    const r = await runCli(['status', '--warehouse', missing]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/no warehouse at/);
+    expect(existsSync(missing)).toBe(false);
+  });
+
+  it('replay --run loads the landed pages into a new warehouse equal to the synced one', async () => {
+    expect((await readdir(join(dir.path, 'raw', runId))).length).toBeGreaterThan(10);
+    const target = join(dir.path, 'replayed.duckdb');
+    const r = await runCli(['replay', '--run', runId, '--raw-dir', join(dir.path, 'raw'), '--warehouse', target]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/replayed \d+ records/);
+    expect(summarize(await dumpWarehouse(target))).toEqual(summarize(await dumpWarehouse(join(dir.path, 'w.duckdb'))));
+  });
+
+  it('replay of an unknown run exits 2 with a clear message', async () => {
+    const r = await runCli([
+      'replay',
+      '--run',
+      'nope',
+      '--raw-dir',
+      join(dir.path, 'raw'),
+      '--warehouse',
+      join(dir.path, 'x.duckdb'),
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/no raw pages for run nope/);
+  });
+});
