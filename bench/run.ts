@@ -57,7 +57,9 @@ async function store(result: FigureResult): Promise<void> {
   result.command = command;
   await writeFile(join(resultsDir, `${result.name}.json`), JSON.stringify(result, null, 2));
   for (const c of result.checks)
-    process.stderr.write(`  ${c.figure}: ${c.value} (goal ${c.goal}${c.met === null ? '' : c.met ? ', met' : ', MISSED'})\n`);
+    process.stderr.write(
+      `  ${c.figure}: ${c.value} (goal ${c.goal}${c.met === null ? '' : c.met ? ', met' : ', MISSED'})\n`,
+    );
 }
 
 async function stored(name: string): Promise<FigureResult | null> {

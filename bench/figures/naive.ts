@@ -2,7 +2,7 @@
  * Figure 6: a naive serial crawler (bench/naive-crawler.ts) against the same simulator settings as figure 1, and
  * its projection to a full site, next to grantflow's full and incremental request counts at its measured rate.
  */
-import { startSimulator, type ScaleName } from '../../src/simulator/index.ts';
+import { startSimulator } from '../../src/simulator/index.ts';
 import { crawl } from '../naive-crawler.ts';
 import { minimumRequests } from '../lib/minimum.ts';
 import { fmt, pct, type BenchOptions, type FigureResult } from '../lib/figure.ts';
