@@ -21,7 +21,6 @@ import {
   cli,
   expectSameWarehouse,
   recordIssuedSecrets,
-  waitFor,
 } from './faults/support.ts';
 
 let sim: SimulatorHandle;
@@ -65,14 +64,16 @@ async function twoSyncs(dir: string, warehouse: string[]): Promise<void> {
     '--rate',
     '1000',
   ];
-  // 30 ms per request: A extracts for a few seconds, long enough for B to start, check and give up.
-  sim.control.setLatency({ ms: 30 });
-  sim.control.resetCounts();
-  const first = cli(args(credsA));
-  // A has passed pre-flight and opened the warehouse once it is fetching lists.
-  await waitFor(() => sim.control.counts().total >= 8);
+  // A holds each load transaction open 250 ms (test hook), so it runs for seconds whatever the machine's speed.
+  let loading!: () => void;
+  const aIsLoading = new Promise<void>((resolve) => (loading = resolve));
+  const first = cli(args(credsA), {
+    env: { GRANTFLOW_TEST_DELAY_COMMIT_MS: '250' },
+    onSpawn: (child) => child.stderr?.on('data', (d: Buffer) => d.includes('load transaction open') && loading()),
+  });
+  // A has the warehouse locked once it is loading.
+  await aIsLoading;
   const second = await cli(args(credsB));
-  sim.control.setLatency({ ms: 0 });
   const a = await first;
 
   expect(second.code, second.stderr).toBe(1);

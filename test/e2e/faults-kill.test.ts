@@ -90,6 +90,9 @@ describe('SIGKILL at seeded moments, then a normal sync', () => {
       const credsPath = await writeCredentials(sim, join(dir, 'creds.json'));
       const snapshot = phase === 'snapshots';
       sim.control.resetCounts();
+      // Refresh cases: 40 ms per request, so a sync spans several refreshes even on a fast machine and the
+      // refresh request is held (in flight) when the kill lands.
+      sim.control.setLatency({ ms: phase === 'token refresh' ? 40 : 10 });
 
       const killed = await cli([...syncArgs(dir, snapshot), '--log-level', phase === 'snapshots' ? 'info' : 'warn'], {
         env: phase === 'load transaction' ? { GRANTFLOW_TEST_DELAY_COMMIT_MS: '100' } : {},
