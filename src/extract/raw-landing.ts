@@ -1,7 +1,7 @@
-import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, type WriteStream } from 'node:fs';
 import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
+import { StringDecoder } from 'node:string_decoder';
 import { constants, createGunzip, createGzip, type Gzip } from 'node:zlib';
 import { once } from 'node:events';
 
@@ -41,7 +41,8 @@ export class RawLanding {
     let f = this.files.get(stream);
     if (!f) {
       const gzip = createGzip({ level: 1 });
-      const file = createWriteStream(join(this.dir, `${stream}.jsonl.gz`), { flags: 'a', mode: 0o600 });
+      // A resumed run writes a part of its own: appending after a stream a kill cut off would make it unreadable.
+      const file = createWriteStream(join(this.dir, freePartName(this.dir, stream)), { flags: 'wx', mode: 0o600 });
       gzip.pipe(file);
       f = { gzip, file };
       this.files.set(stream, f);
@@ -67,31 +68,58 @@ export class RawLanding {
   }
 }
 
-/** Streams of a landed run, in file order. */
-export async function listRawStreams(dir: string): Promise<string[]> {
-  const names = await readdir(dir);
-  return names.filter((n) => n.endsWith('.jsonl.gz')).map((n) => n.slice(0, -'.jsonl.gz'.length));
+/** `<stream>.jsonl.gz`, then `<stream>.part2.jsonl.gz`, ... for the attempts of a resumed run. */
+const partPattern = /^(.+?)(?:\.part(\d+))?\.jsonl\.gz$/;
+
+function partName(stream: string, part: number): string {
+  return part === 1 ? `${stream}.jsonl.gz` : `${stream}.part${part}.jsonl.gz`;
 }
 
-/** Reads a raw file line by line; a file cut by a crash ends at its last complete line. */
-export async function* readRawLines(dir: string, stream: string): AsyncGenerator<RawLine> {
-  const gunzip = createGunzip({ finishFlush: constants.Z_SYNC_FLUSH });
-  const input = createReadStream(join(dir, `${stream}.jsonl.gz`)).pipe(gunzip);
-  let cut = false;
-  gunzip.on('error', () => {
-    cut = true;
-    input.emit('end');
-  });
-  const lines = createInterface({ input, crlfDelay: Infinity });
-  for await (const text of lines) {
-    if (!text) continue;
-    try {
-      yield JSON.parse(text) as RawLine;
-    } catch {
-      // The last line of a file cut mid-write is incomplete; anything before it was whole.
-      cut = true;
-      break;
-    }
+function freePartName(dir: string, stream: string): string {
+  for (let part = 1; ; part++) {
+    const name = partName(stream, part);
+    if (!existsSync(join(dir, name))) return name;
   }
-  void cut;
+}
+
+/** Streams of a landed run. */
+export async function listRawStreams(dir: string): Promise<string[]> {
+  const streams = new Set<string>();
+  for (const name of await readdir(dir)) {
+    const m = partPattern.exec(name);
+    if (m) streams.add(m[1]!);
+  }
+  return [...streams];
+}
+
+/** Every line of every part of a stream, in order; a part cut by a crash ends at its last complete line. */
+export async function* readRawLines(dir: string, stream: string): AsyncGenerator<RawLine> {
+  const parts = (await readdir(dir))
+    .map((name) => ({ name, m: partPattern.exec(name) }))
+    .filter((p) => p.m?.[1] === stream)
+    .map((p) => ({ name: p.name, part: Number(p.m?.[2] ?? 1) }))
+    .sort((a, b) => a.part - b.part);
+  for (const { name } of parts) yield* readPart(join(dir, name));
+}
+
+async function* readPart(path: string): AsyncGenerator<RawLine> {
+  const gunzip = createReadStream(path).pipe(createGunzip({ finishFlush: constants.Z_SYNC_FLUSH }));
+  const decoder = new StringDecoder('utf8');
+  let pending = '';
+  try {
+    for await (const chunk of gunzip as AsyncIterable<Buffer>) {
+      pending += decoder.write(chunk);
+      let nl = pending.indexOf('\n');
+      while (nl >= 0) {
+        const text = pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+        if (text) yield JSON.parse(text) as RawLine;
+        nl = pending.indexOf('\n');
+      }
+    }
+  } catch (error) {
+    // A part cut by a kill ends in a broken deflate block or a half line: what came before it is whole.
+    if (!(error instanceof SyntaxError) && (error as NodeJS.ErrnoException).code?.startsWith('Z_') !== true)
+      throw error;
+  }
 }

@@ -3,6 +3,7 @@ import type { LoadUnit, StagedMerge } from '../warehouse/types.ts';
 import type { Row } from '../normalize/table-def.ts';
 import { QuarantineError, quarantineRow, streamMappings, type MappedRow, type StreamName } from '../normalize/index.ts';
 import type { Mutex } from './mutex.ts';
+import { ReferenceDedup } from './reference-dedup.ts';
 
 /** How many rows are buffered before they go to staging: bounds memory on the largest streams. */
 const flushRows = 5_000;
@@ -20,6 +21,7 @@ export interface SinkCounts {
 export class RowSink {
   private readonly buffers = new Map<string, { table: string; merge: StagedMerge; rows: Row[] }>();
   private buffered = 0;
+  private readonly references = new ReferenceDedup();
   readonly counts: SinkCounts = { records: 0, rows: 0, quarantined: 0 };
 
   constructor(
@@ -42,7 +44,10 @@ export class RowSink {
         const row = quarantineRow(this.stream, record, error.message, this.context.runId, this.context.extractedAt);
         mapped = [{ table: '_grantflow_quarantine', row, merge: 'replace' }];
       }
-      for (const m of mapped) this.push(m.table, m.merge, m.row);
+      for (const m of mapped) {
+        if (m.merge === 'coalesce' && !this.references.admit(m.table, m.row)) continue;
+        this.push(m.table, m.merge, m.row);
+      }
     }
     if (this.buffered >= flushRows) await this.flush();
   }
@@ -67,8 +72,8 @@ export class RowSink {
     const batches = [...this.buffers.values()].filter((b) => b.rows.length > 0);
     this.buffers.clear();
     this.buffered = 0;
-    await this.mutex.run(async () => {
-      for (const b of batches) await this.unit.append(b.table, b.rows, b.merge);
-    });
+    // Appends go to this unit's own staging (its own DuckDB connection, or a COPY on a pooled Postgres
+    // connection), so they may overlap another unit's commit; only commits are serialised.
+    for (const b of batches) await this.unit.append(b.table, b.rows, b.merge);
   }
 }

@@ -4,10 +4,11 @@ import { listRawStreams, readRawLines } from '../extract/raw-landing.ts';
 import { Mutex } from '../extract/mutex.ts';
 import { RowSink } from '../extract/row-sink.ts';
 import { streamByName, streamCatalog } from '../extract/streams/index.ts';
+import type { StreamDef } from '../extract/stream-def.ts';
 import { emptyInfo, type StreamInfo } from '../extract/types.ts';
 import { enumLabelRows, streamMappings, tables, type StreamName } from '../normalize/index.ts';
 import { parseListPage, parseJson } from '../source/index.ts';
-import type { CommitPlan, Warehouse } from '../warehouse/types.ts';
+import type { Warehouse } from '../warehouse/types.ts';
 import { isJsonObject, type JsonObject } from '../util/json.ts';
 import { ConfigError, GrantflowError } from '../util/errors.ts';
 
@@ -42,72 +43,156 @@ export async function runReplay(request: ReplayRequest): Promise<StreamInfo[]> {
   await new RowSink('programs', labels, mutex, ctx).addRows('enum_labels', enumLabelRows());
   await labels.commit({ runId: request.runId, extractedAt });
 
-  // Catalog order puts parents before their children.
-  for (const def of streamCatalog.filter((s) => present.has(s.name))) {
+  const replayStream = async (def: StreamDef): Promise<void> => {
     const started = Date.now();
     const info = emptyInfo(def.name);
-    const stream = def.name as StreamName;
-    const mapping = streamMappings[stream];
-    const unit = await warehouse.openLoad();
-    const sink = new RowSink(stream, unit, mutex, ctx);
-    const seen = new Map<string, Set<string>>();
-    const completeParents: number[] = [];
-    let topComplete = false;
-    for await (const line of readRawLines(dir, def.name)) {
-      if (line.type === 'walk_end') {
-        if (line.parentId === undefined) topComplete = line.complete;
-        else if (line.complete) completeParents.push(line.parentId);
-        continue;
-      }
-      info.pages++;
-      const records = pageRecords(def.shape, line.body, line.url);
-      const scope = String(line.parentId ?? '');
-      let keys = seen.get(scope);
-      if (!keys) seen.set(scope, (keys = new Set()));
-      const fresh: JsonObject[] = [];
-      for (const r of records) {
-        const k = def.keyOf(r);
-        if (keys.has(k)) info.duplicates++;
-        else {
-          keys.add(k);
-          fresh.push(r);
-        }
-      }
-      await sink.addRecords(fresh, line.parentId);
-    }
-    await sink.flush();
-    const fanOut = Boolean(streamByName(def.name)?.parent);
-    const scan = def.mode === 'scan';
-    const plan: CommitPlan = {
-      runId: request.runId,
-      extractedAt,
-      completeScopes: !scan
-        ? []
-        : fanOut
-          ? mapping.owns
-              .filter((o) => o.parentColumn)
-              .map((o) => ({
-                table: o.table,
-                where: o.where,
-                parentColumn: o.parentColumn,
-                parentIds: completeParents,
-              }))
-          : topComplete
-            ? mapping.owns.filter((o) => !o.parentColumn).map((o) => ({ table: o.table, where: o.where }))
-            : [],
-      cascades: scan && !fanOut && topComplete ? mapping.cascades : [],
-    };
-    const committed = await unit.commit(plan);
-    info.records = sink.counts.records;
-    info.rows = sink.counts.rows;
-    info.quarantined = sink.counts.quarantined;
-    info.complete = fanOut ? true : topComplete;
-    info.deleted = Object.values(committed.deleted).reduce((a, b) => a + b, 0);
+    const load = streamByName(def.name)?.parent ? replayFanOut : replayTopLevel;
+    await load(def, { dir, warehouse, mutex, ctx, info });
     info.durationMs = Date.now() - started;
     infos.push(info);
-  }
+  };
+  // Two streams at a time: one normalises while the other's rows go into the warehouse (commits stay serial).
+  // Merges of references are order-independent, so the order streams finish in does not change the result.
+  const queue = streamCatalog.filter((s) => present.has(s.name));
+  const worker = async (): Promise<void> => {
+    for (let def = queue.shift(); def; def = queue.shift()) await replayStream(def);
+  };
+  await Promise.all([worker(), worker()]);
+  const order = new Map(streamCatalog.map((s, i) => [s.name, i]));
+  infos.sort((a, b) => (order.get(a.stream) ?? 0) - (order.get(b.stream) ?? 0));
   return infos;
 }
+
+interface ReplayScope {
+  readonly dir: string;
+  readonly warehouse: Warehouse;
+  readonly mutex: Mutex;
+  readonly ctx: { runId: string; extractedAt: string; siteTimeZone: string };
+  readonly info: StreamInfo;
+}
+
+/** Parents per commit of a fan-out stream: bounds what is staged at once, as checkpoints do in a sync. */
+const parentsPerCommit = 500;
+
+/** A top-level stream: one transaction, deletions only when the landed walk was complete (as in a sync). */
+async function replayTopLevel(def: StreamDef, scope: ReplayScope): Promise<void> {
+  const { warehouse, mutex, ctx, info } = scope;
+  const mapping = streamMappings[def.name as StreamName];
+  const unit = await mutex.run(() => warehouse.openLoad());
+  const sink = new RowSink(def.name as StreamName, unit, mutex, ctx);
+  const keys = new Set<string>();
+  let complete = false;
+  for await (const line of readRawLines(scope.dir, def.name)) {
+    if (line.type === 'walk_end') {
+      complete = line.complete;
+      continue;
+    }
+    info.pages++;
+    await sink.addRecords(fresh(def, pageRecords(def.shape, line.body, line.url), keys, info));
+  }
+  await sink.flush();
+  const deletes = complete && def.mode === 'scan';
+  const committed = await mutex.run(() =>
+    unit.commit({
+      runId: ctx.runId,
+      extractedAt: ctx.extractedAt,
+      completeScopes: deletes
+        ? mapping.owns.filter((o) => !o.parentColumn).map((o) => ({ table: o.table, where: o.where }))
+        : [],
+      cascades: deletes ? mapping.cascades : [],
+    }),
+  );
+  Object.assign(info, {
+    records: sink.counts.records,
+    rows: sink.counts.rows,
+    quarantined: sink.counts.quarantined,
+    complete,
+  });
+  info.deleted = sum(committed.deleted);
+}
+
+/**
+ * A fan-out stream: a parent's pages may interleave with other parents' in the file, so its records wait for its
+ * `walk_end`; then they join the current chunk with that parent's deletion scope. A chunk never splits a parent.
+ */
+async function replayFanOut(def: StreamDef, scope: ReplayScope): Promise<void> {
+  const { warehouse, mutex, ctx, info } = scope;
+  const stream = def.name as StreamName;
+  const mapping = streamMappings[stream];
+  const waiting = new Map<number, { records: JsonObject[]; keys: Set<string> }>();
+  let unit = await mutex.run(() => warehouse.openLoad());
+  let sink = new RowSink(stream, unit, mutex, ctx);
+  let chunk: number[] = [];
+
+  const commit = async (): Promise<void> => {
+    await sink.flush();
+    const parentIds = chunk;
+    const committed = await mutex.run(() =>
+      unit.commit({
+        runId: ctx.runId,
+        extractedAt: ctx.extractedAt,
+        completeScopes:
+          def.mode === 'scan'
+            ? mapping.owns
+                .filter((o) => o.parentColumn)
+                .map((o) => ({ table: o.table, where: o.where, parentColumn: o.parentColumn, parentIds }))
+            : [],
+      }),
+    );
+    info.records += sink.counts.records;
+    info.rows += sink.counts.rows;
+    info.quarantined += sink.counts.quarantined;
+    info.deleted += sum(committed.deleted);
+    chunk = [];
+    unit = await mutex.run(() => warehouse.openLoad());
+    sink = new RowSink(stream, unit, mutex, ctx);
+  };
+  const finish = async (parentId: number, records: JsonObject[], complete: boolean): Promise<void> => {
+    await sink.addRecords(records, parentId);
+    if (complete) chunk.push(parentId);
+    if (chunk.length >= parentsPerCommit) await commit();
+  };
+
+  for await (const line of readRawLines(scope.dir, def.name)) {
+    const parentId = line.parentId;
+    if (parentId === undefined) continue;
+    const entry = waiting.get(parentId) ?? { records: [], keys: new Set<string>() };
+    waiting.set(parentId, entry);
+    if (line.type === 'page') {
+      info.pages++;
+      entry.records.push(...fresh(def, pageRecords(def.shape, line.body, line.url), entry.keys, info));
+      // An object endpoint (eligibility) answers in one page: that page is the whole walk.
+      if (def.shape === 'object') {
+        waiting.delete(parentId);
+        await finish(parentId, entry.records, true);
+      }
+      continue;
+    }
+    waiting.delete(parentId);
+    await finish(parentId, entry.records, line.complete);
+  }
+  // Parents whose walk a kill cut short: their rows load, but nothing of theirs is inferred deleted.
+  for (const [parentId, entry] of waiting) await finish(parentId, entry.records, false);
+  await commit();
+  await mutex.run(() => unit.discard());
+  info.complete = true;
+}
+
+/** Records of a page not seen before in the same walk (pages shift while a site changes). */
+function fresh(def: StreamDef, records: JsonObject[], keys: Set<string>, info: StreamInfo): JsonObject[] {
+  const out: JsonObject[] = [];
+  for (const r of records) {
+    const k = def.keyOf(r);
+    if (keys.has(k)) info.duplicates++;
+    else {
+      keys.add(k);
+      out.push(r);
+    }
+  }
+  return out;
+}
+
+const sum = (counts: Readonly<Record<string, number>>): number => Object.values(counts).reduce((a, b) => a + b, 0);
 
 function pageRecords(shape: 'list' | 'object', body: string, url: string): JsonObject[] {
   if (shape === 'object') {
