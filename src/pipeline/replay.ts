@@ -72,7 +72,7 @@ interface ReplayScope {
 }
 
 /** Parents per commit of a fan-out stream: bounds what is staged at once, as checkpoints do in a sync. */
-const parentsPerCommit = 500;
+const parentsPerCommit = 2000;
 
 /** A top-level stream: one transaction, deletions only when the landed walk was complete (as in a sync). */
 async function replayTopLevel(def: StreamDef, scope: ReplayScope): Promise<void> {

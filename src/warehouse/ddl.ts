@@ -51,7 +51,11 @@ function columnSql(dialect: Dialect, c: ColumnDef, pk: ReadonlySet<string>): str
 export function createTableSql(dialect: Dialect, table: TableDef, qualified: string): string {
   const pk = new Set(table.primaryKey);
   const cols = allColumns(table).map((c) => `  ${columnSql(dialect, c, pk)}`);
-  if (table.primaryKey.length > 0) cols.push(`  PRIMARY KEY (${table.primaryKey.map(ident).join(', ')})`);
+  // DuckDB keeps primary-key indexes (ART) in memory and maintains them on every insert: ~165 MB and 2.6x slower
+  // inserts per 2M composite keys. Its tables declare none; the merge keeps keys unique and data tests check it.
+  if (table.primaryKey.length > 0 && dialect === 'postgres') {
+    cols.push(`  PRIMARY KEY (${table.primaryKey.map(ident).join(', ')})`);
+  }
   return `CREATE TABLE IF NOT EXISTS ${qualified} (\n${cols.join(',\n')}\n)`;
 }
 

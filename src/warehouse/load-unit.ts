@@ -1,7 +1,7 @@
 import type { Row, TableDef } from '../normalize/table-def.ts';
 import { GrantflowError } from '../util/errors.ts';
 import { hasMetadata } from './ddl.ts';
-import { cascadeSql, mergeSql, softDeleteSql, stagedColumns, type SqlStatement } from './merge-sql.ts';
+import { cascadeSql, mergeSql, softDeleteSql, stagedColumns, type MergeStyle, type SqlStatement } from './merge-sql.ts';
 import type { SqlRunner } from './sql-runner.ts';
 import type { CommitInfo, CommitPlan, LoadUnit, StagedMerge } from './types.ts';
 
@@ -27,12 +27,19 @@ export interface Staging {
 
 /** What a dialect provides to the shared load unit. */
 export interface StagingBackend {
+  /** How staged rows merge into their tables (see MergeStyle). */
+  readonly mergeStyle: MergeStyle;
   createStaging(table: TableDef, mode: StagedMerge, columns: readonly string[]): Promise<string>;
   /** Write `rows` with `_gf_seq` from `staging.seq` upwards. */
   writeBatch(staging: Staging, rows: readonly Row[]): Promise<void>;
   /** Run `fn` in one transaction on one connection; roll back on any error. */
   transaction<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T>;
   dropStaging(names: readonly string[]): Promise<void>;
+  /**
+   * Fresh statistics for tables the next statements join (Postgres: the planner otherwise sees freshly COPYed
+   * staging tables, or targets the merge just filled, as empty and picks quadratic nested loops).
+   */
+  analyze?(runner: SqlRunner, tables: readonly string[]): Promise<void>;
   /** Free per-unit resources once nothing is staged (DuckDB: the unit's connection). */
   release?(): Promise<void>;
   qualify(table: string): string;
@@ -92,11 +99,26 @@ export class StagingLoadUnit implements LoadUnit {
     // Coalesce (reference) rows first, so rows from the entity's own stream have the last word.
     const order = [...this.stagings.values()].sort((a, b) => (a.mode === b.mode ? 0 : a.mode === 'coalesce' ? -1 : 1));
     await this.backend.transaction(async (runner) => {
+      await this.backend.analyze?.(
+        runner,
+        order.map((s) => s.name),
+      );
       for (const s of order) {
-        const st = mergeSql(s.table, this.backend.qualify(s.table.name), s.name, s.mode, plan);
-        const { changes } = await runner.run(st.sql, st.params);
-        merged[s.table.name] = (merged[s.table.name] ?? 0) + changes;
+        const statements = mergeSql(
+          s.table,
+          this.backend.qualify(s.table.name),
+          s.name,
+          s.mode,
+          plan,
+          this.backend.mergeStyle,
+        );
+        for (const st of statements) {
+          const { changes } = await runner.run(st.sql, st.params);
+          merged[s.table.name] = (merged[s.table.name] ?? 0) + changes;
+        }
       }
+      const scoped = [...new Set((plan.completeScopes ?? []).map((c) => this.backend.qualify(c.table)))];
+      if (scoped.length > 0) await this.backend.analyze?.(runner, scoped);
       for (const scope of plan.completeScopes ?? []) {
         const table = this.requireTable(scope.table);
         if (!hasMetadata(table))

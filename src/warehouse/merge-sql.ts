@@ -22,7 +22,14 @@ export interface SqlStatement {
 }
 
 /**
- * Merge one staging table into its table by primary key, the last staged row per key winning.
+ * How a dialect merges: Postgres by `INSERT ... ON CONFLICT` against its primary key; DuckDB, whose tables declare
+ * no primary key (its ART indexes live in memory and slow every insert), by an UPDATE of the keys present and an
+ * INSERT of the others, both hash joins against the de-duplicated staging rows.
+ */
+export type MergeStyle = 'on_conflict' | 'update_insert';
+
+/**
+ * Merge one staging table into its table by primary key, one staged row per key winning.
  * `replace` overwrites every column (un-deleting); `coalesce` fills only what the staged row has.
  */
 export function mergeSql(
@@ -31,20 +38,22 @@ export function mergeSql(
   staging: string,
   mode: StagedMerge,
   plan: { runId: string; extractedAt: string },
-): SqlStatement {
+  style: MergeStyle = 'on_conflict',
+): SqlStatement[] {
   const staged = stagedColumns(table);
   const meta = hasMetadata(table);
   const pk = table.primaryKey;
+  const params = meta ? [plan.extractedAt, plan.runId] : [];
   const insertCols = meta ? [...staged, '_extracted_at', '_run_id', '_deleted_at', '_ref_only'] : staged;
-  const selectList = staged.map((c) => `s.${ident(c)}`);
+  // What the staged row brings for each column, the loader-filled metadata included.
+  const incoming = new Map<string, string>(staged.map((c) => [c, `s.${ident(c)}`]));
   if (meta) {
-    selectList.push(
-      'CAST($1 AS TIMESTAMPTZ)',
-      'CAST($2 AS TEXT)',
-      'CAST(NULL AS TIMESTAMPTZ)',
-      mode === 'coalesce' ? 'TRUE' : 'FALSE',
-    );
+    incoming.set('_extracted_at', 'CAST($1 AS TIMESTAMPTZ)');
+    incoming.set('_run_id', 'CAST($2 AS TEXT)');
+    incoming.set('_deleted_at', 'CAST(NULL AS TIMESTAMPTZ)');
+    incoming.set('_ref_only', mode === 'coalesce' ? 'TRUE' : 'FALSE');
   }
+  const selectList = insertCols.map((c) => incoming.get(c)!);
   // replace: the last staged row of a key wins. coalesce: the richest reference wins, so the result does not
   // depend on the order in which concurrent streams staged their references.
   const pick =
@@ -53,13 +62,24 @@ export function mergeSql(
     pk.length > 0
       ? `(SELECT DISTINCT ON (${pk.map(ident).join(', ')}) * FROM ${staging} ORDER BY ${pk.map(ident).join(', ')}, ${pick}) AS s`
       : `${staging} AS s`;
-  let sql = `INSERT INTO ${target} AS t (${insertCols.map(ident).join(', ')})\nSELECT ${selectList.join(', ')} FROM ${source}`;
-  if (pk.length > 0) {
-    const pkSet = new Set(pk);
-    const sets = insertCols.filter((c) => !pkSet.has(c)).map((c) => `${ident(c)} = ${updateExpr(c, mode, meta)}`);
-    sql += `\nON CONFLICT (${pk.map(ident).join(', ')}) DO ${sets.length > 0 ? `UPDATE SET ${sets.join(', ')}` : 'NOTHING'}`;
+  const insert = `INSERT INTO ${target} AS t (${insertCols.map(ident).join(', ')})\nSELECT ${selectList.join(', ')} FROM ${source}`;
+  if (pk.length === 0) return [{ sql: insert, params }];
+
+  const pkSet = new Set(pk);
+  const updatable = insertCols.filter((c) => !pkSet.has(c));
+  if (style === 'on_conflict') {
+    const sets = updatable.map((c) => `${ident(c)} = ${updateExpr(c, mode, meta, `EXCLUDED.${ident(c)}`, 'EXCLUDED')}`);
+    const action = sets.length > 0 ? `UPDATE SET ${sets.join(', ')}` : 'NOTHING';
+    return [{ sql: `${insert}\nON CONFLICT (${pk.map(ident).join(', ')}) DO ${action}`, params }];
   }
-  return { sql, params: meta ? [plan.extractedAt, plan.runId] : [] };
+  const match = pk.map((c) => `t.${ident(c)} = s.${ident(c)}`).join(' AND ');
+  const statements: SqlStatement[] = [];
+  if (updatable.length > 0) {
+    const sets = updatable.map((c) => `${ident(c)} = ${updateExpr(c, mode, meta, incoming.get(c)!, 's')}`);
+    statements.push({ sql: `UPDATE ${target} AS t SET ${sets.join(', ')}\nFROM ${source}\nWHERE ${match}`, params });
+  }
+  statements.push({ sql: `${insert}\nWHERE NOT EXISTS (SELECT 1 FROM ${target} AS t WHERE ${match})`, params });
+  return statements;
 }
 
 /** Orders references richest first: longer source JSON, then md5 as a tiebreak both engines compute alike. */
@@ -72,20 +92,20 @@ function richness(column: string): string {
  * A coalesce (reference) merge is order-independent: a row its own stream wrote is never changed by a reference;
  * between two references the richer one's values win and the other only fills its gaps.
  */
-function coalesceExpr(staged: string, stored: string): string {
-  const s = 'CAST(EXCLUDED._raw AS TEXT)';
+function coalesceExpr(staged: string, stored: string, stagedRow: string): string {
+  const s = `CAST(${stagedRow}._raw AS TEXT)`;
   const t = 'CAST(t._raw AS TEXT)';
   const stagedRicher = `(length(${s}) > length(${t}) OR (length(${s}) = length(${t}) AND md5(${s}) > md5(${t})))`;
   return `CASE WHEN NOT t._ref_only THEN ${stored} WHEN ${stagedRicher} THEN COALESCE(${staged}, ${stored}) ELSE COALESCE(${stored}, ${staged}) END`;
 }
 
-function updateExpr(column: string, mode: StagedMerge, meta: boolean): string {
-  const staged = `EXCLUDED.${ident(column)}`;
+/** The new value of `column` for a key already stored (`t`), given what the staged row brings (`staged`). */
+function updateExpr(column: string, mode: StagedMerge, meta: boolean, staged: string, stagedRow: string): string {
   const stored = `t.${ident(column)}`;
   if (mode === 'replace' || !meta) return mode === 'replace' ? staged : `COALESCE(${staged}, ${stored})`;
   switch (column) {
     case '_raw':
-      return coalesceExpr(staged, stored);
+      return coalesceExpr(staged, stored, stagedRow);
     case '_deleted_at':
       return stored; // a reference does not prove the row exists again
     case '_ref_only':
@@ -94,7 +114,7 @@ function updateExpr(column: string, mode: StagedMerge, meta: boolean): string {
     case '_run_id':
       return staged;
     default:
-      return coalesceExpr(staged, stored);
+      return coalesceExpr(staged, stored, stagedRow);
   }
 }
 

@@ -24,6 +24,7 @@ let stagingCounter = 0;
  * filled with the Appender; merged by plain SQL on the same connection.
  */
 export class DuckDBStaging implements StagingBackend {
+  readonly mergeStyle = 'update_insert';
   private current: DuckDBSession | null = null;
 
   /** `connect` opens the unit's connection on first use; `release` closes it when nothing is staged. */

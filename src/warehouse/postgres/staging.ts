@@ -37,6 +37,7 @@ function* copyChunks(staging: Staging, rows: readonly Row[]): Generator<string> 
  * and a commit that failed because its connection died can be retried from them). Filled with COPY FROM STDIN.
  */
 export class PostgresStaging implements StagingBackend {
+  readonly mergeStyle = 'on_conflict';
   private readonly unitId = randomBytes(4).toString('hex');
   private counter = 0;
 
@@ -80,6 +81,11 @@ export class PostgresStaging implements StagingBackend {
 
   transaction<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T> {
     return inTransaction(this.pool, fn);
+  }
+
+  /** ANALYZE samples a table (cheap); it is allowed inside the commit's transaction. */
+  async analyze(runner: SqlRunner, tables: readonly string[]): Promise<void> {
+    for (const table of tables) await runner.run(`ANALYZE ${table}`);
   }
 
   async dropStaging(names: readonly string[]): Promise<void> {
