@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import { envName, flagName, settingKinds, type SettingKey } from '../config/settings.ts';
-import { parseSettingText } from '../config/load-settings.ts';
+import { loadSettings, parseSettingText } from '../config/load-settings.ts';
+import type { Settings } from '../config/settings.ts';
 
 const help: Readonly<Record<SettingKey, string>> = {
   site: 'base URL of the site, e.g. https://yoursite.example.com',
@@ -52,4 +53,18 @@ export function flagsFrom(
     else out[key] = parseSettingText(key, String(value), `--${flagName(key)}`);
   }
   return out;
+}
+
+/** `--pipeline` plus the given settings' options: what every command that reads settings offers. */
+export function addSettings(command: Command, keys: readonly SettingKey[]): Command {
+  command.option(
+    '--pipeline <file>',
+    'pipeline JSON file with any of these settings (camelCase keys) [env GRANTFLOW_PIPELINE]',
+  );
+  return addSettingOptions(command, keys);
+}
+
+/** The command's settings, merged with the environment and the pipeline file and validated (ConfigError if bad). */
+export function settingsFrom(options: Record<string, unknown>, keys: readonly SettingKey[]): Promise<Settings> {
+  return loadSettings(flagsFrom(options, keys), { pipeline: options.pipeline as string | undefined });
 }

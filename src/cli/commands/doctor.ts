@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { stat } from 'node:fs/promises';
-import { loadSettings } from '../../config/load-settings.ts';
 import type { SettingKey } from '../../config/settings.ts';
 import { credentialsFromEnv, envCredentials, fileCredentialStore } from '../../pipeline/credentials.ts';
 import { preflight } from '../../pipeline/preflight.ts';
@@ -11,7 +10,7 @@ import { ExitCode, isGrantflowError } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { redact } from '../../util/redact.ts';
 import { runAction } from '../run-action.ts';
-import { addSettingOptions, flagsFrom } from '../settings-options.ts';
+import { addSettings, settingsFrom } from '../settings-options.ts';
 
 const keys: readonly SettingKey[] = ['site', 'credentials', 'warehouse', 'schema', 'snapshots', 'rate', 'logLevel'];
 
@@ -25,14 +24,11 @@ export function registerDoctor(program: Command): void {
     .command('doctor')
     .description(
       'check the setup without syncing: credentials, site reachable and accepting them, warehouse writable (and its version), snapshot directory writable',
-    )
-    .option('--pipeline <file>', 'pipeline JSON file [env GRANTFLOW_PIPELINE]');
-  addSettingOptions(command, keys);
+    );
+  addSettings(command, keys);
   command.action(
     runAction(async (options: Record<string, unknown>) => {
-      const settings = await loadSettings(flagsFrom(options, keys), {
-        pipeline: options.pipeline as string | undefined,
-      });
+      const settings = await settingsFrom(options, keys);
       const logger = createLogger({ level: settings.logLevel === 'info' ? 'warn' : settings.logLevel });
       const checks: Check[] = [
         {

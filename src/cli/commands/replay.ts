@@ -1,11 +1,10 @@
 import type { Command } from 'commander';
-import { loadSettings } from '../../config/load-settings.ts';
 import type { SettingKey } from '../../config/settings.ts';
 import { runReplay } from '../../pipeline/replay.ts';
 import { openWarehouse } from '../../warehouse/index.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
-import { addSettingOptions, flagsFrom } from '../settings-options.ts';
+import { addSettings, settingsFrom } from '../settings-options.ts';
 
 const keys: readonly SettingKey[] = ['warehouse', 'schema', 'rawDir', 'siteTimeZone', 'logLevel'];
 
@@ -13,14 +12,11 @@ export function registerReplay(program: Command): void {
   const command = program
     .command('replay')
     .description('normalise and load the raw pages a run landed (data/raw/<run-id>/) without calling the site')
-    .requiredOption('--run <id>', 'run id (see `grantflow status`, or the folder names under the raw dir)')
-    .option('--pipeline <file>', 'pipeline JSON file [env GRANTFLOW_PIPELINE]');
-  addSettingOptions(command, keys);
+    .requiredOption('--run <id>', 'run id (see `grantflow status`, or the folder names under the raw dir)');
+  addSettings(command, keys);
   command.action(
     runAction(async (options: Record<string, unknown>) => {
-      const settings = await loadSettings(flagsFrom(options, keys), {
-        pipeline: options.pipeline as string | undefined,
-      });
+      const settings = await settingsFrom(options, keys);
       const logger = createLogger({ level: settings.logLevel });
       const warehouse = await openWarehouse(settings.warehouse, { schema: settings.schema, logger });
       try {

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { loadSettings } from '../../config/load-settings.ts';
 import type { SettingKey } from '../../config/settings.ts';
 import { tables } from '../../normalize/index.ts';
 import { existsSync } from 'node:fs';
@@ -7,7 +6,7 @@ import { isPostgresTarget, openWarehouse } from '../../warehouse/index.ts';
 import { ConfigError } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
-import { addSettingOptions, flagsFrom } from '../settings-options.ts';
+import { addSettings, settingsFrom } from '../settings-options.ts';
 
 const keys: readonly SettingKey[] = ['warehouse', 'schema', 'logLevel'];
 
@@ -15,14 +14,11 @@ export function registerStatus(program: Command): void {
   const command = program
     .command('status')
     .description('last runs, per-stream state and row counts of a warehouse (read only)')
-    .option('--runs <n>', 'how many runs to list', '10')
-    .option('--pipeline <file>', 'pipeline JSON file [env GRANTFLOW_PIPELINE]');
-  addSettingOptions(command, keys);
+    .option('--runs <n>', 'how many runs to list', '10');
+  addSettings(command, keys);
   command.action(
     runAction(async (options: Record<string, unknown>) => {
-      const settings = await loadSettings(flagsFrom(options, keys), {
-        pipeline: options.pipeline as string | undefined,
-      });
+      const settings = await settingsFrom(options, keys);
       // Read only: a missing DuckDB file is reported, never created.
       if (!isPostgresTarget(settings.warehouse) && !existsSync(settings.warehouse)) {
         throw new ConfigError(

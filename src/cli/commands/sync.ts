@@ -1,11 +1,10 @@
 import type { Command } from 'commander';
-import { loadSettings } from '../../config/load-settings.ts';
 import type { SettingKey } from '../../config/settings.ts';
 import { runSync } from '../../pipeline/sync.ts';
 import { formatSummary } from '../../pipeline/summary.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
-import { addSettingOptions, flagsFrom } from '../settings-options.ts';
+import { addSettings, settingsFrom } from '../settings-options.ts';
 
 export const syncKeys: readonly SettingKey[] = [
   'site',
@@ -49,17 +48,11 @@ Examples:
   grantflow sync --pipeline pipelines/example.json --streams applications,application_tasks --full-refresh
 
 Exit codes: 0 success; 1 the run failed or was partial (see the summary); 2 bad usage or configuration.`,
-    )
-    .option(
-      '--pipeline <file>',
-      'pipeline JSON file with any of these settings (camelCase keys) [env GRANTFLOW_PIPELINE]',
     );
-  addSettingOptions(command, syncKeys);
+  addSettings(command, syncKeys);
   command.action(
     runAction(async (options: Record<string, unknown>) => {
-      const settings = await loadSettings(flagsFrom(options, syncKeys), {
-        pipeline: options.pipeline as string | undefined,
-      });
+      const settings = await settingsFrom(options, syncKeys);
       const logger = createLogger({ level: settings.logLevel });
       const result = await runSync({ settings, logger });
       process.stdout.write(formatSummary({ ...result, client: result.client, extra: result.after?.lines ?? [] }));
