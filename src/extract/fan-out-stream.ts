@@ -47,7 +47,7 @@ export async function runFanOutStream(
     return fullRefresh || !marks.has(key) || marks.get(key) !== p.marker;
   });
   info.fullRefresh = fullRefresh;
-  info.parents = { total: parents.length, fetched: 0, unchanged: parents.length - todo.length, gone: 0 };
+  info.parents = { total: parents.length, fetched: 0, unchanged: parents.length - todo.length, gone: 0, notFound: 0 };
   ctx.progress.parents(def.name, 0, todo.length);
 
   let pending: FetchedParent[] = [];
@@ -114,6 +114,10 @@ export async function runFanOutStream(
   await ctx.mutex.run(async () => (await ctx.warehouse.openLoad()).commit(plan));
   info.complete = parentsComplete;
   info.durationMs = Date.now() - started;
+  if (info.parents.fetched > 0 && info.parents.notFound === info.parents.fetched) {
+    // One 404 means "this organization has none"; a 404 from every one means the feature is off.
+    info.reason = `every ${def.parent?.stream ?? 'parent'} record answered 404: probably not enabled on this site`;
+  }
   ctx.progress.finish(
     def.name,
     `${info.records} records from ${info.parents.fetched} parents (${info.parents.unchanged} unchanged)`,
@@ -169,6 +173,7 @@ async function fetchParent(
   } catch (error) {
     if (error instanceof SiteHttpError && error.status === 404) {
       if (def.notFoundMeansEmpty) {
+        info.parents!.notFound++;
         ctx.raw?.write(def.name, { type: 'walk_end', parentId: parent.id, complete: true, empty: true });
         return { parent, records: [], complete: true };
       }

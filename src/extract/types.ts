@@ -49,7 +49,8 @@ export interface StreamInfo {
   complete: boolean;
   deleted: number;
   /** Fan-out only. */
-  parents?: { total: number; fetched: number; unchanged: number; gone: number };
+  /** Fan-out only; `notFound`: parents that answered 404 where that means "none" (eligibility). */
+  parents?: { total: number; fetched: number; unchanged: number; gone: number; notFound: number };
   fullRefresh?: boolean;
   countMismatch?: { reported: number; read: number };
   durationMs: number;

@@ -1,0 +1,62 @@
+/**
+ * Issue 3: a 403 or a 404 that means "not enabled here" skips that stream (or says why every parent had none),
+ * the run goes on, reports it, and what could be read is loaded and modelled as usual.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { openWarehouse } from '../../src/warehouse/index.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import { formatSummary } from '../../src/pipeline/summary.ts';
+import { ALL_PERMISSIONS } from '../../src/simulator/index.ts';
+import { startSite, syncOnce, tempDir, writeCredentials } from './harness.ts';
+
+const cleanup: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const c of cleanup.reverse()) await c();
+});
+
+describe('features a site does not enable, permissions a user lacks', () => {
+  it('skip those streams with the reason; everything else loads; the run succeeds', async () => {
+    const sim = await startSite({
+      scale: 'tiny',
+      seed: 8,
+      features: { financialManagement: false, eligibility: false },
+      permissions: ALL_PERMISSIONS.filter((p) => p !== 'Award Applications'),
+    });
+    const dir = await tempDir();
+    cleanup.push(() => sim.close(), dir.remove);
+    const credentials = await writeCredentials(sim, join(dir.path, 'creds.json'));
+    const warehouse = join(dir.path, 'w.duckdb');
+    const result = await syncOnce(sim, { credentials, warehouse, models: true });
+
+    expect(result.status).toBe('succeeded');
+    const byName = new Map(result.streams.map((s) => [s.stream, s]));
+    for (const name of ['financial_transactions', 'funds', 'budgets', 'payments']) {
+      expect(byName.get(name)?.status, name).toBe('skipped');
+      expect(byName.get(name)?.reason, name).toMatch(/^403: /);
+    }
+    expect(byName.get('payments')?.reason).toMatch(/Award Applications/);
+    const eligibility = byName.get('eligibility')!;
+    expect(eligibility.records).toBe(0);
+    expect(eligibility.parents?.notFound).toBe(sim.control.collection('organizations').length);
+    expect(eligibility.reason).toMatch(/not enabled/);
+    for (const name of ['applications', 'application_tasks', 'awards', 'organizations', 'organization_members']) {
+      expect(byName.get(name)?.status, name).toBe('ok');
+    }
+    const summary = formatSummary({ ...result, extra: result.after?.lines ?? [] });
+    expect(summary).toMatch(/skipped: financial_transactions, funds, budgets, payments/);
+    expect(summary).toMatch(/data tests: \d+ passed, 0 failed/);
+
+    const w = await openWarehouse(warehouse, { logger: silentLogger });
+    try {
+      const [apps] = await w.query('SELECT count(*) AS n FROM applications');
+      expect(Number(apps!.n)).toBe(sim.control.collection('applications').length);
+      const [funds] = await w.query('SELECT count(*) AS n FROM funds WHERE NOT _ref_only');
+      expect(Number(funds!.n)).toBe(0);
+      const rates = await w.query('SELECT count(*) AS n FROM award_rates');
+      expect(Number(rates[0]!.n)).toBe(sim.control.collection('programs').length);
+    } finally {
+      await w.close();
+    }
+  });
+});
