@@ -88,17 +88,15 @@ export class Progress {
     }
     if (!final && Date.now() - this.lastLog < 4_000) return;
     this.lastLog = Date.now();
-    for (const l of this.lines.values()) {
-      if (l.done && !final) continue;
-      this.logger.info(
-        {
-          stream: l.stream,
-          pages: l.pages,
-          records: l.records,
-          parents: l.parentsTotal ? `${l.parentsDone}/${l.parentsTotal}` : undefined,
-        },
-        'progress',
-      );
-    }
+    // One line for all streams still running, so a cron log gets a heartbeat, not a flood.
+    const running = [...this.lines.values()].filter((l) => final || !l.done);
+    if (running.length === 0) return;
+    const streams = Object.fromEntries(
+      running.map((l) => [
+        l.stream,
+        l.parentsTotal ? `${l.records} records, parents ${l.parentsDone}/${l.parentsTotal}` : `${l.records} records`,
+      ]),
+    );
+    this.logger.info({ streams }, final ? 'extraction finished' : 'progress');
   }
 }

@@ -107,6 +107,7 @@ export async function runTopLevelStream(
     info.countMismatch = { reported: walk.totalReported, read: walk.records };
   }
   info.complete = Boolean(walk?.complete) && !stoppedEarly;
+  if (stoppedEarly) info.caughtUp = true;
   ctx.raw?.write(def.name, { type: 'walk_end', complete: info.complete });
 
   const newState: StreamState = {

@@ -47,6 +47,8 @@ export interface StreamInfo {
   duplicates: number;
   /** The walk saw the whole list (deletions were inferred). */
   complete: boolean;
+  /** An append-only stream stopped paging at records already held (by design, not a partial scan). */
+  caughtUp?: boolean;
   deleted: number;
   /** Fan-out only. */
   /** Fan-out only; `notFound`: parents that answered 404 where that means "none" (eligibility). */

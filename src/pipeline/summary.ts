@@ -28,7 +28,8 @@ export function formatSummary(s: SummaryInput): string {
     if (i.fullRefresh) notes.push('full refresh');
     if (i.duplicates) notes.push(`${i.duplicates} duplicates skipped`);
     if (i.countMismatch) notes.push(`site reported ${i.countMismatch.reported} records, read ${i.countMismatch.read}`);
-    if (!i.complete && i.status === 'ok' && !i.parents) notes.push('partial scan: no deletions inferred');
+    if (i.caughtUp) notes.push('stopped at records already held');
+    else if (!i.complete && i.status === 'ok' && !i.parents) notes.push('partial scan: no deletions inferred');
     if (i.reason) notes.push(i.reason);
     lines.push(
       `  ${i.stream.padEnd(24)} ${i.status.padEnd(12)} ${String(i.records).padStart(9)} ${String(i.pages).padStart(7)} ${String(i.deleted).padStart(8)} ${String(i.quarantined).padStart(8)}  ${notes.join('; ')}`,
