@@ -6,15 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import {
-  dumpWarehouse,
-  postgresSchema,
-  startSite,
-  syncOnce,
-  tempDir,
-  writeCredentials,
-  type TableDump,
-} from './harness.ts';
+import { referenceDump, postgresSchema, startSite, tempDir, writeCredentials, type TableDump } from './harness.ts';
 import {
   assertNoSecretsLeaked,
   checkCredentialsFile,
@@ -32,10 +24,7 @@ beforeAll(async () => {
   recordIssuedSecrets();
   sim = await startSite({ scale: 'tiny', seed: 13 });
   work = await tempDir('grantflow-faults-concurrency-');
-  const creds = await writeCredentials(sim, join(work.path, 'reference-creds.json'));
-  const result = await syncOnce(sim, { credentials: creds, warehouse: join(work.path, 'reference.duckdb') });
-  expect(result.status).toBe('succeeded');
-  reference = await dumpWarehouse(join(work.path, 'reference.duckdb'));
+  reference = await referenceDump(sim, work.path);
 });
 
 afterAll(async () => {

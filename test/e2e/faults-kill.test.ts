@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { dumpWarehouse, startSite, syncOnce, tempDir, writeCredentials, type TableDump } from './harness.ts';
+import { referenceDump, startSite, tempDir, writeCredentials, type TableDump } from './harness.ts';
 import {
   assertNoSecretsLeaked,
   checkCredentialsFile,
@@ -49,10 +49,7 @@ beforeAll(async () => {
   // Short-lived tokens (refresh every ~0.5 s) and 10 ms per request, so one sync spans several refreshes.
   sim = await startSite({ scale: 'tiny', seed: 11, tokenTtlSeconds: 1, latency: { ms: 10 } });
   work = await tempDir('grantflow-faults-kill-');
-  const creds = await writeCredentials(sim, join(work.path, 'reference-creds.json'));
-  const result = await syncOnce(sim, { credentials: creds, warehouse: join(work.path, 'reference.duckdb') });
-  expect(result.status).toBe('succeeded');
-  reference = await dumpWarehouse(join(work.path, 'reference.duckdb'));
+  reference = await referenceDump(sim, work.path);
 });
 
 afterAll(async () => {

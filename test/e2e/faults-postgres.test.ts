@@ -9,11 +9,10 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import {
-  dumpWarehouse,
+  referenceDump,
   postgresSchema,
   postgresUrl,
   startSite,
-  syncOnce,
   tempDir,
   writeCredentials,
   type TableDump,
@@ -36,10 +35,7 @@ beforeAll(async () => {
   recordIssuedSecrets();
   sim = await startSite({ scale: 'tiny', seed: 17 });
   work = await tempDir('grantflow-faults-postgres-');
-  const creds = await writeCredentials(sim, join(work.path, 'reference-creds.json'));
-  const result = await syncOnce(sim, { credentials: creds, warehouse: join(work.path, 'reference.duckdb') });
-  expect(result.status).toBe('succeeded');
-  reference = await dumpWarehouse(join(work.path, 'reference.duckdb'));
+  reference = await referenceDump(sim, work.path);
   schema = await postgresSchema();
   admin = new pg.Client({ connectionString: postgresUrl });
   await admin.connect();

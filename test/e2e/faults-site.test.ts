@@ -7,7 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { dumpWarehouse, startSite, syncOnce, tempDir, writeCredentials, type TableDump } from './harness.ts';
+import { referenceDump, startSite, tempDir, writeCredentials, type TableDump } from './harness.ts';
 import {
   assertNoSecretsLeaked,
   checkCredentialsFile,
@@ -27,13 +27,8 @@ async function site(options: Parameters<typeof startSite>[0] = {}): Promise<Simu
 }
 
 /** A fault-free in-process sync of the same data (optionally a stream subset). */
-async function reference(name: string, streams?: string[]): Promise<Record<string, TableDump>> {
-  const sim = await site();
-  const creds = await writeCredentials(sim, join(work.path, `${name}-creds.json`));
-  const warehouse = join(work.path, `${name}.duckdb`);
-  const result = await syncOnce(sim, { credentials: creds, warehouse, ...(streams ? { streams } : {}) });
-  expect(result.status).toBe('succeeded');
-  return dumpWarehouse(warehouse);
+function reference(name: string, streams?: string[]): Promise<Record<string, TableDump>> {
+  return site().then((sim) => referenceDump(sim, work.path, name, streams ? { streams } : {}));
 }
 
 function syncArgs(sim: SimulatorHandle, dir: string, extra: string[] = []): string[] {

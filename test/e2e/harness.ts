@@ -69,6 +69,20 @@ export async function syncOnce(
   });
 }
 
+/** The warehouse of one uninterrupted sync of `sim` into `<dir>/<name>.duckdb`: what a fault case is compared with. */
+export async function referenceDump(
+  sim: SimulatorHandle,
+  dir: string,
+  name = 'reference',
+  settings: SettingsInput = {},
+): Promise<Record<string, TableDump>> {
+  const credentials = await writeCredentials(sim, join(dir, `${name}-creds.json`));
+  const warehouse = join(dir, `${name}.duckdb`);
+  const result = await syncOnce(sim, { ...settings, credentials, warehouse });
+  if (result.status !== 'succeeded') throw new Error(`the reference sync did not succeed: ${result.status}`);
+  return dumpWarehouse(warehouse);
+}
+
 export interface CliResult {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
