@@ -2,6 +2,8 @@ import type { Command } from 'commander';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { settingsSchema } from '../../config/settings.ts';
+import { loadSettings } from '../../config/load-settings.ts';
+import { fileURLToPath } from 'node:url';
 import { runSync } from '../../pipeline/sync.ts';
 import { formatSummary } from '../../pipeline/summary.ts';
 import { tables } from '../../normalize/index.ts';
@@ -12,6 +14,8 @@ import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
 
 const scales = ['tiny', 'small', 'medium', 'large'] as const;
+/** Shipped with the package, so `grantflow demo` finds it from any working directory. */
+const defaultPipeline = fileURLToPath(new URL('../../../pipelines/demo.json', import.meta.url));
 type Scale = (typeof scales)[number];
 
 export function registerDemo(program: Command): void {
@@ -29,13 +33,19 @@ export function registerDemo(program: Command): void {
       'small',
     )
     .option('--seed <n>', 'seed of the generated data', '42')
-    .option('--rate <n>', 'requests per second the simulated site allows and grantflow uses', '150')
+    .option(
+      '--rate <n>',
+      "requests per second the simulated site allows and grantflow uses (default: the pipeline file's, 150)",
+    )
+    .option('--pipeline <file>', 'settings of the demo sync (paths come from --dir)', defaultPipeline)
     .option('--dir <dir>', 'output directory (its warehouse and raw pages are replaced)', 'data/demo')
     .action(
-      runAction(async (options: { scale: string; seed: string; rate: string; dir: string }) => {
+      runAction(async (options: { scale: string; seed: string; rate?: string; dir: string; pipeline: string }) => {
         if (!scales.includes(options.scale as Scale))
           throw new ConfigError(`--scale must be one of ${scales.join(', ')}, got "${options.scale}"`);
-        const rate = Number(options.rate);
+        // The environment is left out: a GRANTFLOW_WAREHOUSE meant for production must not redirect the demo.
+        const base = await loadSettings({}, { pipeline: options.pipeline, env: {} });
+        const rate = options.rate === undefined ? base.rate : Number(options.rate);
         const seed = Number(options.seed);
         if (!(rate > 0)) throw new ConfigError(`--rate must be a positive number, got "${options.rate}"`);
         if (!Number.isInteger(seed)) throw new ConfigError(`--seed must be an integer, got "${options.seed}"`);
@@ -51,16 +61,16 @@ export function registerDemo(program: Command): void {
         await writeFile(credentials, JSON.stringify(sim.credentials, null, 2), { mode: 0o600 });
         process.stderr.write(`simulated site at ${sim.url}; syncing...\n`);
         const settings = settingsSchema.parse({
+          ...base,
           site: sim.url,
           credentials,
           warehouse: join(dir, 'warehouse.duckdb'),
           snapshots: join(dir, 'snapshots'),
           rawDir: join(dir, 'raw'),
           rate,
-          logLevel: 'warn',
         });
         try {
-          const result = await runSync({ settings, logger: createLogger({ level: 'warn' }) });
+          const result = await runSync({ settings, logger: createLogger({ level: settings.logLevel }) });
           process.stdout.write(formatSummary({ ...result, extra: result.after?.lines ?? [] }));
           process.stdout.write(await describeWarehouse(settings.warehouse));
           return result.exitCode;

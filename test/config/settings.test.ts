@@ -1,0 +1,90 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadSettings } from '../../src/config/load-settings.ts';
+import { settingKinds } from '../../src/config/settings.ts';
+import { ConfigError } from '../../src/util/errors.ts';
+
+const dir = await mkdtemp(join(tmpdir(), 'gf-settings-'));
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+async function pipeline(name: string, content: string): Promise<string> {
+  const path = join(dir, name);
+  await writeFile(path, content);
+  return path;
+}
+
+async function configError(promise: Promise<unknown>): Promise<string> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ConfigError);
+  return (error as ConfigError).message;
+}
+
+describe('settings', () => {
+  it('take flags over environment over pipeline file over defaults', async () => {
+    const file = await pipeline('p.json', JSON.stringify({ rate: 2, perPage: 50, warehouse: 'from-file.duckdb' }));
+    const env = { GRANTFLOW_RATE: '3', GRANTFLOW_PER_PAGE: '60' };
+    const s = await loadSettings({ rate: 4 }, { pipeline: file, env });
+    expect(s.rate).toBe(4);
+    expect(s.perPage).toBe(60);
+    expect(s.warehouse).toBe('from-file.duckdb');
+    expect(s.concurrency).toBe(8);
+    expect(s.siteTimeZone).toBe('UTC');
+  });
+
+  it('read every kind of value from the environment', async () => {
+    const s = await loadSettings(
+      {},
+      {
+        env: {
+          GRANTFLOW_FULL_REFRESH: 'yes',
+          GRANTFLOW_STREAMS: 'applications, programs',
+          GRANTFLOW_SITE_TIME_ZONE: 'Europe/Berlin',
+        },
+      },
+    );
+    expect(s.fullRefresh).toBe(true);
+    expect(s.streams).toEqual(['applications', 'programs']);
+    expect(s.siteTimeZone).toBe('Europe/Berlin');
+  });
+
+  it('name the bad key and where it came from', async () => {
+    expect(await configError(loadSettings({}, { env: { GRANTFLOW_RATE: 'fast' } }))).toMatch(
+      /GRANTFLOW_RATE must be a number, got "fast"/,
+    );
+    expect(await configError(loadSettings({}, { env: { GRANTFLOW_SITE_TIME_ZONE: 'Mars/Olympus' } }))).toMatch(
+      /GRANTFLOW_SITE_TIME_ZONE: must be an IANA time zone/,
+    );
+    expect(await configError(loadSettings({ site: 'not a url' }, { env: {} }))).toMatch(/^--site: /);
+    const typo = await pipeline('typo.json', JSON.stringify({ rte: 5 }));
+    expect(await configError(loadSettings({}, { pipeline: typo, env: {} }))).toMatch(/unknown setting "rte"/);
+    const wrongType = await pipeline('type.json', JSON.stringify({ perPage: 'many' }));
+    expect(await configError(loadSettings({}, { pipeline: wrongType, env: {} }))).toMatch(
+      /"perPage" in pipeline file .*type\.json/,
+    );
+    const broken = await pipeline('broken.json', '{"rate": 5,');
+    expect(await configError(loadSettings({}, { pipeline: broken, env: {} }))).toMatch(/is not valid JSON/);
+    expect(await configError(loadSettings({}, { pipeline: join(dir, 'missing.json'), env: {} }))).toMatch(
+      /no such file/,
+    );
+  });
+
+  it('every shipped pipeline file is valid and uses only known keys', async () => {
+    const root = new URL('../../pipelines/', import.meta.url).pathname;
+    const files = (await readdir(root)).filter((f) => f.endsWith('.json'));
+    expect(files.sort()).toEqual(['demo.json', 'example.json']);
+    for (const f of files) {
+      const s = await loadSettings({}, { pipeline: join(root, f), env: {} });
+      expect(
+        Object.keys(s).every((k) => k in settingKinds),
+        f,
+      ).toBe(true);
+    }
+    const demo = await loadSettings({}, { pipeline: join(root, 'demo.json'), env: {} });
+    expect(demo.rate).toBeGreaterThan(5);
+  });
+});
