@@ -116,7 +116,7 @@ export async function runFanOutStream(
   info.durationMs = Date.now() - started;
   if (info.parents.fetched > 0 && info.parents.notFound === info.parents.fetched) {
     // One 404 means "this organization has none"; a 404 from every one means the feature is off.
-    info.reason = `every ${def.parent?.stream ?? 'parent'} record answered 404: probably not enabled on this site`;
+    info.reason = `all ${info.parents.fetched} parents (${def.parent?.stream ?? 'parent'}) answered 404: probably not enabled on this site`;
   }
   ctx.progress.finish(
     def.name,
