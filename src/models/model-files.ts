@@ -3,6 +3,7 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { columnTypes, type ColumnDef, type ColumnType, type TableDef } from '../normalize/table-def.ts';
 import type { Dialect } from '../warehouse/types.ts';
+import { sqlType as warehouseSqlType } from '../warehouse/ddl.ts';
 import { GrantflowError } from '../util/errors.ts';
 
 /** `models/` at the package root, next to `src/`. */
@@ -12,17 +13,6 @@ export const defaultModelsDir = fileURLToPath(new URL('../../models/', import.me
 export interface ModelColumn extends ColumnDef {
   readonly sqlType: string;
 }
-
-const baseSqlTypes: Record<ColumnType, string> = {
-  bigint: 'BIGINT',
-  integer: 'INTEGER',
-  double: 'DOUBLE',
-  decimal: 'DECIMAL(18,2)',
-  text: 'VARCHAR',
-  boolean: 'BOOLEAN',
-  timestamptz: 'TIMESTAMPTZ',
-  json: 'JSON',
-};
 
 export interface ModelDef {
   readonly name: string;
@@ -75,7 +65,7 @@ function parseHeader(text: string, file: string): Header {
       const sqlType =
         precision !== undefined && type === 'decimal'
           ? `DECIMAL(${precision},${scale})`
-          : baseSqlTypes[type as ColumnType];
+          : warehouseSqlType('duckdb', type as ColumnType);
       header.columns.push({ name, type: type as ColumnType, description, sqlType });
       continue;
     }
