@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { dumpWarehouse, runCli, startSite, summarize, tempDir, writeCredentials } from './harness.ts';
+import { dumpWarehouse, runCli, startSite, summarize, tempDir, writeCredentials, syncCliArgs } from './harness.ts';
 
 let sim: SimulatorHandle;
 let dir: Awaited<ReturnType<typeof tempDir>>;
@@ -53,16 +53,13 @@ describe('grantflow doctor', () => {
 describe('after a sync', () => {
   let runId = '';
   beforeAll(async () => {
-    const r = await runCli([
-      'sync',
-      ...common,
-      '--snapshot',
-      'false',
-      '--raw-dir',
-      join(dir.path, 'raw'),
-      '--rate',
-      '500',
-    ]);
+    const r = await runCli(
+      syncCliArgs(sim.url, dir.path, {
+        credentials,
+        warehouse: ['--warehouse', join(dir.path, 'w.duckdb')],
+        rate: 500,
+      }),
+    );
     expect(r.code).toBe(0);
     runId = /grantflow run ([^\s:(]+)/.exec(r.stdout)?.[1] ?? '';
     expect(runId).not.toBe('');

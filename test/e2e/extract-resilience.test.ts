@@ -15,6 +15,7 @@ import {
   syncOnce,
   tempDir,
   writeCredentials,
+  syncCliArgs,
 } from './harness.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
@@ -69,21 +70,11 @@ describe('tokens that expire every second', () => {
     const { sim, dir } = await site({ scale: 'tiny', seed: 4, tokenTtlSeconds: 1, latency: { ms: 20 }, rate: 0 });
     const credentials = await writeCredentials(sim, join(dir, 'creds.json'));
     const original = await readFile(credentials, 'utf8');
-    const args = [
-      'sync',
-      '--site',
-      sim.url,
-      '--credentials',
+    const args = syncCliArgs(sim.url, dir, {
       credentials,
-      '--warehouse',
-      join(dir, 'w.duckdb'),
-      '--snapshot',
-      'false',
-      '--raw-dir',
-      join(dir, 'raw'),
-      '--rate',
-      '200',
-    ];
+      warehouse: ['--warehouse', join(dir, 'w.duckdb')],
+      rate: 200,
+    });
     let killedAfterRefresh = false;
     const first = await runCli(args, {
       onSpawn: (child) => {

@@ -6,7 +6,15 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { referenceDump, postgresSchema, startSite, tempDir, writeCredentials, type TableDump } from './harness.ts';
+import {
+  referenceDump,
+  postgresSchema,
+  startSite,
+  tempDir,
+  writeCredentials,
+  type TableDump,
+  syncCliArgs,
+} from './harness.ts';
 import {
   assertNoSecretsLeaked,
   checkCredentialsFile,
@@ -39,20 +47,7 @@ async function twoSyncs(dir: string, warehouse: string[]): Promise<void> {
   // Separate credential files of one set would fight over the rotating refresh token; 2 h tokens never rotate here.
   const credsA = await writeCredentials(sim, join(dir, 'creds-a.json'));
   const credsB = await writeCredentials(sim, join(dir, 'creds-b.json'));
-  const args = (creds: string): string[] => [
-    'sync',
-    '--site',
-    sim.url,
-    '--credentials',
-    creds,
-    ...warehouse,
-    '--snapshot',
-    'false',
-    '--raw-dir',
-    join(dir, 'raw'),
-    '--rate',
-    '1000',
-  ];
+  const args = (creds: string): string[] => syncCliArgs(sim.url, dir, { credentials: creds, warehouse });
   // A holds each load transaction open 250 ms (test hook), so it runs for seconds whatever the machine's speed.
   let loading!: () => void;
   const aIsLoading = new Promise<void>((resolve) => (loading = resolve));

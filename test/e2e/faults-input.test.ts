@@ -9,7 +9,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { startSite, tempDir, writeCredentials } from './harness.ts';
+import { startSite, tempDir, writeCredentials, syncCliArgs } from './harness.ts';
 import { assertNoSecretsLeaked, cli, recordIssuedSecrets } from './faults/support.ts';
 
 let sim: SimulatorHandle;
@@ -151,21 +151,7 @@ describe.concurrent('bad input is refused with one line, exit 2, nothing written
     const credsBefore = noCredentials ? null : readFileSync(creds, 'utf8');
     const filesBefore = listFiles(dir);
 
-    const args = [
-      'sync',
-      '--site',
-      sim.url,
-      '--credentials',
-      creds,
-      '--warehouse',
-      join(dir, 'warehouse.duckdb'),
-      '--snapshots',
-      join(dir, 'snapshots'),
-      '--raw-dir',
-      join(dir, 'raw'),
-      '--rate',
-      '1000',
-    ];
+    const args = syncCliArgs(sim.url, dir, { credentials: creds, snapshot: true });
     // Later flags win in commander: the case's own value replaces the default above.
     const result = await cli([...args, ...extra]);
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { referenceDump, startSite, tempDir, writeCredentials, type TableDump } from './harness.ts';
+import { referenceDump, startSite, tempDir, writeCredentials, type TableDump, syncCliArgs } from './harness.ts';
 import {
   assertNoSecretsLeaked,
   checkCredentialsFile,
@@ -58,23 +58,7 @@ afterAll(async () => {
 });
 
 function syncArgs(dir: string, snapshot: boolean): string[] {
-  return [
-    'sync',
-    '--site',
-    sim.url,
-    '--credentials',
-    join(dir, 'creds.json'),
-    '--warehouse',
-    join(dir, 'warehouse.duckdb'),
-    '--snapshot',
-    String(snapshot),
-    '--snapshots',
-    join(dir, 'snapshots'),
-    '--raw-dir',
-    join(dir, 'raw'),
-    '--rate',
-    '1000',
-  ];
+  return syncCliArgs(sim.url, dir, { snapshot });
 }
 
 describe('SIGKILL at seeded moments, then a normal sync', () => {

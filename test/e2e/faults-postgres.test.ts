@@ -16,6 +16,7 @@ import {
   tempDir,
   writeCredentials,
   type TableDump,
+  syncCliArgs,
 } from './harness.ts';
 import {
   assertNoSecretsLeaked,
@@ -79,23 +80,10 @@ describe('Postgres connection killed during a load transaction', () => {
     const dir = join(work.path, 'run');
     await mkdir(dir);
     const creds = await writeCredentials(sim, join(dir, 'creds.json'));
-    const args = [
-      'sync',
-      '--site',
-      sim.url,
-      '--credentials',
-      creds,
-      '--warehouse',
-      schema.url,
-      '--schema',
-      schema.schema,
-      '--snapshot',
-      'false',
-      '--raw-dir',
-      join(dir, 'raw'),
-      '--rate',
-      '1000',
-    ];
+    const args = syncCliArgs(sim.url, dir, {
+      credentials: creds,
+      warehouse: ['--warehouse', schema.url, '--schema', schema.schema],
+    });
 
     // The test hook holds each load transaction open 400 ms; the third one is the victim.
     let terminated: Promise<Terminated> | null = null;

@@ -7,7 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { referenceDump, startSite, tempDir, writeCredentials, type TableDump } from './harness.ts';
+import { referenceDump, startSite, tempDir, writeCredentials, type TableDump, syncCliArgs } from './harness.ts';
 import {
   assertNoSecretsLeaked,
   checkCredentialsFile,
@@ -29,23 +29,6 @@ async function site(options: Parameters<typeof startSite>[0] = {}): Promise<Simu
 /** A fault-free in-process sync of the same data (optionally a stream subset). */
 function reference(name: string, streams?: string[]): Promise<Record<string, TableDump>> {
   return site().then((sim) => referenceDump(sim, work.path, name, streams ? { streams } : {}));
-}
-
-function syncArgs(sim: SimulatorHandle, dir: string, extra: string[] = []): string[] {
-  return [
-    'sync',
-    '--site',
-    sim.url,
-    '--credentials',
-    join(dir, 'creds.json'),
-    '--warehouse',
-    join(dir, 'warehouse.duckdb'),
-    '--snapshot',
-    'false',
-    '--raw-dir',
-    join(dir, 'raw'),
-    ...extra,
-  ];
 }
 
 beforeAll(async () => {
@@ -70,7 +53,7 @@ describe('a misbehaving site', () => {
     await mkdir(dir);
     await writeCredentials(sim, join(dir, 'creds.json'));
 
-    const result = await cli(syncArgs(sim, dir, ['--rate', '1000']));
+    const result = await cli(syncCliArgs(sim.url, dir));
     expect(result.code, result.stderr.slice(-2000)).toBe(0);
     await expectSameWarehouse(join(dir, 'warehouse.duckdb'), expected);
     checkCredentialsFile(join(dir, 'creds.json'));
@@ -92,7 +75,7 @@ describe('a misbehaving site', () => {
     await mkdir(dir);
     await writeCredentials(sim, join(dir, 'creds.json'));
 
-    const result = await cli(syncArgs(sim, dir, ['--rate', '5', '--streams', streams.join(',')]));
+    const result = await cli([...syncCliArgs(sim.url, dir, { rate: 5 }), '--streams', streams.join(',')]);
     expect(result.code, result.stderr.slice(-2000)).toBe(0);
     await expectSameWarehouse(join(dir, 'warehouse.duckdb'), expected);
     checkCredentialsFile(join(dir, 'creds.json'));

@@ -83,6 +83,37 @@ export async function referenceDump(
   return dumpWarehouse(warehouse);
 }
 
+export interface SyncCliOptions {
+  /** Default `<dir>/creds.json`. */
+  readonly credentials?: string;
+  /** Default `--warehouse <dir>/warehouse.duckdb`; a Postgres target passes `--warehouse URL --schema S`. */
+  readonly warehouse?: readonly string[];
+  /** Snapshots go to `<dir>/snapshots` when true. Default false. */
+  readonly snapshot?: boolean;
+  /** Requests per second the client uses. Default 1000 (most tests check behaviour, not pacing). */
+  readonly rate?: number;
+}
+
+/** Arguments of `grantflow sync` against `site` with every output under `dir`, as a user would type them. */
+export function syncCliArgs(site: string, dir: string, options: SyncCliOptions = {}): string[] {
+  return [
+    'sync',
+    '--site',
+    site,
+    '--credentials',
+    options.credentials ?? join(dir, 'creds.json'),
+    ...(options.warehouse ?? ['--warehouse', join(dir, 'warehouse.duckdb')]),
+    '--snapshot',
+    String(options.snapshot ?? false),
+    '--snapshots',
+    join(dir, 'snapshots'),
+    '--raw-dir',
+    join(dir, 'raw'),
+    '--rate',
+    String(options.rate ?? 1000),
+  ];
+}
+
 export interface CliResult {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
