@@ -75,7 +75,7 @@ export async function runExtract(ctx: ExtractContext, streams: readonly StreamDe
   } finally {
     ctx.progress.stop();
   }
-  const order = new Map(streamCatalog.map((s, i) => [s.name, i]));
+  const order = new Map<string, number>(streamCatalog.map((s, i) => [s.name, i]));
   return results.sort((a, b) => (order.get(a.stream) ?? 0) - (order.get(b.stream) ?? 0));
 }
 

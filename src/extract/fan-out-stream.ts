@@ -1,7 +1,7 @@
 import type { JsonObject } from '../util/json.ts';
 import { isJsonObject } from '../util/json.ts';
 import { SiteHttpError } from '../source/index.ts';
-import { streamMappings, type StreamName } from '../normalize/index.ts';
+import { streamMappings } from '../normalize/index.ts';
 import type { CommitPlan, ParentMark } from '../warehouse/types.ts';
 import { RowSink } from './row-sink.ts';
 import type { StreamDef } from './stream-def.ts';
@@ -191,7 +191,7 @@ async function commitParents(
   info: StreamInfo,
 ): Promise<void> {
   if (batch.length === 0) return;
-  const stream = def.name as StreamName;
+  const stream = def.name;
   const mapping = streamMappings[stream];
   const unit = await ctx.mutex.run(() => ctx.warehouse.openLoad());
   const sink = new RowSink(stream, unit, ctx.mutex, { ...ctx, siteTimeZone: ctx.options.siteTimeZone });

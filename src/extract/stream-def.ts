@@ -1,11 +1,13 @@
 import type { JsonObject } from '../util/json.ts';
+import type { StreamName } from '../normalize/index.ts';
 
 /**
  * One declarative entry per list endpoint (Airbyte-style): where it lives, how its records are keyed, whether it
  * fans out from a parent stream, and what a 403/404 means for it. The generic runner does the rest.
  */
 export interface StreamDef {
-  readonly name: string;
+  /** One of the normalizer's stream names: the compiler ties each endpoint to its mapping. */
+  readonly name: StreamName;
   /** Path of the list; `{parent}` is replaced by the parent record's id for fan-out streams. */
   readonly path: string;
   readonly description: string;
@@ -13,7 +15,7 @@ export interface StreamDef {
   readonly keyOf: (record: JsonObject) => string;
   /** Fan-out: one walk per parent record; `marker` is the parent's change marker (new or moved → fetch again). */
   readonly parent?: {
-    readonly stream: string;
+    readonly stream: StreamName;
     readonly marker: (parent: JsonObject) => string | null;
   };
   /** `list`: paginated list; `object`: one JSON object per parent (eligibility). */

@@ -1,7 +1,7 @@
 import type { JsonObject } from '../util/json.ts';
 import type { PaginationInfo } from '../source/types.ts';
 import { SiteHttpError } from '../source/index.ts';
-import { streamMappings, type StreamName } from '../normalize/index.ts';
+import { streamMappings } from '../normalize/index.ts';
 import type { CommitPlan } from '../warehouse/types.ts';
 import { CredentialsError } from '../util/errors.ts';
 import { RowSink } from './row-sink.ts';
@@ -28,7 +28,7 @@ export async function runTopLevelStream(
 ): Promise<TopLevelResult> {
   const started = Date.now();
   const info = emptyInfo(def.name);
-  const stream = def.name as StreamName;
+  const stream = def.name;
   const mapping = streamMappings[stream];
   const state = await readStreamState(ctx, def.name);
 
@@ -169,7 +169,7 @@ async function parentsFromWarehouse(
   ctx: ExtractContext,
   marker: (record: JsonObject) => string | null,
 ): Promise<ParentRef[]> {
-  const table = streamMappings[def.name as StreamName].owns[0]?.table ?? def.name;
+  const table = streamMappings[def.name].owns[0]?.table ?? def.name;
   const rows = await ctx.mutex.run(() =>
     ctx.warehouse.query(`SELECT _raw FROM ${table} WHERE _deleted_at IS NULL AND NOT _ref_only`),
   );

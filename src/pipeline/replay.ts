@@ -6,7 +6,7 @@ import { RowSink } from '../extract/row-sink.ts';
 import { streamByName, streamCatalog } from '../extract/streams/index.ts';
 import type { StreamDef } from '../extract/stream-def.ts';
 import { emptyInfo, type StreamInfo } from '../extract/types.ts';
-import { enumLabelRows, streamMappings, tables, type StreamName } from '../normalize/index.ts';
+import { enumLabelRows, streamMappings, tables } from '../normalize/index.ts';
 import { parseListPage, parseJson } from '../source/index.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import { isJsonObject, type JsonObject } from '../util/json.ts';
@@ -58,7 +58,7 @@ export async function runReplay(request: ReplayRequest): Promise<StreamInfo[]> {
     for (let def = queue.shift(); def; def = queue.shift()) await replayStream(def);
   };
   await Promise.all([worker(), worker()]);
-  const order = new Map(streamCatalog.map((s, i) => [s.name, i]));
+  const order = new Map<string, number>(streamCatalog.map((s, i) => [s.name, i]));
   infos.sort((a, b) => (order.get(a.stream) ?? 0) - (order.get(b.stream) ?? 0));
   return infos;
 }
@@ -77,9 +77,9 @@ const parentsPerCommit = 2000;
 /** A top-level stream: one transaction, deletions only when the landed walk was complete (as in a sync). */
 async function replayTopLevel(def: StreamDef, scope: ReplayScope): Promise<void> {
   const { warehouse, mutex, ctx, info } = scope;
-  const mapping = streamMappings[def.name as StreamName];
+  const mapping = streamMappings[def.name];
   const unit = await mutex.run(() => warehouse.openLoad());
-  const sink = new RowSink(def.name as StreamName, unit, mutex, ctx);
+  const sink = new RowSink(def.name, unit, mutex, ctx);
   const keys = new Set<string>();
   let complete = false;
   for await (const line of readRawLines(scope.dir, def.name)) {
@@ -117,7 +117,7 @@ async function replayTopLevel(def: StreamDef, scope: ReplayScope): Promise<void>
  */
 async function replayFanOut(def: StreamDef, scope: ReplayScope): Promise<void> {
   const { warehouse, mutex, ctx, info } = scope;
-  const stream = def.name as StreamName;
+  const stream = def.name;
   const mapping = streamMappings[stream];
   const waiting = new Map<number, { records: JsonObject[]; keys: Set<string> }>();
   let unit = await mutex.run(() => warehouse.openLoad());
