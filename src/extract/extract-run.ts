@@ -1,7 +1,8 @@
 import { enumLabelRows } from '../normalize/index.ts';
 import { ConfigError } from '../util/errors.ts';
 import { runFanOutStream } from './fan-out-stream.ts';
-import { RowSink } from './row-sink.ts';
+import type { Mutex } from './mutex.ts';
+import type { Warehouse } from '../warehouse/types.ts';
 import type { StreamDef } from './stream-def.ts';
 import { streamByName, streamCatalog } from './streams/index.ts';
 import { runTopLevelStream } from './top-level-stream.ts';
@@ -29,7 +30,7 @@ export function selectStreams(names: readonly string[] | null): StreamDef[] {
  * its parent's list is committed. A failing stream does not stop the others; credential errors stop the run.
  */
 export async function runExtract(ctx: ExtractContext, streams: readonly StreamDef[]): Promise<StreamInfo[]> {
-  await loadEnumLabels(ctx);
+  await loadEnumLabels(ctx.warehouse, ctx.mutex, { runId: ctx.runId, extractedAt: ctx.extractedAt });
   const children = new Map<string, StreamDef[]>();
   for (const s of streams) {
     if (!s.parent) continue;
@@ -79,9 +80,15 @@ export async function runExtract(ctx: ExtractContext, streams: readonly StreamDe
   return results.sort((a, b) => (order.get(a.stream) ?? 0) - (order.get(b.stream) ?? 0));
 }
 
-async function loadEnumLabels(ctx: ExtractContext): Promise<void> {
-  const unit = await ctx.mutex.run(() => ctx.warehouse.openLoad());
-  const sink = new RowSink('programs', unit, ctx.mutex, { ...ctx, siteTimeZone: ctx.options.siteTimeZone });
-  await sink.addRows('enum_labels', enumLabelRows());
-  await ctx.mutex.run(() => unit.commit({ runId: ctx.runId, extractedAt: ctx.extractedAt }));
+/** Labels of every enumeration, loaded by each run and replay (they change only with grantflow itself). */
+export async function loadEnumLabels(
+  warehouse: Warehouse,
+  mutex: Mutex,
+  plan: { runId: string; extractedAt: string },
+): Promise<void> {
+  await mutex.run(async () => {
+    const unit = await warehouse.openLoad();
+    await unit.append('enum_labels', enumLabelRows());
+    await unit.commit(plan);
+  });
 }

@@ -194,7 +194,7 @@ async function commitParents(
   const stream = def.name;
   const mapping = streamMappings[stream];
   const unit = await ctx.mutex.run(() => ctx.warehouse.openLoad());
-  const sink = new RowSink(stream, unit, ctx.mutex, { ...ctx, siteTimeZone: ctx.options.siteTimeZone });
+  const sink = new RowSink(stream, unit, { ...ctx, siteTimeZone: ctx.options.siteTimeZone });
   try {
     for (const f of batch) await sink.addRecords(f.records, f.parent.id);
     await sink.flush();

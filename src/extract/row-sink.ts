@@ -2,7 +2,6 @@ import type { JsonObject } from '../util/json.ts';
 import type { LoadUnit, StagedMerge } from '../warehouse/types.ts';
 import type { Row } from '../normalize/table-def.ts';
 import { QuarantineError, quarantineRow, streamMappings, type MappedRow, type StreamName } from '../normalize/index.ts';
-import type { Mutex } from './mutex.ts';
 import { ReferenceDedup } from './reference-dedup.ts';
 
 /** How many rows are buffered before they go to staging: bounds memory on the largest streams. */
@@ -27,7 +26,6 @@ export class RowSink {
   constructor(
     private readonly stream: StreamName,
     private readonly unit: LoadUnit,
-    private readonly mutex: Mutex,
     private readonly context: { runId: string; extractedAt: string; siteTimeZone: string },
   ) {}
 
@@ -50,12 +48,6 @@ export class RowSink {
       }
     }
     if (this.buffered >= flushRows) await this.flush();
-  }
-
-  /** Rows that do not come from a record (enum labels). */
-  async addRows(table: string, rows: readonly Row[]): Promise<void> {
-    for (const row of rows) this.push(table, 'replace', row);
-    await this.flush();
   }
 
   private push(table: string, merge: StagedMerge, row: Row): void {

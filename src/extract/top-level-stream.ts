@@ -44,7 +44,7 @@ export async function runTopLevelStream(
   }
 
   const unit = await ctx.mutex.run(() => ctx.warehouse.openLoad());
-  const sink = new RowSink(stream, unit, ctx.mutex, { ...ctx, siteTimeZone: ctx.options.siteTimeZone });
+  const sink = new RowSink(stream, unit, { ...ctx, siteTimeZone: ctx.options.siteTimeZone });
   const parents: ParentRef[] = [];
   const append = def.mode === 'append_newest_first';
   let stoppedEarly = false;

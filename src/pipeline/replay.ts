@@ -6,7 +6,8 @@ import { RowSink } from '../extract/row-sink.ts';
 import { streamByName, streamCatalog } from '../extract/streams/index.ts';
 import type { StreamDef } from '../extract/stream-def.ts';
 import { emptyInfo, type StreamInfo } from '../extract/types.ts';
-import { enumLabelRows, streamMappings, tables } from '../normalize/index.ts';
+import { streamMappings, tables } from '../normalize/index.ts';
+import { loadEnumLabels } from '../extract/extract-run.ts';
 import { parseListPage, parseJson } from '../source/index.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import { isJsonObject, type JsonObject } from '../util/json.ts';
@@ -39,9 +40,7 @@ export async function runReplay(request: ReplayRequest): Promise<StreamInfo[]> {
   const present = new Set(await listRawStreams(dir));
   const infos: StreamInfo[] = [];
 
-  const labels = await warehouse.openLoad();
-  await new RowSink('programs', labels, mutex, ctx).addRows('enum_labels', enumLabelRows());
-  await labels.commit({ runId: request.runId, extractedAt });
+  await loadEnumLabels(warehouse, mutex, { runId: request.runId, extractedAt });
 
   const replayStream = async (def: StreamDef): Promise<void> => {
     const started = Date.now();
@@ -79,7 +78,7 @@ async function replayTopLevel(def: StreamDef, scope: ReplayScope): Promise<void>
   const { warehouse, mutex, ctx, info } = scope;
   const mapping = streamMappings[def.name];
   const unit = await mutex.run(() => warehouse.openLoad());
-  const sink = new RowSink(def.name, unit, mutex, ctx);
+  const sink = new RowSink(def.name, unit, ctx);
   const keys = new Set<string>();
   let complete = false;
   for await (const line of readRawLines(scope.dir, def.name)) {
@@ -121,7 +120,7 @@ async function replayFanOut(def: StreamDef, scope: ReplayScope): Promise<void> {
   const mapping = streamMappings[stream];
   const waiting = new Map<number, { records: JsonObject[]; keys: Set<string> }>();
   let unit = await mutex.run(() => warehouse.openLoad());
-  let sink = new RowSink(stream, unit, mutex, ctx);
+  let sink = new RowSink(stream, unit, ctx);
   let chunk: number[] = [];
 
   const commit = async (): Promise<void> => {
@@ -145,7 +144,7 @@ async function replayFanOut(def: StreamDef, scope: ReplayScope): Promise<void> {
     info.deleted += sum(committed.deleted);
     chunk = [];
     unit = await mutex.run(() => warehouse.openLoad());
-    sink = new RowSink(stream, unit, mutex, ctx);
+    sink = new RowSink(stream, unit, ctx);
   };
   const finish = async (parentId: number, records: JsonObject[], complete: boolean): Promise<void> => {
     await sink.addRecords(records, parentId);
