@@ -1,9 +1,9 @@
 import type { JsonObject } from '../util/json.ts';
 import { isJsonObject } from '../util/json.ts';
 import { SiteHttpError } from '../source/index.ts';
-import { streamMappings } from '../normalize/index.ts';
 import type { CommitPlan, ParentMark } from '../warehouse/types.ts';
 import { RowSink } from './row-sink.ts';
+import { deletedRows, parentDeletions } from './deletions.ts';
 import type { StreamDef } from './stream-def.ts';
 import { failOrSkip } from './top-level-stream.ts';
 import { readStreamState } from './state.ts';
@@ -192,7 +192,6 @@ async function commitParents(
 ): Promise<void> {
   if (batch.length === 0) return;
   const stream = def.name;
-  const mapping = streamMappings[stream];
   const unit = await ctx.mutex.run(() => ctx.warehouse.openLoad());
   const sink = new RowSink(stream, unit, { ...ctx, siteTimeZone: ctx.options.siteTimeZone });
   try {
@@ -209,9 +208,7 @@ async function commitParents(
   const plan: CommitPlan = {
     runId: ctx.runId,
     extractedAt: ctx.extractedAt,
-    completeScopes: mapping.owns
-      .filter((o) => o.parentColumn)
-      .map((o) => ({ table: o.table, where: o.where, parentColumn: o.parentColumn, parentIds: completeIds })),
+    completeScopes: parentDeletions(def, completeIds),
     parentMarks: { stream: def.name, marks },
   };
   const committed = await ctx.mutex.run(() => unit.commit(plan));
@@ -219,7 +216,7 @@ async function commitParents(
   info.records += sink.counts.records;
   info.rows += sink.counts.rows;
   info.quarantined += sink.counts.quarantined;
-  info.deleted += Object.values(committed.deleted).reduce((a, b) => a + b, 0);
+  info.deleted += deletedRows(committed);
 }
 
 async function parentsDoneInRun(ctx: ExtractContext, stream: string): Promise<Set<string>> {

@@ -5,6 +5,7 @@ import { streamMappings } from '../normalize/index.ts';
 import type { CommitPlan } from '../warehouse/types.ts';
 import { CredentialsError } from '../util/errors.ts';
 import { RowSink } from './row-sink.ts';
+import { deletedRows, scanDeletions } from './deletions.ts';
 import type { StreamDef } from './stream-def.ts';
 import { emptyInfo, type ExtractContext, type ParentRef, type StreamInfo, type StreamState } from './types.ts';
 import { readStreamState } from './state.ts';
@@ -29,7 +30,6 @@ export async function runTopLevelStream(
   const started = Date.now();
   const info = emptyInfo(def.name);
   const stream = def.name;
-  const mapping = streamMappings[stream];
   const state = await readStreamState(ctx, def.name);
 
   if (ctx.resuming && state.lastCompleteRunId === ctx.runId) {
@@ -118,19 +118,16 @@ export async function runTopLevelStream(
     ...(maxId !== null ? { maxId } : {}),
   };
   // Soft deletion only from a complete scan of a list whose rows can vanish; logs are append-only.
-  const deletes = info.complete && def.mode === 'scan';
+  const deletes = info.complete;
   const plan: CommitPlan = {
     runId: ctx.runId,
     extractedAt: ctx.extractedAt,
-    completeScopes: deletes
-      ? mapping.owns.filter((o) => !o.parentColumn).map((o) => ({ table: o.table, where: o.where }))
-      : [],
-    cascades: deletes ? mapping.cascades : [],
+    ...(deletes ? scanDeletions(def) : {}),
     state: { stream: def.name, value: { ...newState } },
   };
   const committed = await ctx.mutex.run(() => unit.commit(plan));
   await ctx.raw?.flush(def.name);
-  info.deleted = Object.values(committed.deleted).reduce((a, b) => a + b, 0);
+  info.deleted = deletedRows(committed);
   info.durationMs = Date.now() - started;
   ctx.progress.finish(def.name, `${info.records} records${info.deleted ? `, ${info.deleted} deleted` : ''}`);
   return { info, parents: parentMarker ? parents : null, parentsComplete: info.complete };

@@ -3,10 +3,11 @@ import { stat } from 'node:fs/promises';
 import { listRawStreams, readRawLines } from '../extract/raw-landing.ts';
 import { Mutex } from '../extract/mutex.ts';
 import { RowSink } from '../extract/row-sink.ts';
+import { deletedRows, parentDeletions, scanDeletions } from '../extract/deletions.ts';
 import { streamByName, streamCatalog } from '../extract/streams/index.ts';
 import type { StreamDef } from '../extract/stream-def.ts';
 import { emptyInfo, type StreamInfo } from '../extract/types.ts';
-import { streamMappings, tables } from '../normalize/index.ts';
+import { tables } from '../normalize/index.ts';
 import { loadEnumLabels } from '../extract/extract-run.ts';
 import { parseListPage, parseJson } from '../source/index.ts';
 import type { Warehouse } from '../warehouse/types.ts';
@@ -76,7 +77,6 @@ const parentsPerCommit = 2000;
 /** A top-level stream: one transaction, deletions only when the landed walk was complete (as in a sync). */
 async function replayTopLevel(def: StreamDef, scope: ReplayScope): Promise<void> {
   const { warehouse, mutex, ctx, info } = scope;
-  const mapping = streamMappings[def.name];
   const unit = await mutex.run(() => warehouse.openLoad());
   const sink = new RowSink(def.name, unit, ctx);
   const keys = new Set<string>();
@@ -90,15 +90,11 @@ async function replayTopLevel(def: StreamDef, scope: ReplayScope): Promise<void>
     await sink.addRecords(fresh(def, pageRecords(def.shape, line.body, line.url), keys, info));
   }
   await sink.flush();
-  const deletes = complete && def.mode === 'scan';
   const committed = await mutex.run(() =>
     unit.commit({
       runId: ctx.runId,
       extractedAt: ctx.extractedAt,
-      completeScopes: deletes
-        ? mapping.owns.filter((o) => !o.parentColumn).map((o) => ({ table: o.table, where: o.where }))
-        : [],
-      cascades: deletes ? mapping.cascades : [],
+      ...(complete ? scanDeletions(def) : {}),
     }),
   );
   Object.assign(info, {
@@ -107,7 +103,7 @@ async function replayTopLevel(def: StreamDef, scope: ReplayScope): Promise<void>
     quarantined: sink.counts.quarantined,
     complete,
   });
-  info.deleted = sum(committed.deleted);
+  info.deleted = deletedRows(committed);
 }
 
 /**
@@ -117,7 +113,6 @@ async function replayTopLevel(def: StreamDef, scope: ReplayScope): Promise<void>
 async function replayFanOut(def: StreamDef, scope: ReplayScope): Promise<void> {
   const { warehouse, mutex, ctx, info } = scope;
   const stream = def.name;
-  const mapping = streamMappings[stream];
   const waiting = new Map<number, { records: JsonObject[]; keys: Set<string> }>();
   let unit = await mutex.run(() => warehouse.openLoad());
   let sink = new RowSink(stream, unit, ctx);
@@ -130,18 +125,13 @@ async function replayFanOut(def: StreamDef, scope: ReplayScope): Promise<void> {
       unit.commit({
         runId: ctx.runId,
         extractedAt: ctx.extractedAt,
-        completeScopes:
-          def.mode === 'scan'
-            ? mapping.owns
-                .filter((o) => o.parentColumn)
-                .map((o) => ({ table: o.table, where: o.where, parentColumn: o.parentColumn, parentIds }))
-            : [],
+        completeScopes: parentDeletions(def, parentIds),
       }),
     );
     info.records += sink.counts.records;
     info.rows += sink.counts.rows;
     info.quarantined += sink.counts.quarantined;
-    info.deleted += sum(committed.deleted);
+    info.deleted += deletedRows(committed);
     chunk = [];
     unit = await mutex.run(() => warehouse.openLoad());
     sink = new RowSink(stream, unit, ctx);
@@ -190,8 +180,6 @@ function fresh(def: StreamDef, records: JsonObject[], keys: Set<string>, info: S
   }
   return out;
 }
-
-const sum = (counts: Readonly<Record<string, number>>): number => Object.values(counts).reduce((a, b) => a + b, 0);
 
 function pageRecords(shape: 'list' | 'object', body: string, url: string): JsonObject[] {
   if (shape === 'object') {
