@@ -1,12 +1,23 @@
 import type { Row, TableDef } from '../normalize/table-def.ts';
 import { GrantflowError } from '../util/errors.ts';
 import { hasMetadata } from './ddl.ts';
-import { cascadeSql, mergeSql, softDeleteSql, stagedColumns, type MergeStyle, type SqlStatement } from './merge-sql.ts';
+import {
+  cascadeSql,
+  mergeSql,
+  seqColumn,
+  softDeleteSql,
+  stagedColumns,
+  type MergeStyle,
+  type SqlStatement,
+} from './merge-sql.ts';
 import type { SqlRunner } from './sql-runner.ts';
 import type { CommitInfo, CommitPlan, LoadUnit, StagedMerge } from './types.ts';
 
 /** Rows are written to staging in batches of at most this many, so memory stays bounded whatever the caller passes. */
 export const stagingBatchRows = 5000;
+
+/** Staged rows merged per statement (see mergeParts). */
+export const mergeChunkRows = 20_000;
 
 /**
  * Test-only hook (fault suite): holds every load transaction open this long, after its merges and before its
@@ -104,17 +115,19 @@ export class StagingLoadUnit implements LoadUnit {
         order.map((s) => s.name),
       );
       for (const s of order) {
-        const statements = mergeSql(
-          s.table,
-          this.backend.qualify(s.table.name),
-          s.name,
-          s.mode,
-          plan,
-          this.backend.mergeStyle,
-        );
-        for (const st of statements) {
-          const { changes } = await runner.run(st.sql, st.params);
-          merged[s.table.name] = (merged[s.table.name] ?? 0) + changes;
+        for (const part of mergeParts(s)) {
+          const statements = mergeSql(
+            s.table,
+            this.backend.qualify(s.table.name),
+            part,
+            s.mode,
+            plan,
+            this.backend.mergeStyle,
+          );
+          for (const st of statements) {
+            const { changes } = await runner.run(st.sql, st.params);
+            merged[s.table.name] = (merged[s.table.name] ?? 0) + changes;
+          }
         }
       }
       const scoped = [...new Set((plan.completeScopes ?? []).map((c) => this.backend.qualify(c.table)))];
@@ -171,6 +184,23 @@ export class StagingLoadUnit implements LoadUnit {
     this.closed = true;
     await this.dropAll();
   }
+}
+
+/**
+ * The staged rows of one table in merge order: `replace` rows in slices of at most `mergeChunkRows`, so that no
+ * single statement holds a whole large stream (DuckDB keeps a statement's join and dedup state in memory). Slices
+ * merge in staging order, so the last staged row of a key still wins. References stay whole: they are few, and
+ * their richest-wins rule needs every candidate of a key in one statement.
+ */
+function mergeParts(s: Staging): string[] {
+  if (s.mode !== 'replace' || s.table.primaryKey.length === 0 || s.rows <= mergeChunkRows) return [s.name];
+  const parts: string[] = [];
+  for (let from = 0; from < s.seq; from += mergeChunkRows) {
+    parts.push(
+      `(SELECT * FROM ${s.name} WHERE ${seqColumn} >= ${from} AND ${seqColumn} < ${from + mergeChunkRows}) AS part`,
+    );
+  }
+  return parts;
 }
 
 /** A row naming a column the table does not have is a catalog/normaliser mismatch: fail loudly, never drop data. */

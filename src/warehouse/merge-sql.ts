@@ -54,14 +54,8 @@ export function mergeSql(
     incoming.set('_ref_only', mode === 'coalesce' ? 'TRUE' : 'FALSE');
   }
   const selectList = insertCols.map((c) => incoming.get(c)!);
-  // replace: the last staged row of a key wins. coalesce: the richest reference wins, so the result does not
-  // depend on the order in which concurrent streams staged their references.
-  const pick =
-    mode === 'coalesce' && meta ? `${richness('_raw')}, ${ident(seqColumn)} DESC` : `${ident(seqColumn)} DESC`;
   const source =
-    pk.length > 0
-      ? `(SELECT DISTINCT ON (${pk.map(ident).join(', ')}) * FROM ${staging} ORDER BY ${pk.map(ident).join(', ')}, ${pick}) AS s`
-      : `${staging} AS s`;
+    pk.length === 0 ? `${staging} AS s` : `${winners(staging, pk, mode === 'coalesce' && meta, style)} AS s`;
   const insert = `INSERT INTO ${target} AS t (${insertCols.map(ident).join(', ')})\nSELECT ${selectList.join(', ')} FROM ${source}`;
   if (pk.length === 0) return [{ sql: insert, params }];
 
@@ -75,17 +69,39 @@ export function mergeSql(
   const match = pk.map((c) => `t.${ident(c)} = s.${ident(c)}`).join(' AND ');
   const statements: SqlStatement[] = [];
   if (updatable.length > 0) {
-    const sets = updatable.map((c) => `${ident(c)} = ${updateExpr(c, mode, meta, incoming.get(c)!, 's')}`);
-    statements.push({ sql: `UPDATE ${target} AS t SET ${sets.join(', ')}\nFROM ${source}\nWHERE ${match}`, params });
+    const values = updatable.map((c) => [c, updateExpr(c, mode, meta, incoming.get(c)!, 's')] as const);
+    const sets = values.map(([c, v]) => `${ident(c)} = ${v}`);
+    // References that would leave their row as it is are not written: the same user or stage is referenced in
+    // every checkpoint of a run, and every row written is one DuckDB's next checkpoint rewrites. (Rows of the
+    // entity's own stream are written as they come: comparing their wide rows would cost more than it saves.)
+    const changed =
+      mode === 'coalesce' ? ` AND (${values.map(([c, v]) => `t.${ident(c)} IS DISTINCT FROM ${v}`).join(' OR ')})` : '';
+    statements.push({
+      sql: `UPDATE ${target} AS t SET ${sets.join(', ')}\nFROM ${source}\nWHERE ${match}${changed}`,
+      params,
+    });
   }
   statements.push({ sql: `${insert}\nWHERE NOT EXISTS (SELECT 1 FROM ${target} AS t WHERE ${match})`, params });
   return statements;
 }
 
-/** Orders references richest first: longer source JSON, then md5 as a tiebreak both engines compute alike. */
-function richness(column: string): string {
-  const text = `CAST(${ident(column)} AS TEXT)`;
-  return `length(${text}) DESC, md5(${text}) DESC`;
+/**
+ * The one staged row per key that merges. replace: the last staged row wins. coalesce: the richest reference wins
+ * (longer source JSON, then md5 as a tiebreak both engines compute alike), so the result does not depend on the
+ * order in which concurrent streams staged their references.
+ */
+function winners(staging: string, pk: readonly string[], byRichness: boolean, style: MergeStyle): string {
+  const keys = pk.map(ident).join(', ');
+  const seq = ident(seqColumn);
+  const raw = `CAST(${ident('_raw')} AS TEXT)`;
+  if (style === 'on_conflict') {
+    const pick = byRichness ? `length(${raw}) DESC, md5(${raw}) DESC, ${seq} DESC` : `${seq} DESC`;
+    return `(SELECT DISTINCT ON (${keys}) * FROM ${staging} ORDER BY ${keys}, ${pick})`;
+  }
+  // DuckDB: DISTINCT ON aggregates every (wide) column and cannot spill, so pick the winning sequence numbers
+  // from the narrow key columns first, then semi-join the staged rows to them.
+  const best = byRichness ? `arg_max(${seq}, (length(${raw}), md5(${raw}), ${seq}))` : `max(${seq})`;
+  return `(SELECT * FROM ${staging} WHERE ${seq} IN (SELECT ${best} FROM ${staging} GROUP BY ${keys}))`;
 }
 
 /**
@@ -146,7 +162,13 @@ export function softDeleteSql(
   if (scope.parentColumn !== undefined) {
     const ids = scope.parentIds ?? [];
     if (ids.length === 0) return null;
-    conds.push(`t.${ident(scope.parentColumn)} IN (${ids.map(inlineValue).join(', ')})`);
+    const column = `t.${ident(scope.parentColumn)}`;
+    // The range is redundant with the list but lets DuckDB skip row groups by their min/max (parents of one
+    // checkpoint are mostly adjacent ids), instead of probing every row of the table against the list.
+    const numeric = ids.filter((v): v is number => typeof v === 'number');
+    if (numeric.length === ids.length)
+      conds.push(`${column} BETWEEN ${Math.min(...numeric)} AND ${Math.max(...numeric)}`);
+    conds.push(`${column} IN (${ids.map(inlineValue).join(', ')})`);
   }
   for (const staging of stagingTables) {
     const match = table.primaryKey.map((c) => `s.${ident(c)} = t.${ident(c)}`).join(' AND ');

@@ -63,6 +63,9 @@ export const catalog: TableDef[] = [
   },
 ];
 
+// Same shape as `things`, for tests that must not disturb its contents.
+catalog.push({ ...catalog[0]!, name: 'slices', description: 'entity, loaded in slices' });
+
 export function thing(id: number, over: Row = {}): Row {
   return {
     id,

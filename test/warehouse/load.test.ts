@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Warehouse } from '../../src/warehouse/index.ts';
+import { mergeChunkRows } from '../../src/warehouse/load-unit.ts';
 import { bothDialects, catalog, harness, snapshot, thing, type Harness } from './fixtures.ts';
 
 const plan = (runId: string, extractedAt = '2024-05-01T00:00:00.000000Z') => ({ runId, extractedAt });
@@ -46,6 +47,21 @@ describe.each(bothDialects)('warehouse loading (%s)', (dialect) => {
     expect(await wh.query('SELECT _raw, _ref_only FROM later')).toEqual([]);
     expect(await wh.query('SELECT count(*) AS n FROM _grantflow_catalog')).toEqual([{ n: 2 }]);
     await wh.migrate(catalog); // the catalog given last is the one loads use
+  });
+
+  it('merges a unit larger than one merge slice: the last staged row of a key still wins', async () => {
+    const n = mergeChunkRows + 2_500;
+    const unit = await wh.openLoad();
+    await unit.append(
+      'slices',
+      Array.from({ length: n }, (_, i) => thing(i + 1)),
+    );
+    // Key 7 first sits in the first slice; again in the last slice, twice, the later of which must win.
+    await unit.append('slices', [thing(7, { name: 'second' }), thing(7, { name: 'third' })]);
+    await unit.commit(plan('slices'));
+    expect(await wh.query('SELECT count(*) AS n, count(DISTINCT id) AS k FROM slices')).toEqual([{ n, k: n }]);
+    expect(await wh.query('SELECT name FROM slices WHERE id = 7')).toEqual([{ name: 'third' }]);
+    expect(await wh.query(`SELECT name FROM slices WHERE id = ${n}`)).toEqual([{ name: `thing ${n}` }]);
   });
 
   it('merges by key, last staged row wins, and a replay changes nothing', async () => {
