@@ -1,6 +1,13 @@
 import { z } from 'zod';
 
 /**
+ * DuckDB's memory limit unless told otherwise: DuckDB's documented minimum of ~125 MB per thread for its two
+ * threads here. Its own default (80 % of RAM) lets the embedded warehouse grow with the data; past the limit it
+ * spills to `<warehouse>.tmp/`.
+ */
+export const defaultDuckDBMemoryLimit = '256MB';
+
+/**
  * Every setting of a sync, as a pipeline file spells it (camelCase). Each one can also come from a flag
  * (`--kebab-case`) or an environment variable (`GRANTFLOW_SNAKE_CASE`); flags win over the environment,
  * which wins over the pipeline file, which wins over the defaults below.
@@ -14,6 +21,10 @@ export const settingsSchema = z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain SQL identifier')
       .default('public'),
+    duckdbMemoryLimit: z
+      .string()
+      .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'must be a size such as 256MB or 2GB')
+      .default(defaultDuckDBMemoryLimit),
     snapshots: z.string().min(1).default('data/snapshots'),
     rawDir: z.string().min(1).default('data/raw'),
     landRaw: z.boolean().default(true),
@@ -51,6 +62,7 @@ export const settingKinds: Readonly<Record<SettingKey, 'string' | 'number' | 'bo
   credentials: 'string',
   warehouse: 'string',
   schema: 'string',
+  duckdbMemoryLimit: 'string',
   snapshots: 'string',
   rawDir: 'string',
   landRaw: 'boolean',

@@ -77,7 +77,11 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
 
   let warehouse: Warehouse;
   try {
-    warehouse = await openWarehouse(settings.warehouse, { schema: settings.schema, logger });
+    warehouse = await openWarehouse(settings.warehouse, {
+      schema: settings.schema,
+      duckdbMemoryLimit: settings.duckdbMemoryLimit,
+      logger,
+    });
   } catch (error) {
     await client?.close();
     throw error;

@@ -1,3 +1,4 @@
+import { defaultDuckDBMemoryLimit } from '../config/settings.ts';
 import { ConfigError } from '../util/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { DuckDBWarehouse } from './duckdb/warehouse.ts';
@@ -10,6 +11,8 @@ export { allColumns, catalogFingerprint, hasMetadata, sqlType } from './ddl.ts';
 export interface OpenWarehouseOptions {
   /** Postgres schema holding every table (default `public`, created if missing). Ignored for DuckDB. */
   readonly schema?: string;
+  /** DuckDB's memory limit (e.g. `256MB`); ignored for Postgres. Default: `defaultDuckDBMemoryLimit`. */
+  readonly duckdbMemoryLimit?: string;
   readonly logger?: Logger;
 }
 
@@ -28,5 +31,5 @@ export async function openWarehouse(target: string, options: OpenWarehouseOption
     }
     return PostgresWarehouse.open(target, schema, logger);
   }
-  return DuckDBWarehouse.open(target, logger);
+  return DuckDBWarehouse.open(target, logger, { memoryLimit: options.duckdbMemoryLimit ?? defaultDuckDBMemoryLimit });
 }

@@ -60,6 +60,9 @@ describe('settings', () => {
       /GRANTFLOW_SITE_TIME_ZONE: must be an IANA time zone/,
     );
     expect(await configError(loadSettings({ site: 'not a url' }, { env: {} }))).toMatch(/^--site: /);
+    expect(await configError(loadSettings({}, { env: { GRANTFLOW_DUCKDB_MEMORY_LIMIT: 'lots' } }))).toMatch(
+      /GRANTFLOW_DUCKDB_MEMORY_LIMIT: must be a size such as 256MB or 2GB/,
+    );
     const typo = await pipeline('typo.json', JSON.stringify({ rte: 5 }));
     expect(await configError(loadSettings({}, { pipeline: typo, env: {} }))).toMatch(/unknown setting "rte"/);
     const wrongType = await pipeline('type.json', JSON.stringify({ perPage: 'many' }));

@@ -12,7 +12,16 @@ import { redact } from '../../util/redact.ts';
 import { runAction } from '../run-action.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
 
-const keys: readonly SettingKey[] = ['site', 'credentials', 'warehouse', 'schema', 'snapshots', 'rate', 'logLevel'];
+const keys: readonly SettingKey[] = [
+  'site',
+  'credentials',
+  'warehouse',
+  'schema',
+  'duckdbMemoryLimit',
+  'snapshots',
+  'rate',
+  'logLevel',
+];
 
 interface Check {
   readonly name: string;
@@ -67,7 +76,11 @@ export function registerDoctor(program: Command): void {
         {
           name: 'warehouse',
           run: async () => {
-            const warehouse = await openWarehouse(settings.warehouse, { schema: settings.schema, logger });
+            const warehouse = await openWarehouse(settings.warehouse, {
+              schema: settings.schema,
+              duckdbMemoryLimit: settings.duckdbMemoryLimit,
+              logger,
+            });
             try {
               await warehouse.acquireLock(`grantflow doctor (pid ${process.pid})`);
               await warehouse.exec('CREATE TABLE _grantflow_doctor (x INTEGER); DROP TABLE _grantflow_doctor;');

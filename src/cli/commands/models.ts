@@ -10,12 +10,13 @@ import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
 import { addSettingOptions, flagsFrom } from '../settings-options.ts';
 
-const keys: readonly SettingKey[] = ['warehouse', 'schema', 'logLevel'];
+const keys: readonly SettingKey[] = ['warehouse', 'schema', 'duckdbMemoryLimit', 'logLevel'];
 
 async function withWarehouse(options: Record<string, unknown>, fn: (w: Warehouse) => Promise<number>): Promise<number> {
   const settings = await loadSettings(flagsFrom(options, keys), { pipeline: options.pipeline as string | undefined });
   const warehouse = await openWarehouse(settings.warehouse, {
     schema: settings.schema,
+    duckdbMemoryLimit: settings.duckdbMemoryLimit,
     logger: createLogger({ level: settings.logLevel }),
   });
   try {

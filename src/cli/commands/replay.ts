@@ -6,7 +6,7 @@ import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
 
-const keys: readonly SettingKey[] = ['warehouse', 'schema', 'rawDir', 'siteTimeZone', 'logLevel'];
+const keys: readonly SettingKey[] = ['warehouse', 'schema', 'duckdbMemoryLimit', 'rawDir', 'siteTimeZone', 'logLevel'];
 
 export function registerReplay(program: Command): void {
   const command = program
@@ -18,7 +18,11 @@ export function registerReplay(program: Command): void {
     runAction(async (options: Record<string, unknown>) => {
       const settings = await settingsFrom(options, keys);
       const logger = createLogger({ level: settings.logLevel });
-      const warehouse = await openWarehouse(settings.warehouse, { schema: settings.schema, logger });
+      const warehouse = await openWarehouse(settings.warehouse, {
+        schema: settings.schema,
+        duckdbMemoryLimit: settings.duckdbMemoryLimit,
+        logger,
+      });
       try {
         await warehouse.acquireLock(`grantflow replay (pid ${process.pid})`);
         const started = Date.now();

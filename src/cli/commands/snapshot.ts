@@ -9,7 +9,14 @@ import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
 import { addSettingOptions, flagsFrom } from '../settings-options.ts';
 
-const keys: readonly SettingKey[] = ['warehouse', 'schema', 'snapshots', 'retainSnapshots', 'logLevel'];
+const keys: readonly SettingKey[] = [
+  'warehouse',
+  'schema',
+  'duckdbMemoryLimit',
+  'snapshots',
+  'retainSnapshots',
+  'logLevel',
+];
 
 export function registerSnapshot(program: Command): void {
   const command = program
@@ -31,7 +38,11 @@ export function registerSnapshot(program: Command): void {
       const settings = await loadSettings(flags, { pipeline: options.pipeline as string | undefined });
       checkSnapshotDir(settings.snapshots);
       const logger = createLogger({ level: settings.logLevel });
-      const warehouse = await openWarehouse(settings.warehouse, { schema: settings.schema, logger });
+      const warehouse = await openWarehouse(settings.warehouse, {
+        schema: settings.schema,
+        duckdbMemoryLimit: settings.duckdbMemoryLimit,
+        logger,
+      });
       try {
         const available = await defaultSnapshotTables(warehouse);
         const wanted =

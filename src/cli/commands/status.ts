@@ -8,7 +8,7 @@ import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
 
-const keys: readonly SettingKey[] = ['warehouse', 'schema', 'logLevel'];
+const keys: readonly SettingKey[] = ['warehouse', 'schema', 'duckdbMemoryLimit', 'logLevel'];
 
 export function registerStatus(program: Command): void {
   const command = program
@@ -27,6 +27,7 @@ export function registerStatus(program: Command): void {
       }
       const warehouse = await openWarehouse(settings.warehouse, {
         schema: settings.schema,
+        duckdbMemoryLimit: settings.duckdbMemoryLimit,
         logger: createLogger({ level: settings.logLevel }),
       });
       const out: string[] = [];

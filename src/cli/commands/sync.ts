@@ -11,6 +11,7 @@ export const syncKeys: readonly SettingKey[] = [
   'credentials',
   'warehouse',
   'schema',
+  'duckdbMemoryLimit',
   'snapshots',
   'rawDir',
   'landRaw',

@@ -42,7 +42,22 @@ export function lockedMessage(path: string, pid: number | null, owner?: string):
   return `warehouse ${path} is in use by another grantflow run (${holder}); wait for it to finish or stop it, then retry`;
 }
 
-export async function acquireInstance(target: string): Promise<{ path: string; instance: DuckDBInstance }> {
+export interface InstanceSettings {
+  /** DuckDB `memory_limit`: past it, DuckDB spills to `<file>.tmp/` (or fails with its out-of-memory error). */
+  readonly memoryLimit: string;
+}
+
+/**
+ * WAL size that triggers a checkpoint. DuckDB's 16 MB default checkpoints after nearly every commit of a big load,
+ * and a checkpoint rewrites the row groups of every table touched since the last one (~130 ms per commit on a
+ * large replay). With 1 GB, a load checkpoints a few times and once on close; the WAL on disk may reach that size.
+ */
+const checkpointThreshold = '1GB';
+
+export async function acquireInstance(
+  target: string,
+  settings: InstanceSettings,
+): Promise<{ path: string; instance: DuckDBInstance }> {
   const path = resolve(target);
   const shared = open.get(path);
   if (shared) {
@@ -56,7 +71,10 @@ export async function acquireInstance(target: string): Promise<{ path: string; i
   }
   let instance: DuckDBInstance;
   try {
-    instance = await DuckDBInstance.create(path);
+    instance = await DuckDBInstance.create(path, {
+      memory_limit: settings.memoryLimit,
+      checkpoint_threshold: checkpointThreshold,
+    });
   } catch (e) {
     const message = (e as Error).message;
     if (/Could not set lock on file/i.test(message)) {

@@ -7,7 +7,15 @@ import type { BookkeepingDb } from '../bookkeeping.ts';
 import type { StagingBackend } from '../load-unit.ts';
 import type { SqlRunner } from '../sql-runner.ts';
 import { ident } from '../values.ts';
-import { acquireInstance, lockedMessage, lockFilePath, pidAlive, readLockInfo, releaseInstance } from './instance.ts';
+import {
+  acquireInstance,
+  type InstanceSettings,
+  lockedMessage,
+  lockFilePath,
+  pidAlive,
+  readLockInfo,
+  releaseInstance,
+} from './instance.ts';
 import { DuckDBDialect } from './kysely-dialect.ts';
 import { DuckDBSession } from './session.ts';
 import { DuckDBStaging } from './staging.ts';
@@ -39,8 +47,8 @@ export class DuckDBWarehouse extends BaseWarehouse {
     this.migrationDb = this.db as unknown as Kysely<unknown>;
   }
 
-  static async open(target: string, logger: Logger): Promise<DuckDBWarehouse> {
-    const { path, instance } = await acquireInstance(target);
+  static async open(target: string, logger: Logger, settings: InstanceSettings): Promise<DuckDBWarehouse> {
+    const { path, instance } = await acquireInstance(target, settings);
     try {
       const main = new DuckDBSession(await instance.connect());
       return new DuckDBWarehouse(path, instance, main, logger);

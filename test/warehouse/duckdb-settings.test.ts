@@ -1,0 +1,38 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defaultDuckDBMemoryLimit } from '../../src/config/settings.ts';
+import { openWarehouse } from '../../src/warehouse/index.ts';
+
+const dir = await mkdtemp(join(tmpdir(), 'gf-duck-settings-'));
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+async function settingOf(target: string, name: string, limit?: string): Promise<unknown> {
+  const wh = await openWarehouse(target, limit ? { duckdbMemoryLimit: limit } : {});
+  try {
+    const [row] = await wh.query(`SELECT current_setting('${name}') AS v`);
+    return row?.v;
+  } finally {
+    await wh.close();
+  }
+}
+
+/** DuckDB reports sizes in binary units: 256MB reads back as 244.1 MiB. */
+const mib = (size: string): string => {
+  const bytes = Number(/^\d+/.exec(size)![0]) * 1000 ** 2;
+  return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+};
+
+describe('DuckDB instance settings', () => {
+  it('bounds DuckDB memory by default and by the duckdbMemoryLimit setting', async () => {
+    expect(await settingOf(join(dir, 'default.duckdb'), 'memory_limit')).toBe(mib(defaultDuckDBMemoryLimit));
+    expect(await settingOf(join(dir, 'set.duckdb'), 'memory_limit', '300MB')).toBe(mib('300MB'));
+  });
+
+  it('checkpoints a load by WAL size well above DuckDB default of 16 MB', async () => {
+    const value = String(await settingOf(join(dir, 'ckpt.duckdb'), 'checkpoint_threshold'));
+    expect(value).toMatch(/GiB|MiB/);
+    expect(value).not.toBe('16.0 MiB');
+  });
+});
