@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { readdir } from 'node:fs/promises';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { runReplay } from '../../src/pipeline/replay.ts';
+import { RawLanding } from '../../src/extract/raw-landing.ts';
 import { runDataTests } from '../../src/models/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
@@ -89,6 +90,54 @@ describe('loading the same pages again', () => {
       await warehouse.close();
     }
     expect(summarize(await dumpWarehouse(fresh))).toEqual(summarize(await dumpWarehouse(duckPath)));
+  });
+
+  it('a replay normalising on the main thread gives the same tables as one through the worker thread', async () => {
+    const targets = { worker: join(dir.path, 'replay-worker.duckdb'), main: join(dir.path, 'replay-main.duckdb') };
+    for (const [how, target] of Object.entries(targets)) {
+      const warehouse = await openWarehouse(target, { logger: silentLogger });
+      try {
+        const infos = await runReplay({
+          warehouse,
+          rawDir: join(dir.path, 'raw'),
+          runId,
+          siteTimeZone: 'UTC',
+          workers: how === 'worker',
+        });
+        expect(infos.reduce((a, i) => a + i.records, 0)).toBeGreaterThan(100);
+      } finally {
+        await warehouse.close();
+      }
+    }
+    expect(summarize(await dumpWarehouse(targets.worker))).toEqual(summarize(await dumpWarehouse(targets.main)));
+  });
+
+  it('a page that cannot be read fails the replay with the stream named, and commits nothing of that stream', async () => {
+    const raw = join(dir.path, 'raw-corrupt');
+    const landing = new RawLanding(join(raw, 'bad-run'));
+    await landing.open();
+    const page = (body: string) =>
+      ({
+        type: 'page',
+        url: 'https://site.test/api/programs/',
+        status: 200,
+        fetchedAt: '2024-01-01T00:00:00Z',
+        body,
+      }) as const;
+    landing.write('programs', page(JSON.stringify({ count: 1, next: null, results: [{ id: 1, name: 'ok' }] })));
+    landing.write('programs', page('{"count": 2, "results": [tru'));
+    landing.write('programs', { type: 'walk_end', complete: true });
+    await landing.close();
+    const target = join(dir.path, 'replay-corrupt.duckdb');
+    const warehouse = await openWarehouse(target, { logger: silentLogger });
+    try {
+      await expect(runReplay({ warehouse, rawDir: raw, runId: 'bad-run', siteTimeZone: 'UTC' })).rejects.toThrow(
+        /replay of programs: raw page of https:\/\/site\.test\/api\/programs\/ cannot be read/,
+      );
+      expect(await warehouse.query('SELECT count(*) AS n FROM programs')).toEqual([{ n: 0 }]);
+    } finally {
+      await warehouse.close();
+    }
   });
 
   it('replaying twice over the synced warehouse leaves every table unchanged', async () => {

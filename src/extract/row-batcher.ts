@@ -1,0 +1,90 @@
+import type { JsonObject } from '../util/json.ts';
+import type { StagedMerge } from '../warehouse/types.ts';
+import type { Row } from '../normalize/table-def.ts';
+import { QuarantineError, quarantineRow, streamMappings, type MappedRow, type StreamName } from '../normalize/index.ts';
+import { ReferenceDedup } from './reference-dedup.ts';
+
+/**
+ * Rows are buffered until either bound is reached, then go out as batches: the row count bounds the per-row
+ * overhead, the text size bounds memory when records are large (the source JSON kept in `_raw` dominates).
+ */
+const flushRows = 5_000;
+const flushChars = 8_000_000;
+
+export interface SinkCounts {
+  records: number;
+  rows: number;
+  quarantined: number;
+}
+
+/** Rows of one table and merge mode, ready for `LoadUnit.append`. */
+export interface RowBatch {
+  readonly table: string;
+  readonly merge: StagedMerge;
+  readonly rows: Row[];
+}
+
+export interface BatchContext {
+  readonly runId: string;
+  readonly extractedAt: string;
+  readonly siteTimeZone: string;
+}
+
+/**
+ * Normalises records of one stream into rows, buffered per table and handed out in bounded batches. A record that
+ * cannot be typed becomes a `_grantflow_quarantine` row with the reason; nothing is dropped silently. Knows nothing
+ * of the warehouse, so it runs as well in a worker thread (replay) as next to the load unit (sync).
+ */
+export class RowBatcher {
+  private readonly buffers = new Map<string, RowBatch>();
+  private buffered = 0;
+  private bufferedChars = 0;
+  private readonly references = new ReferenceDedup();
+  readonly counts: SinkCounts = { records: 0, rows: 0, quarantined: 0 };
+
+  constructor(
+    private readonly stream: StreamName,
+    private readonly context: BatchContext,
+  ) {}
+
+  /** Normalise `records`; returns batches once enough rows are buffered, else nothing. */
+  add(records: readonly JsonObject[], parentId?: number): RowBatch[] {
+    const mapping = streamMappings[this.stream];
+    for (const record of records) {
+      this.counts.records++;
+      let mapped: MappedRow[];
+      try {
+        mapped = mapping.map(record, { parentId, siteTimeZone: this.context.siteTimeZone });
+      } catch (error) {
+        if (!(error instanceof QuarantineError)) throw error;
+        this.counts.quarantined++;
+        const row = quarantineRow(this.stream, record, error.message, this.context.runId, this.context.extractedAt);
+        mapped = [{ table: '_grantflow_quarantine', row, merge: 'replace' }];
+      }
+      for (const m of mapped) {
+        if (m.merge === 'coalesce' && !this.references.admit(m.table, m.row)) continue;
+        this.push(m.table, m.merge, m.row);
+      }
+    }
+    return this.buffered >= flushRows || this.bufferedChars >= flushChars ? this.drain() : [];
+  }
+
+  private push(table: string, merge: StagedMerge, row: Row): void {
+    const key = `${table}\u0000${merge}`;
+    let buffer = this.buffers.get(key);
+    if (!buffer) this.buffers.set(key, (buffer = { table, merge, rows: [] }));
+    buffer.rows.push(row);
+    this.buffered++;
+    this.bufferedChars += typeof row._raw === 'string' ? row._raw.length : 0;
+    this.counts.rows++;
+  }
+
+  /** Every buffered row, as batches. */
+  drain(): RowBatch[] {
+    const batches = [...this.buffers.values()].filter((b) => b.rows.length > 0);
+    this.buffers.clear();
+    this.buffered = 0;
+    this.bufferedChars = 0;
+    return batches;
+  }
+}

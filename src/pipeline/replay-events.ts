@@ -1,0 +1,122 @@
+import { readRawLines } from '../extract/raw-landing.ts';
+import { RowBatcher, type BatchContext, type RowBatch, type SinkCounts } from '../extract/row-batcher.ts';
+import type { StreamDef } from '../extract/stream-def.ts';
+import { parseListPage, parseJson } from '../source/index.ts';
+import { isJsonObject, type JsonObject } from '../util/json.ts';
+import { GrantflowError } from '../util/errors.ts';
+
+/**
+ * What replaying one stream's raw pages asks of the warehouse, in order: stage these rows; commit what is staged.
+ * Produced without touching the warehouse, so a worker thread can produce them while the main thread loads.
+ */
+export type ReplayEvent =
+  | { readonly kind: 'rows'; readonly batch: RowBatch }
+  | {
+      readonly kind: 'commit';
+      /** Top-level stream: the landed walk was complete, so its deletions may be inferred. */
+      readonly complete: boolean;
+      /** Fan-out stream: parents whose walks were complete in this chunk (their children's deletions). */
+      readonly parentIds: readonly number[];
+      /** What this commit covers (not cumulative). */
+      readonly counts: SinkCounts;
+      readonly pages: number;
+      readonly duplicates: number;
+    };
+
+/** Parents per commit of a fan-out stream: bounds what is staged at once, as checkpoints do in a sync. */
+export const parentsPerCommit = 2000;
+
+export function replayEvents(dir: string, def: StreamDef, ctx: BatchContext): AsyncGenerator<ReplayEvent> {
+  return def.parent ? fanOutEvents(dir, def, ctx) : topLevelEvents(dir, def, ctx);
+}
+
+const rowsOf = (batches: readonly RowBatch[]): ReplayEvent[] => batches.map((batch) => ({ kind: 'rows', batch }));
+
+/** A top-level stream: one commit, with deletions only when the landed walk was complete (as in a sync). */
+async function* topLevelEvents(dir: string, def: StreamDef, ctx: BatchContext): AsyncGenerator<ReplayEvent> {
+  const batcher = new RowBatcher(def.name, ctx);
+  const keys = new Set<string>();
+  const tally = { pages: 0, duplicates: 0 };
+  let complete = false;
+  for await (const line of readRawLines(dir, def.name)) {
+    if (line.type === 'walk_end') {
+      complete = line.complete;
+      continue;
+    }
+    tally.pages++;
+    yield* rowsOf(batcher.add(fresh(def, pageRecords(def.shape, line.body, line.url), keys, tally)));
+  }
+  yield* rowsOf(batcher.drain());
+  yield { kind: 'commit', complete, parentIds: [], counts: batcher.counts, ...tally };
+}
+
+/**
+ * A fan-out stream: a parent's pages may interleave with other parents' in the file, so its records wait for its
+ * `walk_end`; then they join the current chunk with that parent's deletion scope. A chunk never splits a parent.
+ */
+async function* fanOutEvents(dir: string, def: StreamDef, ctx: BatchContext): AsyncGenerator<ReplayEvent> {
+  const waiting = new Map<number, { records: JsonObject[]; keys: Set<string> }>();
+  let batcher = new RowBatcher(def.name, ctx);
+  let tally = { pages: 0, duplicates: 0 };
+  let chunk: number[] = [];
+
+  function* commit(): Generator<ReplayEvent> {
+    yield* rowsOf(batcher.drain());
+    yield { kind: 'commit', complete: true, parentIds: chunk, counts: batcher.counts, ...tally };
+    batcher = new RowBatcher(def.name, ctx);
+    tally = { pages: 0, duplicates: 0 };
+    chunk = [];
+  }
+  function* finish(parentId: number, records: JsonObject[], complete: boolean): Generator<ReplayEvent> {
+    yield* rowsOf(batcher.add(records, parentId));
+    if (complete) chunk.push(parentId);
+    if (chunk.length >= parentsPerCommit) yield* commit();
+  }
+
+  for await (const line of readRawLines(dir, def.name)) {
+    const parentId = line.parentId;
+    if (parentId === undefined) continue;
+    const entry = waiting.get(parentId) ?? { records: [], keys: new Set<string>() };
+    waiting.set(parentId, entry);
+    if (line.type === 'page') {
+      tally.pages++;
+      entry.records.push(...fresh(def, pageRecords(def.shape, line.body, line.url), entry.keys, tally));
+      // An object endpoint (eligibility) answers in one page: that page is the whole walk.
+      if (def.shape === 'object') {
+        waiting.delete(parentId);
+        yield* finish(parentId, entry.records, true);
+      }
+      continue;
+    }
+    waiting.delete(parentId);
+    yield* finish(parentId, entry.records, line.complete);
+  }
+  // Parents whose walk a kill cut short: their rows load, but nothing of theirs is inferred deleted.
+  for (const [parentId, entry] of waiting) yield* finish(parentId, entry.records, false);
+  yield* commit();
+}
+
+/** Records of a page not seen before in the same walk (pages shift while a site changes). */
+function fresh(def: StreamDef, records: JsonObject[], keys: Set<string>, tally: { duplicates: number }): JsonObject[] {
+  const out: JsonObject[] = [];
+  for (const r of records) {
+    const k = def.keyOf(r);
+    if (keys.has(k)) tally.duplicates++;
+    else {
+      keys.add(k);
+      out.push(r);
+    }
+  }
+  return out;
+}
+
+function pageRecords(shape: 'list' | 'object', body: string, url: string): JsonObject[] {
+  if (shape === 'object') {
+    const parsed = parseJson(body);
+    if (!parsed.ok) throw new GrantflowError(`raw page of ${url} is not JSON: ${parsed.problem}`);
+    return isJsonObject(parsed.value) ? [parsed.value] : [];
+  }
+  const parsed = parseListPage(body);
+  if (!parsed.ok) throw new GrantflowError(`raw page of ${url} cannot be read: ${parsed.problem}`);
+  return parsed.value.records;
+}

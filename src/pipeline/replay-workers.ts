@@ -1,0 +1,94 @@
+import { Worker } from 'node:worker_threads';
+import type { BatchContext } from '../extract/row-batcher.ts';
+import { GrantflowError } from '../util/errors.ts';
+import type { ReplayEvent } from './replay-events.ts';
+
+export type ToWorker =
+  | {
+      readonly type: 'start';
+      readonly id: number;
+      readonly dir: string;
+      readonly stream: string;
+      readonly context: BatchContext;
+    }
+  | { readonly type: 'ack'; readonly id: number };
+
+export type FromWorker =
+  | { readonly type: 'event'; readonly id: number; readonly event: ReplayEvent }
+  | { readonly type: 'done'; readonly id: number }
+  | { readonly type: 'error'; readonly id: number; readonly message: string };
+
+type Inbox = (FromWorker | { readonly type: 'crash'; readonly error: Error })[];
+
+const entry = new URL('./replay-worker-entry.js', import.meta.url);
+
+/**
+ * One worker thread that reads, parses and normalises raw pages (`replayEvents`) while the main thread stages and
+ * merges, so the two halves of a replay overlap instead of taking turns. Streams replayed at the same time share
+ * it (a second thread would cost its own heap and TypeScript load for little gain on a small machine). A failed
+ * worker fails every stream it was serving.
+ */
+export class ReplayWorker {
+  private worker: Worker | null = null;
+  private readonly inboxes = new Map<number, { inbox: Inbox; notify: (() => void) | null }>();
+  private nextId = 1;
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(entry);
+    const deliver = (id: number | null, m: Inbox[number]): void => {
+      for (const [key, box] of this.inboxes) {
+        if (id !== null && key !== id) continue;
+        box.inbox.push(m);
+        box.notify?.();
+        box.notify = null;
+      }
+    };
+    worker.on('message', (m: FromWorker) => deliver(m.id, m));
+    worker.on('error', (error: Error) => deliver(null, { type: 'crash', error }));
+    worker.on('exit', (code: number) => {
+      if (this.worker === worker) this.worker = null;
+      deliver(null, { type: 'crash', error: new Error(`it exited with code ${code}`) });
+    });
+    this.worker = worker;
+    return worker;
+  }
+
+  async *events(dir: string, stream: string, context: BatchContext): AsyncGenerator<ReplayEvent> {
+    const worker = this.start();
+    const id = this.nextId++;
+    const box: { inbox: Inbox; notify: (() => void) | null } = { inbox: [], notify: null };
+    this.inboxes.set(id, box);
+    let finished = false;
+    try {
+      worker.postMessage({ type: 'start', id, dir, stream, context } satisfies ToWorker);
+      for (;;) {
+        if (box.inbox.length === 0) await new Promise<void>((r) => (box.notify = r));
+        const m = box.inbox.shift()!;
+        if (m.type === 'event') {
+          yield m.event;
+          worker.postMessage({ type: 'ack', id } satisfies ToWorker);
+        } else if (m.type === 'done') {
+          finished = true;
+          return;
+        } else if (m.type === 'error') {
+          finished = true;
+          throw new GrantflowError(`replay of ${stream}: ${m.message}`);
+        } else {
+          throw new GrantflowError(`replay of ${stream}: the worker thread failed: ${m.error.message}`);
+        }
+      }
+    } finally {
+      this.inboxes.delete(id);
+      // A stream abandoned midway leaves the worker blocked on it: stop the worker; the next stream starts another.
+      if (!finished) await this.close();
+    }
+  }
+
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = null;
+    // Streams still reading from it get the exit as a failure (see start).
+    if (worker) await worker.terminate();
+  }
+}
