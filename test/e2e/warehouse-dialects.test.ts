@@ -102,7 +102,7 @@ describe('loading the same pages again', () => {
           rawDir: join(dir.path, 'raw'),
           runId,
           siteTimeZone: 'UTC',
-          workers: how === 'worker',
+          normaliseInWorker: how === 'worker',
         });
         expect(infos.reduce((a, i) => a + i.records, 0)).toBeGreaterThan(100);
       } finally {
