@@ -134,7 +134,9 @@ export async function loadFigure(options: BenchOptions): Promise<FigureResult> {
         `own process with the rate limit off (grantflow \`rate: 1000\`, \`concurrency: ${landingConcurrency}\`), and cached ` +
         `under \`data/bench/raw/<scale>-<seed>/\`. Landing: ${landing}. Each replay (\`runReplay\`: parse pages, ` +
         `normalise, stage, merge, commit; \`bench/lib/replay-child.ts\`) runs in a fresh child process, so \`maxRSS\` is its ` +
-        `own; timing covers the replay call (migrations included, process start excluded). Postgres: a fresh schema at ` +
+        `own; timing covers the replay call and closing the warehouse (migrations and DuckDB's final checkpoint included, ` +
+        `process start excluded). DuckDB runs with grantflow's defaults (memory limit 256MB; replay normalises in a ` +
+        `worker thread). Postgres: a fresh schema at ` +
         `\`GRANTFLOW_TEST_POSTGRES_URL\`, dropped afterwards. The ceiling writes each stream's records as NDJSON ` +
         `(untimed), then times \`CREATE TABLE … AS SELECT * FROM read_json(…)\` for every stream plus a CHECKPOINT. ` +
         `"records" are API records; "rows" are the warehouse rows they normalise into (child tables included).`,
