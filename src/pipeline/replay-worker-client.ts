@@ -35,8 +35,8 @@ export class ReplayWorker {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    // A small young generation: the worker's rows are short-lived, and V8's default lets it hold ~50 MB more
-    // (medium replay: 522 → 459 MB peak RSS, time within noise).
+    // A small young generation: the worker's rows are short-lived, and V8's default semi-spaces hold more of them
+    // (medium replay peak RSS ~520 → ~500–510 MB, time within noise).
     const worker = new Worker(entry, { resourceLimits: { maxYoungGenerationSizeMb: 8 } });
     const deliver = (id: number | null, m: Inbox[number]): void => {
       for (const [key, box] of this.inboxes) {
