@@ -60,21 +60,23 @@ export async function runReplay(request: ReplayRequest): Promise<StreamInfo[]> {
   // Two streams at a time: while one waits for its merges and commit, the other's rows go into staging (commits
   // stay serial). Merges of references are order-independent, so the order streams finish in does not matter.
   const queue = streamCatalog.filter((s) => present.has(s.name));
+  // The first failure is the one reported: a failing stream stops the shared worker, which then fails the other.
+  const failures: unknown[] = [];
   const lane = async (): Promise<void> => {
     for (let def = queue.shift(); def; def = queue.shift()) {
       try {
         await replayStream(def);
-      } catch (e) {
+      } catch (error) {
+        failures.push(error);
         queue.length = 0; // no new stream starts after a failure
-        throw e;
+        return;
       }
     }
   };
-  // Both lanes finish before the first failure is thrown: no stream is left loading after replay returns.
-  const settled = await Promise.allSettled([lane(), lane()]);
+  // Both lanes finish before the failure is thrown: no stream is left loading after replay returns.
+  await Promise.all([lane(), lane()]);
   await worker?.close();
-  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
+  if (failures.length > 0) throw failures[0];
   const order = new Map<string, number>(streamCatalog.map((s, i) => [s.name, i]));
   infos.sort((a, b) => (order.get(a.stream) ?? 0) - (order.get(b.stream) ?? 0));
   return infos;
