@@ -1,7 +1,7 @@
 import { readRawLines } from '../extract/raw-landing.ts';
 import { RowBatcher, type BatchContext, type RowBatch, type SinkCounts } from '../extract/row-batcher.ts';
 import type { StreamDef } from '../extract/stream-def.ts';
-import { parseListPage, parseJson } from '../source/index.ts';
+import { parseListPage, parseJson, unseenRecords } from '../source/index.ts';
 import { isJsonObject, type JsonObject } from '../util/json.ts';
 import { GrantflowError } from '../util/errors.ts';
 
@@ -96,18 +96,11 @@ async function* fanOutEvents(dir: string, def: StreamDef, ctx: BatchContext): As
   yield* commit();
 }
 
-/** Records of a page not seen before in the same walk (pages shift while a site changes). */
-function fresh(def: StreamDef, records: JsonObject[], keys: Set<string>, tally: { duplicates: number }): JsonObject[] {
-  const out: JsonObject[] = [];
-  for (const r of records) {
-    const k = def.keyOf(r);
-    if (keys.has(k)) tally.duplicates++;
-    else {
-      keys.add(k);
-      out.push(r);
-    }
-  }
-  return out;
+/** Records of a page not seen before in the same walk, counting the repeats. */
+function fresh(def: StreamDef, records: JsonObject[], seen: Set<string>, tally: { duplicates: number }): JsonObject[] {
+  const { fresh, repeated } = unseenRecords(records, def.keyOf, seen);
+  tally.duplicates += repeated;
+  return fresh;
 }
 
 function pageRecords(shape: 'list' | 'object', body: string, url: string): JsonObject[] {

@@ -3,4 +3,4 @@ export { createSiteClient, isLoopbackHost, type SiteClientOptions } from './site
 export { FileCredentialStore, parseCredentials, registerCredentialSecrets } from './credentials-file.ts';
 export { SiteHttpError, SiteResponseError, SiteUnavailableError } from './errors.ts';
 export { RateLimiter, Semaphore } from './throttle.ts';
-export { parseListPage, parseJson } from './pagination.ts';
+export { parseListPage, parseJson, unseenRecords } from './pagination.ts';

@@ -66,6 +66,31 @@ export function defaultKeyOf(record: JsonObject): string | undefined {
   return typeof id === 'number' || typeof id === 'string' ? String(id) : undefined;
 }
 
+/**
+ * Records of a page whose key is not in `seen` (their keys are added), and how many were repeats: pages shift while
+ * a site changes, so a walk can meet a record twice. Records without a key always pass.
+ */
+export function unseenRecords(
+  records: readonly JsonObject[],
+  keyOf: (record: JsonObject) => string | undefined,
+  seen: Set<string>,
+): { fresh: JsonObject[]; repeated: number } {
+  const fresh: JsonObject[] = [];
+  let repeated = 0;
+  for (const r of records) {
+    const key = keyOf(r);
+    if (key !== undefined) {
+      if (seen.has(key)) {
+        repeated++;
+        continue;
+      }
+      seen.add(key);
+    }
+    fresh.push(r);
+  }
+  return { fresh, repeated };
+}
+
 export type PageFetcher = (
   url: URL,
 ) => Promise<{ status: number; page: ParsedPage; raw: string; url: string; fetchedAt: string }>;
@@ -91,18 +116,8 @@ export async function* walkPages(
     const res = await fetchPage(url);
     pages++;
     const { page } = res;
-    const fresh: JsonObject[] = [];
-    for (const r of page.records) {
-      const key = keyOf(r);
-      if (key !== undefined) {
-        if (seenKeys.has(key)) {
-          duplicates++;
-          continue;
-        }
-        seenKeys.add(key);
-      }
-      fresh.push(r);
-    }
+    const { fresh, repeated } = unseenRecords(page.records, keyOf, seenKeys);
+    duplicates += repeated;
     records += fresh.length;
     if (page.total !== null) totalReported = page.total;
     yield {
