@@ -7,7 +7,7 @@ import { tables } from '../normalize/index.ts';
 import { createSiteClient } from '../source/index.ts';
 import type { ClientStats, CredentialStore, SiteClient } from '../source/types.ts';
 import type { Settings } from '../config/settings.ts';
-import { openWarehouse } from '../warehouse/index.ts';
+import { openConfiguredWarehouse } from '../warehouse/index.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import { ConfigError, ExitCode } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
@@ -77,11 +77,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
 
   let warehouse: Warehouse;
   try {
-    warehouse = await openWarehouse(settings.warehouse, {
-      schema: settings.schema,
-      duckdbMemoryLimit: settings.duckdbMemoryLimit,
-      logger,
-    });
+    warehouse = await openConfiguredWarehouse(settings, logger);
   } catch (error) {
     await client?.close();
     throw error;

@@ -1,4 +1,4 @@
-import { defaultDuckDBMemoryLimit } from '../config/settings.ts';
+import { defaultDuckDBMemoryLimit, type Settings } from '../config/settings.ts';
 import { ConfigError } from '../util/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { DuckDBWarehouse } from './duckdb/warehouse.ts';
@@ -32,4 +32,16 @@ export async function openWarehouse(target: string, options: OpenWarehouseOption
     return PostgresWarehouse.open(target, schema, logger);
   }
   return DuckDBWarehouse.open(target, logger, { memoryLimit: options.duckdbMemoryLimit ?? defaultDuckDBMemoryLimit });
+}
+
+/** The warehouse a command's settings name, opened with their schema and DuckDB memory limit. */
+export function openConfiguredWarehouse(
+  settings: Pick<Settings, 'warehouse' | 'schema' | 'duckdbMemoryLimit'>,
+  logger: Logger,
+): Promise<Warehouse> {
+  return openWarehouse(settings.warehouse, {
+    schema: settings.schema,
+    duckdbMemoryLimit: settings.duckdbMemoryLimit,
+    logger,
+  });
 }

@@ -4,7 +4,7 @@ import type { SettingKey } from '../../config/settings.ts';
 import { credentialsFromEnv, envCredentials, fileCredentialStore } from '../../pipeline/credentials.ts';
 import { preflight } from '../../pipeline/preflight.ts';
 import { createSiteClient } from '../../source/index.ts';
-import { openWarehouse } from '../../warehouse/index.ts';
+import { openConfiguredWarehouse } from '../../warehouse/index.ts';
 import { checkSnapshotDir } from '../../snapshot/index.ts';
 import { ExitCode, isGrantflowError } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
@@ -76,11 +76,7 @@ export function registerDoctor(program: Command): void {
         {
           name: 'warehouse',
           run: async () => {
-            const warehouse = await openWarehouse(settings.warehouse, {
-              schema: settings.schema,
-              duckdbMemoryLimit: settings.duckdbMemoryLimit,
-              logger,
-            });
+            const warehouse = await openConfiguredWarehouse(settings, logger);
             try {
               await warehouse.acquireLock(`grantflow doctor (pid ${process.pid})`);
               await warehouse.exec('CREATE TABLE _grantflow_doctor (x INTEGER); DROP TABLE _grantflow_doctor;');

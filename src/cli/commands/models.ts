@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { loadSettings } from '../../config/load-settings.ts';
 import type { SettingKey } from '../../config/settings.ts';
 import { tables } from '../../normalize/index.ts';
-import { openWarehouse } from '../../warehouse/index.ts';
+import { openConfiguredWarehouse } from '../../warehouse/index.ts';
 import type { Warehouse } from '../../warehouse/types.ts';
 import { hasErrorFailures, runDataTests, runModels, type DataTestResult } from '../../models/index.ts';
 import { ExitCode } from '../../util/errors.ts';
@@ -14,11 +14,7 @@ const keys: readonly SettingKey[] = ['warehouse', 'schema', 'duckdbMemoryLimit',
 
 async function withWarehouse(options: Record<string, unknown>, fn: (w: Warehouse) => Promise<number>): Promise<number> {
   const settings = await loadSettings(flagsFrom(options, keys), { pipeline: options.pipeline as string | undefined });
-  const warehouse = await openWarehouse(settings.warehouse, {
-    schema: settings.schema,
-    duckdbMemoryLimit: settings.duckdbMemoryLimit,
-    logger: createLogger({ level: settings.logLevel }),
-  });
+  const warehouse = await openConfiguredWarehouse(settings, createLogger({ level: settings.logLevel }));
   try {
     // Idempotent; on a fresh warehouse the models then run over empty tables instead of failing.
     await warehouse.migrate(tables);

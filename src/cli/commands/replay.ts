@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { SettingKey } from '../../config/settings.ts';
 import { runReplay } from '../../pipeline/replay.ts';
-import { openWarehouse } from '../../warehouse/index.ts';
+import { openConfiguredWarehouse } from '../../warehouse/index.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
@@ -18,11 +18,7 @@ export function registerReplay(program: Command): void {
     runAction(async (options: Record<string, unknown>) => {
       const settings = await settingsFrom(options, keys);
       const logger = createLogger({ level: settings.logLevel });
-      const warehouse = await openWarehouse(settings.warehouse, {
-        schema: settings.schema,
-        duckdbMemoryLimit: settings.duckdbMemoryLimit,
-        logger,
-      });
+      const warehouse = await openConfiguredWarehouse(settings, logger);
       try {
         await warehouse.acquireLock(`grantflow replay (pid ${process.pid})`);
         const started = Date.now();

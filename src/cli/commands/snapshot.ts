@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { randomUUID } from 'node:crypto';
 import { loadSettings } from '../../config/load-settings.ts';
 import type { SettingKey } from '../../config/settings.ts';
-import { openWarehouse } from '../../warehouse/index.ts';
+import { openConfiguredWarehouse } from '../../warehouse/index.ts';
 import { checkSnapshotDir, defaultSnapshotTables, writeSnapshots } from '../../snapshot/index.ts';
 import { ConfigError, ExitCode } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
@@ -38,11 +38,7 @@ export function registerSnapshot(program: Command): void {
       const settings = await loadSettings(flags, { pipeline: options.pipeline as string | undefined });
       checkSnapshotDir(settings.snapshots);
       const logger = createLogger({ level: settings.logLevel });
-      const warehouse = await openWarehouse(settings.warehouse, {
-        schema: settings.schema,
-        duckdbMemoryLimit: settings.duckdbMemoryLimit,
-        logger,
-      });
+      const warehouse = await openConfiguredWarehouse(settings, logger);
       try {
         const available = await defaultSnapshotTables(warehouse);
         const wanted =

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import type { SettingKey } from '../../config/settings.ts';
 import { tables } from '../../normalize/index.ts';
 import { existsSync } from 'node:fs';
-import { isPostgresTarget, openWarehouse } from '../../warehouse/index.ts';
+import { isPostgresTarget, openConfiguredWarehouse } from '../../warehouse/index.ts';
 import { ConfigError } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
@@ -25,11 +25,7 @@ export function registerStatus(program: Command): void {
           `no warehouse at ${settings.warehouse}; run \`grantflow sync\` first or pass --warehouse`,
         );
       }
-      const warehouse = await openWarehouse(settings.warehouse, {
-        schema: settings.schema,
-        duckdbMemoryLimit: settings.duckdbMemoryLimit,
-        logger: createLogger({ level: settings.logLevel }),
-      });
+      const warehouse = await openConfiguredWarehouse(settings, createLogger({ level: settings.logLevel }));
       const out: string[] = [];
       try {
         out.push(`warehouse ${warehouse.description}`, '');
