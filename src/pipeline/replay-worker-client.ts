@@ -20,6 +20,12 @@ export type FromWorker =
 
 type Inbox = (FromWorker | { readonly type: 'crash'; readonly error: Error })[];
 
+/** Messages for one stream, and the wake-up of its reader while it waits for the next. */
+interface Box {
+  readonly inbox: Inbox;
+  notify: (() => void) | null;
+}
+
 const entry = new URL('./replay-worker-entry.js', import.meta.url);
 
 /**
@@ -30,7 +36,7 @@ const entry = new URL('./replay-worker-entry.js', import.meta.url);
  */
 export class ReplayWorker {
   private worker: Worker | null = null;
-  private readonly inboxes = new Map<number, { inbox: Inbox; notify: (() => void) | null }>();
+  private readonly inboxes = new Map<number, Box>();
   private nextId = 1;
 
   private start(): Worker {
@@ -38,19 +44,20 @@ export class ReplayWorker {
     // A small young generation: the worker's rows are short-lived, and V8's default semi-spaces hold more of them
     // (medium replay peak RSS ~520 → ~500–510 MB, time within noise).
     const worker = new Worker(entry, { resourceLimits: { maxYoungGenerationSizeMb: 8 } });
-    const deliver = (id: number | null, m: Inbox[number]): void => {
-      for (const [key, box] of this.inboxes) {
-        if (id !== null && key !== id) continue;
-        box.inbox.push(m);
-        box.notify?.();
-        box.notify = null;
-      }
+    const deliver = (box: Box | undefined, m: Inbox[number]): void => {
+      if (!box) return;
+      box.inbox.push(m);
+      box.notify?.();
+      box.notify = null;
     };
-    worker.on('message', (m: FromWorker) => deliver(m.id, m));
-    worker.on('error', (error: Error) => deliver(null, { type: 'crash', error }));
+    const crash = (error: Error): void => {
+      for (const box of this.inboxes.values()) deliver(box, { type: 'crash', error });
+    };
+    worker.on('message', (m: FromWorker) => deliver(this.inboxes.get(m.id), m));
+    worker.on('error', crash);
     worker.on('exit', (code: number) => {
       if (this.worker === worker) this.worker = null;
-      deliver(null, { type: 'crash', error: new Error(`it exited with code ${code}`) });
+      crash(new Error(`it exited with code ${code}`));
     });
     this.worker = worker;
     return worker;
@@ -59,7 +66,7 @@ export class ReplayWorker {
   async *events(dir: string, stream: string, context: BatchContext): AsyncGenerator<ReplayEvent> {
     const worker = this.start();
     const id = this.nextId++;
-    const box: { inbox: Inbox; notify: (() => void) | null } = { inbox: [], notify: null };
+    const box: Box = { inbox: [], notify: null };
     this.inboxes.set(id, box);
     let finished = false;
     try {
