@@ -188,9 +188,10 @@ export class StagingLoadUnit implements LoadUnit {
 
 /**
  * The staged rows of one table in merge order: `replace` rows in slices of at most `mergeChunkRows`, so that no
- * single statement holds a whole large stream (DuckDB keeps a statement's join and dedup state in memory). Slices
- * merge in staging order, so the last staged row of a key still wins. References stay whole: they are few, and
- * their richest-wins rule needs every candidate of a key in one statement.
+ * single statement joins a whole large stream's rows at once (with DuckDB under its memory limit, each statement's
+ * working set stays the size of a slice). Slices merge in staging order, so the last staged row of a key still
+ * wins. References stay whole: they are few, and their richest-wins rule needs every candidate of a key in one
+ * statement.
  */
 function mergeParts(s: Staging): string[] {
   if (s.mode !== 'replace' || s.table.primaryKey.length === 0 || s.rows <= mergeChunkRows) return [s.name];
