@@ -1,4 +1,5 @@
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely } from 'kysely';
+import { SchemaScopedPostgresDialect } from './schema-introspector.ts';
 import type pg from 'pg';
 import type { Logger } from '../../util/logger.ts';
 import { BaseWarehouse } from '../base-warehouse.ts';
@@ -29,7 +30,7 @@ export class PostgresWarehouse extends BaseWarehouse {
     super(logger);
     this.description = `${safeUrl(url)} (schema ${schemaName})`;
     this.migrationSchema = schemaName;
-    this.base = new Kysely<BookkeepingDb>({ dialect: new PostgresDialect({ pool }) });
+    this.base = new Kysely<BookkeepingDb>({ dialect: new SchemaScopedPostgresDialect({ pool }, schemaName) });
     this.db = this.base.withSchema(schemaName);
     this.migrationDb = this.base as unknown as Kysely<unknown>;
   }

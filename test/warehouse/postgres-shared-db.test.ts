@@ -1,0 +1,50 @@
+/**
+ * A shared Postgres database where other clients create and drop schemas while grantflow migrates its own: the
+ * migrations look only at the warehouse's schema, so a schema dropped meanwhile elsewhere cannot fail them.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { openWarehouse } from '../../src/warehouse/index.ts';
+
+const url = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const prefix = `gf_churn_${process.pid}`;
+const admin = new pg.Client({ connectionString: url });
+await admin.connect();
+afterAll(async () => {
+  const { rows } = await admin.query<{ nspname: string }>(
+    `SELECT nspname FROM pg_namespace WHERE nspname LIKE '${prefix}%'`,
+  );
+  for (const r of rows) await admin.query(`DROP SCHEMA IF EXISTS "${r.nspname}" CASCADE`);
+  await admin.end();
+});
+
+describe('Postgres warehouse on a shared database', () => {
+  it('migrates while other clients drop schemas', async () => {
+    let churning = true;
+    const churn = (async () => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      for (let i = 0; churning; i++) {
+        const name = `${prefix}_other_${i}`;
+        await c.query(`CREATE SCHEMA "${name}"`);
+        await c.query(`CREATE TABLE "${name}".t (id serial PRIMARY KEY)`);
+        await c.query(`DROP SCHEMA "${name}" CASCADE`);
+      }
+      await c.end();
+    })();
+    try {
+      for (let i = 0; i < 15; i++) {
+        const wh = await openWarehouse(url, { schema: `${prefix}_own_${i}` });
+        try {
+          await wh.migrate([]);
+          expect(await wh.query('SELECT count(*) AS n FROM _grantflow_migrations')).toEqual([{ n: 2 }]);
+        } finally {
+          await wh.close();
+        }
+      }
+    } finally {
+      churning = false;
+      await churn;
+    }
+  });
+});
