@@ -47,8 +47,8 @@ export interface StagingBackend {
   transaction<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T>;
   dropStaging(names: readonly string[]): Promise<void>;
   /**
-   * Fresh statistics for tables the next statements join (Postgres: the planner otherwise sees freshly COPYed
-   * staging tables, or targets the merge just filled, as empty and picks quadratic nested loops).
+   * Statistics for tables the next statements join, where missing or outgrown (Postgres: the planner otherwise
+   * sees freshly COPYed staging tables, or targets the merge just filled, as empty and picks quadratic nested loops).
    */
   analyze?(runner: SqlRunner, tables: readonly string[]): Promise<void>;
   /** Free per-unit resources once nothing is staged (DuckDB: the unit's connection). */
@@ -110,10 +110,10 @@ export class StagingLoadUnit implements LoadUnit {
     // Coalesce (reference) rows first, so rows from the entity's own stream have the last word.
     const order = [...this.stagings.values()].sort((a, b) => (a.mode === b.mode ? 0 : a.mode === 'coalesce' ? -1 : 1));
     await this.backend.transaction(async (runner) => {
-      await this.backend.analyze?.(
-        runner,
-        order.map((s) => s.name),
-      );
+      // Only staged rows that a soft delete will anti-join need statistics; merges read their staging in one pass.
+      const scopedTables = new Set((plan.completeScopes ?? []).map((c) => c.table));
+      const joined = order.filter((s) => s.mode === 'replace' && scopedTables.has(s.table.name)).map((s) => s.name);
+      if (joined.length > 0) await this.backend.analyze?.(runner, joined);
       for (const s of order) {
         for (const part of mergeParts(s)) {
           const statements = mergeSql(

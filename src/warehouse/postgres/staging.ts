@@ -10,6 +10,7 @@ import { seqColumn, type SqlStatement } from '../merge-sql.ts';
 import type { SqlRunner } from '../sql-runner.ts';
 import type { CommitPlan, StagedMerge } from '../types.ts';
 import { copyText, ident } from '../values.ts';
+import { analyzeStale } from './analyze-stale.ts';
 import { inTransaction, isConnectionError, poolRunner } from './pool.ts';
 
 /** Prefix of staging tables; leftovers of a crashed run are dropped when the next run takes the lock. */
@@ -83,9 +84,9 @@ export class PostgresStaging implements StagingBackend {
     return inTransaction(this.pool, fn);
   }
 
-  /** ANALYZE samples a table (cheap); it is allowed inside the commit's transaction. */
+  /** Inside the commit's transaction; only tables whose statistics are missing or outgrown (see analyzeStale). */
   async analyze(runner: SqlRunner, tables: readonly string[]): Promise<void> {
-    for (const table of tables) await runner.run(`ANALYZE ${table}`);
+    await analyzeStale(runner, tables);
   }
 
   async dropStaging(names: readonly string[]): Promise<void> {
