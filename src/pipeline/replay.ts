@@ -20,8 +20,8 @@ export interface ReplayRequest {
   readonly siteTimeZone: string;
   /**
    * Parse and normalise in a worker thread while the main thread loads. Default: for DuckDB, whose Appender keeps
-   * the main thread busy (measured ~15 % faster, ~120 MB more memory); not for Postgres, whose COPY encoding and
-   * server already share the cores with the main thread (measured slower and ~100 MB more with a worker).
+   * the main thread busy (medium measured ~12 % faster, ~30 MB more memory); not for Postgres, whose server's
+   * share of the cores is the limit (measured no faster and ~90 MB more with a worker).
    */
   readonly normaliseInWorker?: boolean;
 }
