@@ -6,9 +6,12 @@
 import { runReplay } from '../../src/pipeline/replay.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
+import { applyHeapPolicy } from '../../src/util/heap-policy.ts';
 
 const [target, schema, rawDir, runId] = process.argv.slice(2);
 if (!target || !schema || !rawDir || !runId) throw new Error('usage: replay-child <target> <schema> <rawDir> <runId>');
+// As the CLI does, so the figures are those of `grantflow replay`.
+applyHeapPolicy();
 
 const warehouse = await openWarehouse(target, { schema, logger: silentLogger });
 try {

@@ -1,6 +1,9 @@
 import { Command, CommanderError } from 'commander';
 import { ExitCode } from '../util/errors.ts';
 import { commands } from './commands/index.ts';
+import { applyHeapPolicy } from '../util/heap-policy.ts';
+
+applyHeapPolicy();
 
 // `grantflow status | head` closes the pipe early: that is not an error worth a stack trace.
 for (const stream of [process.stdout, process.stderr]) {
