@@ -56,6 +56,14 @@ export type Settings = z.output<typeof settingsSchema>;
 export type SettingsInput = z.input<typeof settingsSchema>;
 export type SettingKey = keyof Settings;
 
+/** The settings that say which warehouse to open and how: every command that opens one takes these. */
+export const warehouseSettingKeys = [
+  'warehouse',
+  'schema',
+  'duckdbMemoryLimit',
+] as const satisfies readonly SettingKey[];
+export type WarehouseSettings = Pick<Settings, (typeof warehouseSettingKeys)[number]>;
+
 /** How a setting is parsed from a flag or environment string. */
 export const settingKinds: Readonly<Record<SettingKey, 'string' | 'number' | 'boolean' | 'list'>> = {
   site: 'string',

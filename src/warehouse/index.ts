@@ -1,4 +1,4 @@
-import { defaultDuckDBMemoryLimit, type Settings } from '../config/settings.ts';
+import { defaultDuckDBMemoryLimit, type WarehouseSettings } from '../config/settings.ts';
 import { ConfigError } from '../util/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { DuckDBWarehouse } from './duckdb/warehouse.ts';
@@ -35,10 +35,7 @@ export async function openWarehouse(target: string, options: OpenWarehouseOption
 }
 
 /** The warehouse a command's settings name, opened with their schema and DuckDB memory limit. */
-export function openConfiguredWarehouse(
-  settings: Pick<Settings, 'warehouse' | 'schema' | 'duckdbMemoryLimit'>,
-  logger: Logger,
-): Promise<Warehouse> {
+export function openConfiguredWarehouse(settings: WarehouseSettings, logger: Logger): Promise<Warehouse> {
   return openWarehouse(settings.warehouse, {
     schema: settings.schema,
     duckdbMemoryLimit: settings.duckdbMemoryLimit,

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { stat } from 'node:fs/promises';
-import type { SettingKey } from '../../config/settings.ts';
+import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 import { credentialsFromEnv, envCredentials, fileCredentialStore } from '../../pipeline/credentials.ts';
 import { preflight } from '../../pipeline/preflight.ts';
 import { createSiteClient } from '../../source/index.ts';
@@ -12,16 +12,7 @@ import { redact } from '../../util/redact.ts';
 import { runAction } from '../run-action.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
 
-const keys: readonly SettingKey[] = [
-  'site',
-  'credentials',
-  'warehouse',
-  'schema',
-  'duckdbMemoryLimit',
-  'snapshots',
-  'rate',
-  'logLevel',
-];
+const keys: readonly SettingKey[] = ['site', 'credentials', ...warehouseSettingKeys, 'snapshots', 'rate', 'logLevel'];
 
 interface Check {
   readonly name: string;

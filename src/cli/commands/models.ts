@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { loadSettings } from '../../config/load-settings.ts';
-import type { SettingKey } from '../../config/settings.ts';
+import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 import { tables } from '../../normalize/index.ts';
 import { openConfiguredWarehouse } from '../../warehouse/index.ts';
 import type { Warehouse } from '../../warehouse/types.ts';
@@ -10,7 +10,7 @@ import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
 import { addSettingOptions, flagsFrom } from '../settings-options.ts';
 
-const keys: readonly SettingKey[] = ['warehouse', 'schema', 'duckdbMemoryLimit', 'logLevel'];
+const keys: readonly SettingKey[] = [...warehouseSettingKeys, 'logLevel'];
 
 async function withWarehouse(options: Record<string, unknown>, fn: (w: Warehouse) => Promise<number>): Promise<number> {
   const settings = await loadSettings(flagsFrom(options, keys), { pipeline: options.pipeline as string | undefined });

@@ -1,12 +1,12 @@
 import type { Command } from 'commander';
-import type { SettingKey } from '../../config/settings.ts';
+import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 import { runReplay } from '../../pipeline/replay.ts';
 import { openConfiguredWarehouse } from '../../warehouse/index.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
 
-const keys: readonly SettingKey[] = ['warehouse', 'schema', 'duckdbMemoryLimit', 'rawDir', 'siteTimeZone', 'logLevel'];
+const keys: readonly SettingKey[] = [...warehouseSettingKeys, 'rawDir', 'siteTimeZone', 'logLevel'];
 
 export function registerReplay(program: Command): void {
   const command = program

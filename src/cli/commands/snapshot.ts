@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { randomUUID } from 'node:crypto';
 import { loadSettings } from '../../config/load-settings.ts';
-import type { SettingKey } from '../../config/settings.ts';
+import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 import { openConfiguredWarehouse } from '../../warehouse/index.ts';
 import { checkSnapshotDir, defaultSnapshotTables, writeSnapshots } from '../../snapshot/index.ts';
 import { ConfigError, ExitCode } from '../../util/errors.ts';
@@ -9,14 +9,7 @@ import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
 import { addSettingOptions, flagsFrom } from '../settings-options.ts';
 
-const keys: readonly SettingKey[] = [
-  'warehouse',
-  'schema',
-  'duckdbMemoryLimit',
-  'snapshots',
-  'retainSnapshots',
-  'logLevel',
-];
+const keys: readonly SettingKey[] = [...warehouseSettingKeys, 'snapshots', 'retainSnapshots', 'logLevel'];
 
 export function registerSnapshot(program: Command): void {
   const command = program

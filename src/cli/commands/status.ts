@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { SettingKey } from '../../config/settings.ts';
+import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 import { tables } from '../../normalize/index.ts';
 import { existsSync } from 'node:fs';
 import { isPostgresTarget, openConfiguredWarehouse } from '../../warehouse/index.ts';
@@ -8,7 +8,7 @@ import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
 
-const keys: readonly SettingKey[] = ['warehouse', 'schema', 'duckdbMemoryLimit', 'logLevel'];
+const keys: readonly SettingKey[] = [...warehouseSettingKeys, 'logLevel'];
 
 export function registerStatus(program: Command): void {
   const command = program

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { SettingKey } from '../../config/settings.ts';
+import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 import { runSync } from '../../pipeline/sync.ts';
 import { formatSummary } from '../../pipeline/summary.ts';
 import { createLogger } from '../../util/logger.ts';
@@ -9,9 +9,7 @@ import { addSettings, settingsFrom } from '../settings-options.ts';
 export const syncKeys: readonly SettingKey[] = [
   'site',
   'credentials',
-  'warehouse',
-  'schema',
-  'duckdbMemoryLimit',
+  ...warehouseSettingKeys,
   'snapshots',
   'rawDir',
   'landRaw',
