@@ -130,7 +130,7 @@ export class StagingLoadUnit implements LoadUnit {
           }
         }
       }
-      const scoped = [...new Set((plan.completeScopes ?? []).map((c) => this.backend.qualify(c.table)))];
+      const scoped = [...scopedTables].map((t) => this.backend.qualify(t));
       if (scoped.length > 0) await this.backend.analyze?.(runner, scoped);
       for (const scope of plan.completeScopes ?? []) {
         const table = this.requireTable(scope.table);

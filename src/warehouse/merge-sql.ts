@@ -54,8 +54,9 @@ export function mergeSql(
     incoming.set('_ref_only', mode === 'coalesce' ? 'TRUE' : 'FALSE');
   }
   const selectList = insertCols.map((c) => incoming.get(c)!);
-  const source =
-    pk.length === 0 ? `${staging} AS s` : `${winners(staging, pk, mode === 'coalesce' && meta, style)} AS s`;
+  const byRichness = mode === 'coalesce' && meta;
+  const picked = pk.length === 0 ? staging : winners(staging, pk, byRichness, style);
+  const source = `${picked} AS s`;
   const insert = `INSERT INTO ${target} AS t (${insertCols.map(ident).join(', ')})\nSELECT ${selectList.join(', ')} FROM ${source}`;
   if (pk.length === 0) return [{ sql: insert, params }];
 
@@ -73,9 +74,8 @@ export function mergeSql(
     // A reference's richness against the stored row is computed once per row, in the source, rather than inside
     // every column's expression: repeated per column (twice, with the change check) it made a statement of a
     // 40-column dimension ~30 KB of SQL that took DuckDB ~25 ms to plan even for a handful of rows.
-    const byRichness = mode === 'coalesce' && meta;
     const updateSource = byRichness
-      ? `(SELECT w.*, ${richerExpr('w', 'stored')} AS ${ident(richerColumn)} FROM ${winners(staging, pk, true, style)} AS w ` +
+      ? `(SELECT w.*, ${richerExpr('w', 'stored')} AS ${ident(richerColumn)} FROM ${picked} AS w ` +
         `JOIN ${target} AS stored ON ${pk.map((c) => `stored.${ident(c)} = w.${ident(c)}`).join(' AND ')}) AS s`
       : source;
     const richer = `s.${ident(richerColumn)}`;
