@@ -21,6 +21,8 @@ interface ChildResult {
   rows?: number;
   pages?: number;
   ms: number;
+  /** CPU time of the child's timed part, over all its threads. */
+  cpuMs?: number;
   maxRssMb: number;
 }
 
@@ -38,6 +40,7 @@ interface ScaleRun {
   readonly duckdb: ChildResult;
   readonly postgres: ChildResult;
   readonly ceiling: ChildResult;
+  readonly normalise: ChildResult;
 }
 
 async function measureScale(scale: string, options: BenchOptions): Promise<ScaleRun> {
@@ -56,13 +59,15 @@ async function measureScale(scale: string, options: BenchOptions): Promise<Scale
       await client.end();
     }
     const ceiling = await child('read-json-child.ts', [land.rawDir, land.runId, join(dir, 'ndjson')]);
-    return { land, duckdb, postgres, ceiling };
+    const normalise = await child('normalise-child.ts', [land.rawDir, land.runId]);
+    return { land, duckdb, postgres, ceiling, normalise };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
 }
 
 const perS = (r: ChildResult): number => r.records / (r.ms / 1000);
+const cpuS = (r: ChildResult): string => (r.cpuMs === undefined ? '—' : `${(r.cpuMs / 1000).toFixed(1)} s`);
 
 export async function loadFigure(options: BenchOptions): Promise<FigureResult> {
   const started = performance.now();
@@ -93,6 +98,12 @@ export async function loadFigure(options: BenchOptions): Promise<FigureResult> {
         goal: '≤ 400 MB',
         met: Math.max(r.duckdb.maxRssMb, r.postgres.maxRssMb) <= 400,
       },
+      {
+        figure: `${scale}: parse + normalise alone (no warehouse, one thread)`,
+        value: `${fmt(perS(r.normalise))} records/s, ${cpuS(r.normalise)} CPU`,
+        goal: '—',
+        met: null,
+      },
     );
   }
   if (runs.length >= 2) {
@@ -106,12 +117,17 @@ export async function loadFigure(options: BenchOptions): Promise<FigureResult> {
       met: growth <= 1.25,
     });
   }
+  const line = (scale: string, path: string, r: ChildResult): string =>
+    `| ${scale} | ${path} | ${fmt(r.records)} | ${r.rows === undefined ? '—' : fmt(r.rows)} | ` +
+    `${r.pages === undefined ? '—' : fmt(r.pages)} | ${(r.ms / 1000).toFixed(1)} s | ${cpuS(r)} | ${fmt(perS(r))} | ` +
+    `${fmt(r.maxRssMb)} MB |`;
   const rows = runs
     .map(([scale, r]) =>
       [
-        `| ${scale} | grantflow replay → DuckDB | ${fmt(r.duckdb.records)} | ${fmt(r.duckdb.rows ?? 0)} | ${fmt(r.duckdb.pages ?? 0)} | ${(r.duckdb.ms / 1000).toFixed(1)} s | ${fmt(perS(r.duckdb))} | ${fmt(r.duckdb.maxRssMb)} MB |`,
-        `| ${scale} | grantflow replay → Postgres | ${fmt(r.postgres.records)} | ${fmt(r.postgres.rows ?? 0)} | ${fmt(r.postgres.pages ?? 0)} | ${(r.postgres.ms / 1000).toFixed(1)} s | ${fmt(perS(r.postgres))} | ${fmt(r.postgres.maxRssMb)} MB |`,
-        `| ${scale} | DuckDB \`read_json\` (ceiling) | ${fmt(r.ceiling.records)} | — | — | ${(r.ceiling.ms / 1000).toFixed(1)} s | ${fmt(perS(r.ceiling))} | ${fmt(r.ceiling.maxRssMb)} MB |`,
+        line(scale, 'grantflow replay → DuckDB', r.duckdb),
+        line(scale, 'grantflow replay → Postgres', r.postgres),
+        line(scale, 'DuckDB `read_json` (ceiling)', r.ceiling),
+        line(scale, 'parse + normalise alone (floor of the JS path)', r.normalise),
       ].join('\n'),
     )
     .join('\n');
@@ -139,8 +155,12 @@ export async function loadFigure(options: BenchOptions): Promise<FigureResult> {
         `worker thread). Postgres: a fresh schema at ` +
         `\`GRANTFLOW_TEST_POSTGRES_URL\`, dropped afterwards. The ceiling writes each stream's records as NDJSON ` +
         `(untimed), then times \`CREATE TABLE … AS SELECT * FROM read_json(…)\` for every stream plus a CHECKPOINT. ` +
-        `"records" are API records; "rows" are the warehouse rows they normalise into (child tables included).`,
-      `| scale | path | records | rows | pages | time | records/s | peak RSS |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n${rows}`,
+        `"records" are API records; "rows" are the warehouse rows they normalise into (child tables included). ` +
+        `"parse + normalise alone" runs what a replay runs before the warehouse (read, gunzip, parse, normalise; ` +
+        `\`replayEvents\`, \`bench/lib/normalise-child.ts\`) for every stream on one thread and discards the rows: ` +
+        `every replay needs at least its CPU time. CPU is the child's over all its threads (for Postgres, not the ` +
+        `server's).`,
+      `| scale | path | records | rows | pages | time | CPU | records/s | peak RSS |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n${rows}`,
     ],
   };
 }

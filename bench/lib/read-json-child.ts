@@ -2,7 +2,7 @@
  * The ceiling for figure 4: DuckDB's own `read_json` ingest of the same records. The raw pages' records are first
  * written (untimed) as one NDJSON file per stream; then `CREATE TABLE AS SELECT * FROM read_json(...)` is timed.
  * Usage: node --import tsx bench/lib/read-json-child.ts <rawDir> <runId> <workDir>
- * Prints one JSON line: {records, ms, maxRssMb}.
+ * Prints one JSON line: {records, ms, cpuMs, maxRssMb}.
  */
 import { createWriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -12,6 +12,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { listRawStreams, readRawLines } from '../../src/extract/raw-landing.ts';
 import { parseJson } from '../../src/source/index.ts';
 import { isJsonObject, type JsonValue } from '../../src/util/json.ts';
+import { processCpuMs } from './machine.ts';
 
 const [rawDir, runId, workDir] = process.argv.slice(2);
 if (!rawDir || !runId || !workDir) throw new Error('usage: read-json-child <rawDir> <runId> <workDir>');
@@ -41,6 +42,7 @@ for (const stream of await listRawStreams(dir)) {
 
 const instance = await DuckDBInstance.create(join(workDir, 'ceiling.duckdb'));
 const connection = await instance.connect();
+const cpuStart = processCpuMs();
 const started = performance.now();
 for (const f of files) {
   await connection.run(
@@ -49,12 +51,14 @@ for (const f of files) {
 }
 await connection.run('CHECKPOINT');
 const ms = performance.now() - started;
+const cpuMs = processCpuMs() - cpuStart;
 connection.closeSync();
 instance.closeSync();
 process.stdout.write(
   JSON.stringify({
     records: files.reduce((a, f) => a + f.records, 0),
     ms,
+    cpuMs,
     maxRssMb: process.resourceUsage().maxRSS / 1024,
   }) + '\n',
 );

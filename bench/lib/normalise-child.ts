@@ -1,0 +1,41 @@
+/**
+ * The floor of figure 4's JavaScript path: reading, parsing and normalising the landed pages into rows exactly as a
+ * replay does (`replayEvents`, one stream after another on one thread), with no warehouse. A replay cannot be
+ * faster than this on one core, and it needs the same CPU on top of everything the warehouse does.
+ * Usage: node --import tsx bench/lib/normalise-child.ts <rawDir> <runId>
+ * Prints one JSON line: {records, rows, ms, cpuMs, maxRssMb}.
+ */
+import { join } from 'node:path';
+import { listRawStreams } from '../../src/extract/raw-landing.ts';
+import { streamCatalog } from '../../src/extract/streams/index.ts';
+import { replayEvents } from '../../src/pipeline/replay-events.ts';
+import { applyHeapPolicy } from '../../src/util/heap-policy.ts';
+import { processCpuMs } from './machine.ts';
+
+const [rawDir, runId] = process.argv.slice(2);
+if (!rawDir || !runId) throw new Error('usage: normalise-child <rawDir> <runId>');
+applyHeapPolicy();
+
+const dir = join(rawDir, runId);
+const present = new Set(await listRawStreams(dir));
+const context = { runId, extractedAt: new Date().toISOString(), siteTimeZone: 'UTC' };
+let records = 0;
+let rows = 0;
+const cpuStart = processCpuMs();
+const started = performance.now();
+for (const def of streamCatalog.filter((s) => present.has(s.name))) {
+  for await (const event of replayEvents(dir, def, context)) {
+    if (event.kind === 'commit') records += event.counts.records;
+    else rows += event.batch.rows.length;
+  }
+}
+const ms = performance.now() - started;
+process.stdout.write(
+  JSON.stringify({
+    records,
+    rows,
+    ms,
+    cpuMs: processCpuMs() - cpuStart,
+    maxRssMb: process.resourceUsage().maxRSS / 1024,
+  }) + '\n',
+);
