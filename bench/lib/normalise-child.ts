@@ -6,9 +6,8 @@
  * Prints one JSON line: {records, rows, ms, cpuMs, maxRssMb}.
  */
 import { join } from 'node:path';
-import { listRawStreams } from '../../src/extract/raw-landing.ts';
-import { streamCatalog } from '../../src/extract/streams/index.ts';
 import { replayEvents } from '../../src/pipeline/replay-events.ts';
+import { landedStreams } from '../../src/pipeline/replay.ts';
 import { applyHeapPolicy } from '../../src/util/heap-policy.ts';
 import { processCpuMs } from './machine.ts';
 
@@ -17,13 +16,12 @@ if (!rawDir || !runId) throw new Error('usage: normalise-child <rawDir> <runId>'
 applyHeapPolicy();
 
 const dir = join(rawDir, runId);
-const present = new Set(await listRawStreams(dir));
 const context = { runId, extractedAt: new Date().toISOString(), siteTimeZone: 'UTC' };
 let records = 0;
 let rows = 0;
 const cpuStart = processCpuMs();
 const started = performance.now();
-for (const def of streamCatalog.filter((s) => present.has(s.name))) {
+for (const def of await landedStreams(dir)) {
   for await (const event of replayEvents(dir, def, context)) {
     if (event.kind === 'commit') records += event.counts.records;
     else rows += event.batch.rows.length;

@@ -50,7 +50,7 @@ export async function runReplay(request: ReplayRequest): Promise<StreamInfo[]> {
   const mutex = new Mutex();
   const extractedAt = new Date().toISOString();
   const ctx = { runId: request.runId, extractedAt, siteTimeZone: request.siteTimeZone };
-  const present = new Set(await listRawStreams(dir));
+  const queue = await landedStreams(dir);
   const infos: StreamInfo[] = [];
 
   await loadEnumLabels(warehouse, mutex, { runId: request.runId, extractedAt });
@@ -67,7 +67,6 @@ export async function runReplay(request: ReplayRequest): Promise<StreamInfo[]> {
   // Several streams at a time: while one waits for its merges and commit, the others' rows go into staging
   // (commits stay serial). Merges of references are order-independent, so the order streams finish in does not
   // matter.
-  const queue = streamCatalog.filter((s) => present.has(s.name));
   // The first failure is the one reported: a failing stream stops the shared worker, which then fails the others.
   const failures: unknown[] = [];
   const lane = async (): Promise<void> => {
@@ -88,6 +87,12 @@ export async function runReplay(request: ReplayRequest): Promise<StreamInfo[]> {
   const order = new Map<string, number>(streamCatalog.map((s, i) => [s.name, i]));
   infos.sort((a, b) => (order.get(a.stream) ?? 0) - (order.get(b.stream) ?? 0));
   return infos;
+}
+
+/** The streams whose raw pages a run landed under `dir`, in catalog order: what a replay loads. */
+export async function landedStreams(dir: string): Promise<StreamDef[]> {
+  const present = new Set(await listRawStreams(dir));
+  return streamCatalog.filter((s) => present.has(s.name));
 }
 
 /**
