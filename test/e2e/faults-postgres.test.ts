@@ -56,12 +56,19 @@ interface Terminated {
   readonly streamsBefore: readonly { stream: string; state: string | null }[];
 }
 
-/** The sync's backend that sits in an open transaction on our schema (other suites use other schemas). */
+/**
+ * The sync's backend that sits in an open transaction on our schema (other suites use other schemas): known by the
+ * locks it holds on our tables, not by the text of its last statement, which may be a setting that names no table.
+ */
 async function openLoadBackend(): Promise<{ pid: number; query: string }[]> {
   const res = await admin.query<{ pid: number; query: string }>(
-    `SELECT pid, query FROM pg_stat_activity
-      WHERE application_name = 'grantflow' AND state = 'idle in transaction' AND position($1 in query) > 0`,
-    [`${schema.schema}`],
+    `SELECT a.pid, a.query FROM pg_stat_activity a
+      WHERE a.application_name = 'grantflow' AND a.state = 'idle in transaction'
+        AND EXISTS (SELECT 1 FROM pg_locks l
+                      JOIN pg_class c ON c.oid = l.relation
+                      JOIN pg_namespace n ON n.oid = c.relnamespace
+                     WHERE l.pid = a.pid AND n.nspname = $1)`,
+    [schema.schema],
   );
   return res.rows;
 }
