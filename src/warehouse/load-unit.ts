@@ -51,6 +51,11 @@ export interface StagingBackend {
    * sees freshly COPYed staging tables, or targets the merge just filled, as empty and picks quadratic nested loops).
    */
   analyze?(runner: SqlRunner, tables: readonly string[]): Promise<void>;
+  /**
+   * Runs the soft deletes (anti-joins of a table's scope against its staging) with what the dialect's planner needs
+   * to join them in linear time.
+   */
+  antiJoins?(runner: SqlRunner, softDeletes: () => Promise<void>): Promise<void>;
   /** Free per-unit resources once nothing is staged (DuckDB: the unit's connection). */
   release?(): Promise<void>;
   qualify(table: string): string;
@@ -132,16 +137,20 @@ export class StagingLoadUnit implements LoadUnit {
       }
       const scoped = [...scopedTables].map((t) => this.backend.qualify(t));
       if (scoped.length > 0) await this.backend.analyze?.(runner, scoped);
-      for (const scope of plan.completeScopes ?? []) {
-        const table = this.requireTable(scope.table);
-        if (!hasMetadata(table))
-          throw new GrantflowError(`table "${table.name}" has no _deleted_at column to soft-delete`);
-        const staged = order.filter((s) => s.table.name === table.name && s.mode === 'replace').map((s) => s.name);
-        const st = softDeleteSql(table, this.backend.qualify(table.name), staged, scope, plan.extractedAt);
-        if (!st) continue;
-        const { changes } = await runner.run(st.sql, st.params);
-        deleted[table.name] = (deleted[table.name] ?? 0) + changes;
-      }
+      const softDeletes = async (): Promise<void> => {
+        for (const scope of plan.completeScopes ?? []) {
+          const table = this.requireTable(scope.table);
+          if (!hasMetadata(table))
+            throw new GrantflowError(`table "${table.name}" has no _deleted_at column to soft-delete`);
+          const staged = order.filter((s) => s.table.name === table.name && s.mode === 'replace').map((s) => s.name);
+          const st = softDeleteSql(table, this.backend.qualify(table.name), staged, scope, plan.extractedAt);
+          if (!st) continue;
+          const { changes } = await runner.run(st.sql, st.params);
+          deleted[table.name] = (deleted[table.name] ?? 0) + changes;
+        }
+      };
+      if ((plan.completeScopes ?? []).length > 0)
+        await (this.backend.antiJoins ? this.backend.antiJoins(runner, softDeletes) : softDeletes());
       for (const cascade of plan.cascades ?? []) {
         this.requireTable(cascade.table);
         this.requireTable(cascade.parentTable);

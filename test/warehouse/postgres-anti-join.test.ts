@@ -1,0 +1,82 @@
+/**
+ * The soft deletes of a fan-out chunk anti-join a table's scope (a parent range and list, live, not references)
+ * against its staging. Postgres multiplies those predicates' selectivities down to ~1 row and then picked a nested
+ * loop that scanned the staging once per stored row; the Postgres staging runs them with nested loops off.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { createPool, inTransaction, poolRunner } from '../../src/warehouse/postgres/pool.ts';
+import { PostgresStaging } from '../../src/warehouse/postgres/staging.ts';
+import { softDeleteSql } from '../../src/warehouse/merge-sql.ts';
+import type { TableDef } from '../../src/normalize/table-def.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+
+const url = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const schema = `gf_antijoin_${process.pid}`;
+const notes: TableDef = {
+  name: 'notes',
+  kind: 'entity',
+  description: 'notes of applications',
+  primaryKey: ['id'],
+  columns: [
+    { name: 'id', type: 'bigint', notNull: true, description: '' },
+    { name: 'application_id', type: 'bigint', description: '' },
+  ],
+};
+const target = `"${schema}"."notes"`;
+const staging = `"${schema}"."notes_staged"`;
+let pool: pg.Pool;
+
+beforeAll(async () => {
+  pool = createPool(url, schema, silentLogger);
+  const run = poolRunner(pool).run;
+  await run(`CREATE SCHEMA "${schema}"`);
+  await run(
+    `CREATE TABLE ${target} (id BIGINT PRIMARY KEY, application_id BIGINT, _raw TEXT, _deleted_at TIMESTAMPTZ, ` +
+      `_ref_only BOOLEAN NOT NULL DEFAULT false)`,
+  );
+  // Ten thousand applications with one note each, analyzed when it held 2,000 (as after an earlier commit: a
+  // commit re-analyzes only tables that outgrew their statistics); one chunk of 2,000 applications re-staged.
+  await run(`INSERT INTO ${target} (id, application_id, _raw) SELECT g, g, '{}' FROM generate_series(1, 2000) AS g`);
+  await run(`ANALYZE ${target}`);
+  await run(
+    `INSERT INTO ${target} (id, application_id, _raw) SELECT g, g, '{}' FROM generate_series(2001, 10000) AS g`,
+  );
+  await run(`CREATE TABLE ${staging} AS SELECT id, application_id, _raw FROM ${target} WHERE application_id > 8000`);
+  await run(`ANALYZE ${staging}`);
+});
+afterAll(async () => {
+  await poolRunner(pool).run(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  await pool.end();
+});
+
+describe('Postgres soft deletes', () => {
+  it('hash the staging rows instead of scanning them once per stored row, and restore the planner setting', async () => {
+    const parentIds = Array.from({ length: 2000 }, (_, i) => 8001 + i);
+    const st = softDeleteSql(
+      notes,
+      target,
+      [staging],
+      { table: 'notes', parentColumn: 'application_id', parentIds },
+      '2026-01-01T00:00:00Z',
+    );
+    if (!st) throw new Error('expected a soft-delete statement');
+    const backend = new PostgresStaging(pool, schema, () => []);
+    const seen = await inTransaction(pool, async (runner) => {
+      let plan = '';
+      let deleted = -1;
+      await backend.antiJoins(runner, async () => {
+        const { rows } = await runner.run(`EXPLAIN ${st.sql}`, st.params);
+        plan = rows.map((r) => String(r['QUERY PLAN'])).join('\n');
+        deleted = (await runner.run(st.sql, st.params)).changes;
+      });
+      const { rows } = await runner.run(`SELECT current_setting('enable_nestloop') AS setting`);
+      return { plan, deleted, after: rows[0]?.setting };
+    });
+    expect(seen.plan).toMatch(/Anti Join/);
+    expect(seen.plan).not.toMatch(/Nested Loop/);
+    // Every stored note of the chunk is staged again: nothing is deleted.
+    expect(seen.deleted).toBe(0);
+    expect(seen.after).toBe('on');
+  });
+});
