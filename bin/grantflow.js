@@ -1,6 +1,14 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources through tsx so a fresh clone works after `npm ci` alone, with no build step.
-import { register } from 'tsx/esm/api';
+// Runs the compiled CLI when its build is current (see cli-entry.js), else the TypeScript sources through tsx, so a
+// fresh clone works after `npm ci` alone and an edited checkout runs what it holds.
+import { fileURLToPath } from 'node:url';
+import { compiledIsFresh } from './cli-entry.js';
 
-register();
-await import('../src/cli/main.ts');
+const root = fileURLToPath(new URL('..', import.meta.url));
+if (compiledIsFresh(root)) {
+  await import('../dist/cli/main.js');
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../src/cli/main.ts');
+}

@@ -26,7 +26,14 @@ interface Box {
   notify: (() => void) | null;
 }
 
-const entry = new URL('./replay-worker-entry.js', import.meta.url);
+/**
+ * Compiled (dist/), the worker module runs as it is; from the sources, a worker does not inherit the tsx loader the
+ * CLI registered, so it starts through an entry that registers it (and pays for a second TypeScript load).
+ */
+const entry = new URL(
+  import.meta.url.endsWith('.ts') ? './replay-worker-entry.js' : './replay-worker.js',
+  import.meta.url,
+);
 
 /**
  * One worker thread that reads, parses and normalises raw pages (`replayEvents`) while the main thread stages and
