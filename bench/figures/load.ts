@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { compiledIsFresh } from '../../bin/cli-entry.js';
 import { landRaw, type LandedRaw } from '../lib/land-raw.ts';
 import { repoRoot } from '../lib/sim-process.ts';
 import { fmt, type BenchOptions, type Check, type FigureResult } from '../lib/figure.ts';
@@ -27,7 +28,7 @@ interface ChildResult {
 }
 
 async function child(script: string, args: readonly string[]): Promise<ChildResult> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', join(repoRoot, 'bench/lib', script), ...args], {
+  const { stdout } = await run(process.execPath, [join(repoRoot, 'bench/lib', script), ...args], {
     cwd: repoRoot,
     maxBuffer: 16 * 1024 * 1024,
   });
@@ -47,19 +48,19 @@ async function measureScale(scale: string, options: BenchOptions): Promise<Scale
   const land = await landRaw(scale, options.seed, landingConcurrency);
   const dir = await mkdtemp(join(tmpdir(), `gf-bench-load-${scale}-`));
   try {
-    const duckdb = await child('replay-child.ts', [join(dir, 'w.duckdb'), 'public', land.rawDir, land.runId]);
+    const duckdb = await child('replay-child.js', [join(dir, 'w.duckdb'), 'public', land.rawDir, land.runId]);
     const schema = `bench_${randomBytes(4).toString('hex')}`;
     let postgres: ChildResult;
     try {
-      postgres = await child('replay-child.ts', [options.postgresUrl, schema, land.rawDir, land.runId]);
+      postgres = await child('replay-child.js', [options.postgresUrl, schema, land.rawDir, land.runId]);
     } finally {
       const client = new pg.Client({ connectionString: options.postgresUrl });
       await client.connect();
       await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
       await client.end();
     }
-    const ceiling = await child('read-json-child.ts', [land.rawDir, land.runId, join(dir, 'ndjson')]);
-    const normalise = await child('normalise-child.ts', [land.rawDir, land.runId]);
+    const ceiling = await child('read-json-child.js', [land.rawDir, land.runId, join(dir, 'ndjson')]);
+    const normalise = await child('normalise-child.js', [land.rawDir, land.runId]);
     return { land, duckdb, postgres, ceiling, normalise };
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -70,6 +71,11 @@ const perS = (r: ChildResult): number => r.records / (r.ms / 1000);
 const cpuS = (r: ChildResult): string => (r.cpuMs === undefined ? '—' : `${(r.cpuMs / 1000).toFixed(1)} s`);
 
 export async function loadFigure(options: BenchOptions): Promise<FigureResult> {
+  // The children run the compiled build, as the CLI does: measuring an old one would report someone else's code.
+  if (!compiledIsFresh(repoRoot))
+    throw new Error(
+      'figure 4 measures the compiled build, and dist/ is missing or older than src/: run `npm run build`',
+    );
   const started = performance.now();
   const runs: [string, ScaleRun][] = [];
   for (const scale of options.loadScales) runs.push([scale, await measureScale(scale, options)]);

@@ -18,9 +18,3 @@ export function machine(): Machine {
     platform: `${process.platform} ${process.arch}`,
   };
 }
-
-/** CPU time this process has used so far, in ms, over all its threads. */
-export function processCpuMs(): number {
-  const u = process.resourceUsage();
-  return (u.userCPUTime + u.systemCPUTime) / 1000;
-}

@@ -2,14 +2,14 @@
  * The floor of figure 4's JavaScript path: reading, parsing and normalising the landed pages into rows exactly as a
  * replay does (`replayEvents`, one stream after another on one thread), with no warehouse. A replay cannot be
  * faster than this on one core, and it needs the same CPU on top of everything the warehouse does.
- * Usage: node --import tsx bench/lib/normalise-child.ts <rawDir> <runId>
+ * Usage: node bench/lib/normalise-child.js <rawDir> <runId>
  * Prints one JSON line: {records, rows, ms, cpuMs, maxRssMb}.
  */
 import { join } from 'node:path';
-import { replayEvents } from '../../src/pipeline/replay-events.ts';
-import { landedStreams } from '../../src/pipeline/replay.ts';
-import { applyHeapPolicy } from '../../src/util/heap-policy.ts';
-import { processCpuMs } from './machine.ts';
+import { replayEvents } from '../../dist/pipeline/replay-events.js';
+import { landedStreams } from '../../dist/pipeline/replay.js';
+import { applyHeapPolicy } from '../../dist/util/heap-policy.js';
+import { maxRssMb, processCpuMs } from './child-usage.js';
 
 const [rawDir, runId] = process.argv.slice(2);
 if (!rawDir || !runId) throw new Error('usage: normalise-child <rawDir> <runId>');
@@ -29,11 +29,5 @@ for (const def of await landedStreams(dir)) {
 }
 const ms = performance.now() - started;
 process.stdout.write(
-  JSON.stringify({
-    records,
-    rows,
-    ms,
-    cpuMs: processCpuMs() - cpuStart,
-    maxRssMb: process.resourceUsage().maxRSS / 1024,
-  }) + '\n',
+  JSON.stringify({ records, rows, ms, cpuMs: processCpuMs() - cpuStart, maxRssMb: maxRssMb() }) + '\n',
 );

@@ -1,7 +1,7 @@
 /**
  * The ceiling for figure 4: DuckDB's own `read_json` ingest of the same records. The raw pages' records are first
  * written (untimed) as one NDJSON file per stream; then `CREATE TABLE AS SELECT * FROM read_json(...)` is timed.
- * Usage: node --import tsx bench/lib/read-json-child.ts <rawDir> <runId> <workDir>
+ * Usage: node bench/lib/read-json-child.js <rawDir> <runId> <workDir>
  * Prints one JSON line: {records, ms, cpuMs, maxRssMb}.
  */
 import { createWriteStream } from 'node:fs';
@@ -9,17 +9,17 @@ import { mkdir } from 'node:fs/promises';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { listRawStreams, readRawLines } from '../../src/extract/raw-landing.ts';
-import { parseJson } from '../../src/source/index.ts';
-import { isJsonObject, type JsonValue } from '../../src/util/json.ts';
-import { processCpuMs } from './machine.ts';
+import { listRawStreams, readRawLines } from '../../dist/extract/raw-landing.js';
+import { parseJson } from '../../dist/source/index.js';
+import { isJsonObject } from '../../dist/util/json.js';
+import { maxRssMb, processCpuMs } from './child-usage.js';
 
 const [rawDir, runId, workDir] = process.argv.slice(2);
 if (!rawDir || !runId || !workDir) throw new Error('usage: read-json-child <rawDir> <runId> <workDir>');
 
 const dir = join(rawDir, runId);
 await mkdir(workDir, { recursive: true });
-const files: { stream: string; path: string; records: number }[] = [];
+const files = [];
 for (const stream of await listRawStreams(dir)) {
   const path = join(workDir, `${stream}.ndjson`);
   const out = createWriteStream(path);
@@ -29,7 +29,7 @@ for (const stream of await listRawStreams(dir)) {
     const parsed = parseJson(line.body);
     if (!parsed.ok) continue;
     const v = parsed.value;
-    const items: JsonValue[] = Array.isArray(v) ? v : isJsonObject(v) && Array.isArray(v.results) ? v.results : [v];
+    const items = Array.isArray(v) ? v : isJsonObject(v) && Array.isArray(v.results) ? v.results : [v];
     for (const item of items) {
       records++;
       if (!out.write(JSON.stringify(item) + '\n')) await once(out, 'drain');
@@ -59,6 +59,6 @@ process.stdout.write(
     records: files.reduce((a, f) => a + f.records, 0),
     ms,
     cpuMs,
-    maxRssMb: process.resourceUsage().maxRSS / 1024,
+    maxRssMb: maxRssMb(),
   }) + '\n',
 );

@@ -1,13 +1,13 @@
 /**
  * One replay (normalise + load of landed raw pages) in a process of its own, so its peak RSS is its own.
- * Usage: node --import tsx bench/lib/replay-child.ts <warehouse path|postgres url> <schema> <rawDir> <runId>
+ * Usage: node bench/lib/replay-child.js <warehouse path|postgres url> <schema> <rawDir> <runId>
  * Prints one JSON line: {records, rows, pages, quarantined, ms, cpuMs, maxRssMb}.
  */
-import { runReplay } from '../../src/pipeline/replay.ts';
-import { openWarehouse } from '../../src/warehouse/index.ts';
-import { silentLogger } from '../../src/util/logger.ts';
-import { applyHeapPolicy } from '../../src/util/heap-policy.ts';
-import { processCpuMs } from './machine.ts';
+import { runReplay } from '../../dist/pipeline/replay.js';
+import { openWarehouse } from '../../dist/warehouse/index.js';
+import { silentLogger } from '../../dist/util/logger.js';
+import { applyHeapPolicy } from '../../dist/util/heap-policy.js';
+import { maxRssMb, processCpuMs } from './child-usage.js';
 
 const [target, schema, rawDir, runId] = process.argv.slice(2);
 if (!target || !schema || !rawDir || !runId) throw new Error('usage: replay-child <target> <schema> <rawDir> <runId>');
@@ -24,7 +24,7 @@ try {
   const ms = performance.now() - started;
   // Every thread of the process: the main thread, the replay worker, DuckDB's threads (not Postgres's server).
   const cpuMs = processCpuMs() - cpuStart;
-  const sum = (f: (i: (typeof infos)[number]) => number): number => infos.reduce((a, i) => a + f(i), 0);
+  const sum = (f) => infos.reduce((a, i) => a + f(i), 0);
   process.stdout.write(
     JSON.stringify({
       records: sum((i) => i.records),
@@ -33,8 +33,7 @@ try {
       quarantined: sum((i) => i.quarantined),
       ms,
       cpuMs,
-      // maxRSS is in kilobytes.
-      maxRssMb: process.resourceUsage().maxRSS / 1024,
+      maxRssMb: maxRssMb(),
     }) + '\n',
   );
 } finally {
