@@ -36,6 +36,18 @@ describe('raw landing', () => {
     expect(lines).toEqual([...Array.from({ length: 50 }, (_, i) => page(i)), { type: 'walk_end', complete: true }]);
   });
 
+  it('reads back pages larger than a read chunk, with multi-byte characters across the chunk boundaries', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'gf-raw-'));
+    const landing = new RawLanding(dir);
+    await landing.open();
+    // ~600 KB pages of 2-, 4- and 1-byte characters (the reader inflates 256 KiB at a time), between small ones.
+    const big = (n: number): RawLine => ({ ...page(n), body: `[{"id":${n},"note":"${'é🚀a'.repeat(75_000 + n)}"}]` });
+    const written = [page(0), big(1), big(2), page(3), big(4), { type: 'walk_end', complete: true } as const];
+    for (const line of written) landing.write('applications', line);
+    await landing.close();
+    expect(await readAll('applications')).toEqual(written);
+  });
+
   it('a part cut by a kill keeps what was flushed, and a resumed run lands a readable part of its own', async () => {
     dir = await mkdtemp(join(tmpdir(), 'gf-raw-'));
     const first = new RawLanding(dir);
