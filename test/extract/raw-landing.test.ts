@@ -9,7 +9,7 @@ afterEach(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-const page = (n: number): RawLine => ({
+const page = (n: number): Extract<RawLine, { type: 'page' }> => ({
   type: 'page',
   url: `http://x/api/a/?page=${n}`,
   status: 200,
