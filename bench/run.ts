@@ -1,13 +1,13 @@
 /**
  * `npm run bench [-- --only rate,requests,load,snapshot,naive] [--scale small] [--load-scales medium,large]
  * [--seed 42]`: runs the benchmarks one after another (never in parallel: they would skew each other), stores
- * each figure's result under data/bench/results/ and rewrites BENCHMARKS.md from the latest result of each.
+ * each figure's result under bench/results/ (committed, so a partial run on a fresh clone keeps the other figures) and
+ * rewrites BENCHMARKS.md from the latest result of each.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isScaleName } from '../src/simulator/index.ts';
-import { benchDataDir } from './lib/land-raw.ts';
 import { machine } from './lib/machine.ts';
 import { renderReport } from './lib/report.ts';
 import { repoRoot } from './lib/sim-process.ts';
@@ -47,7 +47,7 @@ const options: BenchOptions = {
   postgresUrl: process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
 };
 const command = ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
-const resultsDir = join(benchDataDir, 'results');
+const resultsDir = join(repoRoot, 'bench/results');
 await mkdir(resultsDir, { recursive: true });
 const startedAt = new Date().toISOString();
 const started = performance.now();
