@@ -4,9 +4,11 @@
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+const dist = join(root, 'dist');
 let tsc;
 try {
   tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -16,12 +18,12 @@ try {
   );
   process.exit(0);
 }
-rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
+rmSync(dist, { recursive: true, force: true });
 try {
   execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
 } catch {
   // tsc has printed the errors; a partial dist/ must not be taken for a build.
-  rmSync(new URL('../dist', import.meta.url), { recursive: true, force: true });
+  rmSync(dist, { recursive: true, force: true });
   console.error('grantflow build: the TypeScript build failed (errors above)');
   process.exit(1);
 }

@@ -116,7 +116,8 @@ export class StagingLoadUnit implements LoadUnit {
     const order = [...this.stagings.values()].sort((a, b) => (a.mode === b.mode ? 0 : a.mode === 'coalesce' ? -1 : 1));
     await this.backend.transaction(async (runner) => {
       // Only staged rows that a soft delete will anti-join need statistics; merges read their staging in one pass.
-      const scopedTables = new Set((plan.completeScopes ?? []).map((c) => c.table));
+      const scopes = plan.completeScopes ?? [];
+      const scopedTables = new Set(scopes.map((c) => c.table));
       const joined = order.filter((s) => s.mode === 'replace' && scopedTables.has(s.table.name)).map((s) => s.name);
       if (joined.length > 0) await this.backend.analyze?.(runner, joined);
       for (const s of order) {
@@ -138,7 +139,7 @@ export class StagingLoadUnit implements LoadUnit {
       const scoped = [...scopedTables].map((t) => this.backend.qualify(t));
       if (scoped.length > 0) await this.backend.analyze?.(runner, scoped);
       const softDeletes = async (): Promise<void> => {
-        for (const scope of plan.completeScopes ?? []) {
+        for (const scope of scopes) {
           const table = this.requireTable(scope.table);
           if (!hasMetadata(table))
             throw new GrantflowError(`table "${table.name}" has no _deleted_at column to soft-delete`);
@@ -149,7 +150,7 @@ export class StagingLoadUnit implements LoadUnit {
           deleted[table.name] = (deleted[table.name] ?? 0) + changes;
         }
       };
-      if ((plan.completeScopes ?? []).length > 0)
+      if (scopes.length > 0)
         await (this.backend.antiJoins ? this.backend.antiJoins(runner, softDeletes) : softDeletes());
       for (const cascade of plan.cascades ?? []) {
         this.requireTable(cascade.table);

@@ -92,8 +92,9 @@ export class PostgresStaging implements StagingBackend {
   /**
    * With statistics from when the table was smaller (a commit re-analyzes only tables that outgrew theirs), Postgres
    * estimates a scope's live rows (parent range, parent list, not deleted, not a reference) at ~1 row, and then picks
-   * a nested-loop anti join that scans the staging table once per stored row: quadratic in the chunk. Without nested loops it hashes the staging table instead
-   * (one medium chunk of notes: 207 ms → 5 ms). Only for these statements; the setting is restored after them.
+   * a nested-loop anti join that scans the staging table once per stored row: quadratic in the chunk. Without nested
+   * loops it hashes the staging table instead (one medium chunk of notes: 207 ms → 5 ms). Only for these
+   * statements; the setting is restored after them.
    */
   async antiJoins(runner: SqlRunner, softDeletes: () => Promise<void>): Promise<void> {
     const { rows } = await runner.run(`SELECT current_setting('enable_nestloop') AS setting`);
