@@ -155,7 +155,7 @@ export async function loadFigure(options: BenchOptions): Promise<FigureResult> {
       `Raw pages are landed once by a real grantflow sync (\`landRaw: true\`) against \`grantflow sim\` running in its ` +
         `own process with the rate limit off (grantflow \`rate: 1000\`, \`concurrency: ${landingConcurrency}\`), and cached ` +
         `under \`data/bench/raw/<scale>-<seed>/\`. Landing: ${landing}. Each replay (\`runReplay\`: parse pages, ` +
-        `normalise, stage, merge, commit; \`bench/lib/replay-child.ts\`) runs in a fresh child process, so \`maxRSS\` is its ` +
+        `normalise, stage, merge, commit; \`bench/lib/replay-child.js\`) runs in a fresh child process, so \`maxRSS\` is its ` +
         `own; timing covers the replay call and closing the warehouse (migrations and DuckDB's final checkpoint included, ` +
         `process start excluded). DuckDB runs with grantflow's defaults (memory limit 256MB; replay normalises in a ` +
         `worker thread). Postgres: a fresh schema at ` +
@@ -163,7 +163,7 @@ export async function loadFigure(options: BenchOptions): Promise<FigureResult> {
         `(untimed), then times \`CREATE TABLE … AS SELECT * FROM read_json(…)\` for every stream plus a CHECKPOINT. ` +
         `"records" are API records; "rows" are the warehouse rows they normalise into (child tables included). ` +
         `"parse + normalise alone" runs what a replay runs before the warehouse (read, gunzip, parse, normalise; ` +
-        `\`replayEvents\`, \`bench/lib/normalise-child.ts\`) for every stream on one thread and discards the rows: ` +
+        `\`replayEvents\`, \`bench/lib/normalise-child.js\`) for every stream on one thread and discards the rows: ` +
         `every replay needs at least its CPU time. CPU is the child's over all its threads (for Postgres, not the ` +
         `server's).`,
       `| scale | path | records | rows | pages | time | CPU | records/s | peak RSS |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n${rows}`,

@@ -84,6 +84,7 @@ export async function runReplay(request: ReplayRequest): Promise<StreamInfo[]> {
   await Promise.all(Array.from({ length: lanes }, () => lane()));
   await worker?.close();
   if (failures.length > 0) throw failures[0];
+  await warehouse.refreshStatistics();
   const order = new Map<string, number>(streamCatalog.map((s, i) => [s.name, i]));
   infos.sort((a, b) => (order.get(a.stream) ?? 0) - (order.get(b.stream) ?? 0));
   return infos;

@@ -129,6 +129,8 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
     }
 
     const failed = infos.some((i) => i.status === 'failed');
+    // Models and analysts query next; loads took no statistics (see refreshStatistics).
+    await warehouse.refreshStatistics();
     const after = await afterLoad(warehouse, settings, runId, failed, logger);
     const status: SyncResult['status'] = failed || after.failed ? 'partial' : 'succeeded';
     const durationMs = Date.now() - started;

@@ -46,6 +46,16 @@ export abstract class BaseWarehouse implements Warehouse {
     return new StagingLoadUnit(await this.openStaging(), this.catalog);
   }
 
+  /** DuckDB keeps statistics as it writes; Postgres overrides this. */
+  async refreshStatistics(): Promise<string[]> {
+    return [];
+  }
+
+  /** The tables migrate() was given, by name. */
+  protected catalogTables(): string[] {
+    return [...this.catalog.keys()];
+  }
+
   /** Kysely-compiled bookkeeping writes of a commit, for the staging backends. */
   protected compileBookkeeping = (
     plan: Parameters<typeof bk.commitStatements>[1],

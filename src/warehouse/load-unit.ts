@@ -47,11 +47,6 @@ export interface StagingBackend {
   transaction<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T>;
   dropStaging(names: readonly string[]): Promise<void>;
   /**
-   * Statistics for tables the next statements join, where missing or outgrown (Postgres: the planner otherwise
-   * sees freshly COPYed staging tables, or targets the merge just filled, as empty and picks quadratic nested loops).
-   */
-  analyze?(runner: SqlRunner, tables: readonly string[]): Promise<void>;
-  /**
    * Runs the soft deletes (anti-joins of a table's scope against its staging) with what the dialect's planner needs
    * to join them in linear time.
    */
@@ -115,11 +110,7 @@ export class StagingLoadUnit implements LoadUnit {
     // Coalesce (reference) rows first, so rows from the entity's own stream have the last word.
     const order = [...this.stagings.values()].sort((a, b) => (a.mode === b.mode ? 0 : a.mode === 'coalesce' ? -1 : 1));
     await this.backend.transaction(async (runner) => {
-      // Only staged rows that a soft delete will anti-join need statistics; merges read their staging in one pass.
       const scopes = plan.completeScopes ?? [];
-      const scopedTables = new Set(scopes.map((c) => c.table));
-      const joined = order.filter((s) => s.mode === 'replace' && scopedTables.has(s.table.name)).map((s) => s.name);
-      if (joined.length > 0) await this.backend.analyze?.(runner, joined);
       for (const s of order) {
         for (const part of mergeParts(s)) {
           const statements = mergeSql(
@@ -136,8 +127,6 @@ export class StagingLoadUnit implements LoadUnit {
           }
         }
       }
-      const scoped = [...scopedTables].map((t) => this.backend.qualify(t));
-      if (scoped.length > 0) await this.backend.analyze?.(runner, scoped);
       const softDeletes = async (): Promise<void> => {
         for (const scope of scopes) {
           const table = this.requireTable(scope.table);

@@ -89,6 +89,11 @@ export interface Warehouse {
   /** Create or evolve the schema (bookkeeping tables + every table in `tables`). Idempotent. */
   migrate(tables: readonly TableDef[]): Promise<void>;
   openLoad(): Promise<LoadUnit>;
+  /**
+   * After a run's loads, before anything queries them: statistics for the planner of every catalog table never
+   * analyzed or grown past its statistics (Postgres; DuckDB keeps its own as it writes). Returns the tables analyzed.
+   */
+  refreshStatistics(): Promise<string[]>;
 
   readState(stream: string): Promise<JsonValue | null>;
   readParentMarks(stream: string): Promise<Map<string, string | null>>;

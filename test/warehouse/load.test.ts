@@ -288,4 +288,28 @@ describe.each(bothDialects)('warehouse loading (%s)', (dialect) => {
     await expect(unit.append('things', [{ id: 1, bogus: 2 }])).rejects.toThrow(/column "bogus"/);
     await unit.discard();
   });
+
+  it('refreshes statistics after a load only for tables without them or outgrown (Postgres), none on DuckDB', async () => {
+    // Autovacuum would analyze the table on its own schedule, and could do so between the commit and the refresh.
+    if (dialect === 'postgres') await wh.exec('ALTER TABLE thing_tags SET (autovacuum_enabled = false)');
+    await wh.refreshStatistics(); // whatever earlier tests loaded
+    expect(await wh.refreshStatistics()).toEqual([]);
+    const unit = await wh.openLoad();
+    await unit.append(
+      'thing_tags',
+      Array.from({ length: 3000 }, (_, i) => ({ thing_id: 900_000 + i, tag: `grown ${i}`, _raw: '{}' })),
+    );
+    await unit.commit(plan('stats'));
+    const refreshed = await wh.refreshStatistics();
+    if (dialect === 'duckdb') {
+      expect(refreshed).toEqual([]);
+      return;
+    }
+    expect(refreshed).toEqual([`"${h.schema}"."thing_tags"`]);
+    const [stats] = await wh.query(`SELECT reltuples::bigint AS n FROM pg_class WHERE oid = $1::regclass`, [
+      refreshed[0]!,
+    ]);
+    expect(stats).toEqual((await wh.query('SELECT count(*) AS n FROM thing_tags'))[0]);
+    expect(await wh.refreshStatistics()).toEqual([]);
+  });
 });

@@ -58,6 +58,26 @@ describe('analyzeStale', () => {
     expect(await analyzedRows()).toBe(4000);
   });
 
+  it('analyzes several stale tables at once on separate connections, each exactly once', async () => {
+    const names = ['a', 'b', 'c'].map((n) => `"${schema}"."several_${n}"`);
+    for (const [i, name] of names.entries()) {
+      await poolRunner(pool).run(`CREATE TABLE ${name} (id BIGINT) WITH (autovacuum_enabled = false)`);
+      await poolRunner(pool).run(`INSERT INTO ${name} SELECT g FROM generate_series(1, ${100 * (i + 1)}) AS g`);
+    }
+    const analyzed = await analyzeStale(poolRunner(pool), names, 2);
+    expect([...analyzed].sort()).toEqual(names);
+    const { rows } = await poolRunner(pool).run(
+      `SELECT relname, reltuples::bigint AS n, pg_stat_get_analyze_count(oid) AS analyzes FROM pg_class
+       WHERE relnamespace = $1::regnamespace AND relname LIKE 'several_%' ORDER BY relname`,
+      [schema],
+    );
+    expect(rows).toEqual([
+      { relname: 'several_a', n: 100, analyzes: 1 },
+      { relname: 'several_b', n: 200, analyzes: 1 },
+      { relname: 'several_c', n: 300, analyzes: 1 },
+    ]);
+  });
+
   it('names an unknown table in its error rather than skipping it', async () => {
     await expect(analyzeStale(poolRunner(pool), [`"${schema}"."missing"`])).rejects.toThrow(/missing/);
   });

@@ -11,9 +11,10 @@ const growthFactor = 2;
 
 /**
  * ANALYZE those of `tables` (qualified, quoted names) never analyzed or grown past `growthFactor` since; returns
- * them. Reads pages as the running transaction sees them, so rows it just merged count.
+ * them. Reads pages as the running transaction sees them, so rows it just merged count. `concurrency` ANALYZEs run
+ * at once, each on a connection of its own when `runner` is a pool's.
  */
-export async function analyzeStale(runner: SqlRunner, tables: readonly string[]): Promise<string[]> {
+export async function analyzeStale(runner: SqlRunner, tables: readonly string[], concurrency = 1): Promise<string[]> {
   if (tables.length === 0) return [];
   const { rows } = await runner.run(
     `SELECT t.name, c.reltuples::float8 AS analyzed_rows, c.relpages::float8 AS analyzed_pages,
@@ -24,6 +25,10 @@ export async function analyzeStale(runner: SqlRunner, tables: readonly string[])
   const stale = rows
     .filter((r) => Number(r.analyzed_rows) < 0 || Number(r.pages) > growthFactor * Number(r.analyzed_pages))
     .map((r) => String(r.name));
-  for (const table of stale) await runner.run(`ANALYZE ${table}`);
+  const queue = [...stale];
+  const next = async (): Promise<void> => {
+    for (let table = queue.shift(); table !== undefined; table = queue.shift()) await runner.run(`ANALYZE ${table}`);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, next));
   return stale;
 }

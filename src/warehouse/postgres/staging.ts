@@ -10,7 +10,6 @@ import { seqColumn, type SqlStatement } from '../merge-sql.ts';
 import type { SqlRunner } from '../sql-runner.ts';
 import type { CommitPlan, StagedMerge } from '../types.ts';
 import { copyText, ident } from '../values.ts';
-import { analyzeStale } from './analyze-stale.ts';
 import { inTransaction, isConnectionError, poolRunner } from './pool.ts';
 
 /** Prefix of staging tables; leftovers of a crashed run are dropped when the next run takes the lock. */
@@ -84,17 +83,12 @@ export class PostgresStaging implements StagingBackend {
     return inTransaction(this.pool, fn);
   }
 
-  /** Inside the commit's transaction; only tables whose statistics are missing or outgrown (see analyzeStale). */
-  async analyze(runner: SqlRunner, tables: readonly string[]): Promise<void> {
-    await analyzeStale(runner, tables);
-  }
-
   /**
-   * With statistics from when the table was smaller (a commit re-analyzes only tables that outgrew theirs), Postgres
-   * estimates a scope's live rows (parent range, parent list, not deleted, not a reference) at ~1 row, and then picks
-   * a nested-loop anti join that scans the staging table once per stored row: quadratic in the chunk. Without nested
-   * loops it hashes the staging table instead (one medium chunk of notes: 207 ms → 5 ms). Only for these
-   * statements; the setting is restored after them.
+   * Loads take no statistics (see refreshStatistics), so staging tables have none and targets only those of an
+   * earlier run or of autovacuum. Postgres then estimates a scope's live rows (parent range, parent list, not
+   * deleted, not a reference) at ~1 row and picks a nested-loop anti join that scans the staging table once per
+   * stored row: quadratic in the chunk. Without nested loops it hashes the staging table instead (one medium chunk
+   * of notes: 207 ms → 5 ms). Only for these statements; the setting is restored after them.
    */
   async antiJoins(runner: SqlRunner, softDeletes: () => Promise<void>): Promise<void> {
     const { rows } = await runner.run(`SELECT current_setting('enable_nestloop') AS setting`);

@@ -7,6 +7,7 @@ import type { BookkeepingDb } from '../bookkeeping.ts';
 import type { StagingBackend } from '../load-unit.ts';
 import type { SqlRunner } from '../sql-runner.ts';
 import { ident, literal } from '../values.ts';
+import { analyzeStale } from './analyze-stale.ts';
 import { takeAdvisoryLock } from './lock.ts';
 import { createPool, describeConnectError, inTransaction, poolRunner, safeUrl } from './pool.ts';
 import { PostgresStaging, stagingPrefix } from './staging.ts';
@@ -60,6 +61,20 @@ export class PostgresWarehouse extends BaseWarehouse {
 
   protected async openStaging(): Promise<StagingBackend> {
     return new PostgresStaging(this.pool, this.schemaName, this.compileBookkeeping);
+  }
+
+  /**
+   * One ANALYZE per stale table at the end of a run, outside any load transaction, two at a time (a large replay's
+   * 2.3 s → 1.2 s on two cores). Inside every commit they cost more (medium 6.4 → 5.4 s, large 62 → 55 s without
+   * them) and are no longer needed there: the soft deletes' anti joins do not depend on estimates (see
+   * PostgresStaging.antiJoins).
+   */
+  override async refreshStatistics(): Promise<string[]> {
+    return analyzeStale(
+      poolRunner(this.pool),
+      this.catalogTables().map((t) => this.qualify(t)),
+      2,
+    );
   }
 
   async exec(sql: string): Promise<void> {
