@@ -5,7 +5,8 @@ import { literal } from '../values.ts';
  * A table is re-analyzed once it holds more than this many times the pages its statistics were taken at. Row
  * counts need no ANALYZE (the planner scales them by the table's current size); what goes stale is the shape of
  * the data (distinct keys, ranges). Doubling as the trigger keeps the number of ANALYZEs of a table that grows
- * commit by commit logarithmic in its size (each one samples up to 30,000 rows: ~50 ms on a large target).
+ * run by run logarithmic in its size (each one samples up to 30,000 rows: ~50 ms on a large target); autovacuum
+ * refreshes statistics of slower-growing tables on its own schedule.
  */
 const growthFactor = 2;
 
