@@ -53,36 +53,39 @@ export async function runReplay(request: ReplayRequest): Promise<StreamInfo[]> {
   const queue = await landedStreams(dir);
   const infos: StreamInfo[] = [];
 
-  await loadEnumLabels(warehouse, mutex, { runId: request.runId, extractedAt });
-
-  const worker = (request.normaliseInWorker ?? warehouse.dialect === 'duckdb') ? new ReplayWorker() : null;
-  const replayStream = async (def: StreamDef): Promise<void> => {
-    const started = Date.now();
-    const info = emptyInfo(def.name);
-    const events = worker ? worker.events(dir, def.name, ctx) : replayEvents(dir, def, ctx);
-    await loadEvents(def, events, warehouse, mutex, ctx, info);
-    info.durationMs = Date.now() - started;
-    infos.push(info);
-  };
-  // Several streams at a time: while one waits for its merges and commit, the others' rows go into staging
-  // (commits stay serial). Merges of references are order-independent, so the order streams finish in does not
-  // matter.
   // The first failure is the one reported: a failing stream stops the shared worker, which then fails the others.
   const failures: unknown[] = [];
-  const lane = async (): Promise<void> => {
-    for (let def = queue.shift(); def; def = queue.shift()) {
-      try {
-        await replayStream(def);
-      } catch (error) {
-        failures.push(error);
-        queue.length = 0; // no new stream starts after a failure
-        return;
+  // Normalising keeps a core busy: DuckDB, in this process, leaves it one (see whileBulkLoading).
+  await warehouse.whileBulkLoading(async () => {
+    await loadEnumLabels(warehouse, mutex, { runId: request.runId, extractedAt });
+
+    const worker = (request.normaliseInWorker ?? warehouse.dialect === 'duckdb') ? new ReplayWorker() : null;
+    const replayStream = async (def: StreamDef): Promise<void> => {
+      const started = Date.now();
+      const info = emptyInfo(def.name);
+      const events = worker ? worker.events(dir, def.name, ctx) : replayEvents(dir, def, ctx);
+      await loadEvents(def, events, warehouse, mutex, ctx, info);
+      info.durationMs = Date.now() - started;
+      infos.push(info);
+    };
+    // Several streams at a time: while one waits for its merges and commit, the others' rows go into staging
+    // (commits stay serial). Merges of references are order-independent, so the order streams finish in does not
+    // matter.
+    const lane = async (): Promise<void> => {
+      for (let def = queue.shift(); def; def = queue.shift()) {
+        try {
+          await replayStream(def);
+        } catch (error) {
+          failures.push(error);
+          queue.length = 0; // no new stream starts after a failure
+          return;
+        }
       }
-    }
-  };
-  // Every lane finishes before the failure is thrown: no stream is left loading after replay returns.
-  await Promise.all(Array.from({ length: lanes }, () => lane()));
-  await worker?.close();
+    };
+    // Every lane finishes before the failure is thrown: no stream is left loading after replay returns.
+    await Promise.all(Array.from({ length: lanes }, () => lane()));
+    await worker?.close();
+  });
   if (failures.length > 0) throw failures[0];
   await warehouse.refreshStatistics();
   const order = new Map<string, number>(streamCatalog.map((s, i) => [s.name, i]));

@@ -51,6 +51,11 @@ export abstract class BaseWarehouse implements Warehouse {
     return [];
   }
 
+  /** The warehouse runs elsewhere (Postgres); DuckDB overrides this. */
+  whileBulkLoading<T>(fn: () => Promise<T>): Promise<T> {
+    return fn();
+  }
+
   /** The tables migrate() was given, by name. */
   protected catalogTables(): string[] {
     return [...this.catalog.keys()];

@@ -94,6 +94,12 @@ export interface Warehouse {
    * analyzed or grown past its statistics (Postgres; DuckDB keeps its own as it writes). Returns the tables analyzed.
    */
   refreshStatistics(): Promise<string[]>;
+  /**
+   * Runs `fn`, a load whose own JavaScript keeps a core busy (replay), with the warehouse leaving that core to it:
+   * DuckDB, which runs in this process, works with one thread fewer (at least one) and gets its count back after.
+   * Postgres runs in its own processes: unchanged.
+   */
+  whileBulkLoading<T>(fn: () => Promise<T>): Promise<T>;
 
   readState(stream: string): Promise<JsonValue | null>;
   readParentMarks(stream: string): Promise<Map<string, string | null>>;

@@ -112,7 +112,7 @@ describe('loading the same pages again', () => {
     expect(summarize(await dumpWarehouse(targets.worker))).toEqual(summarize(await dumpWarehouse(targets.main)));
   });
 
-  it('a page that cannot be read fails the replay with the stream named, and commits nothing of that stream', async () => {
+  it('a page that cannot be read fails the replay with the stream named, commits nothing of that stream and gives DuckDB its threads back', async () => {
     const raw = join(dir.path, 'raw-corrupt');
     const landing = new RawLanding(join(raw, 'bad-run'));
     await landing.open();
@@ -130,11 +130,15 @@ describe('loading the same pages again', () => {
     await landing.close();
     const target = join(dir.path, 'replay-corrupt.duckdb');
     const warehouse = await openWarehouse(target, { logger: silentLogger });
+    const threads = () => warehouse.query(`SELECT current_setting('threads') AS n`);
     try {
+      const threadsBefore = await threads();
       await expect(runReplay({ warehouse, rawDir: raw, runId: 'bad-run', siteTimeZone: 'UTC' })).rejects.toThrow(
         /replay of programs: raw page of https:\/\/site\.test\/api\/programs\/ cannot be read/,
       );
       expect(await warehouse.query('SELECT count(*) AS n FROM programs')).toEqual([{ n: 0 }]);
+      // The threads DuckDB gave up to the replay's JavaScript are back.
+      expect(await threads()).toEqual(threadsBefore);
     } finally {
       await warehouse.close();
     }

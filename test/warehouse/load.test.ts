@@ -312,4 +312,23 @@ describe.each(bothDialects)('warehouse loading (%s)', (dialect) => {
     expect(stats).toEqual((await wh.query('SELECT count(*) AS n FROM thing_tags'))[0]);
     expect(await wh.refreshStatistics()).toEqual([]);
   });
+
+  it('a bulk load leaves a core to the JavaScript: DuckDB runs one thread fewer, then has its count back', async () => {
+    const threads = async (): Promise<number> =>
+      Number((await wh.query(`SELECT current_setting('threads') AS n`))[0]?.n);
+    const original = dialect === 'duckdb' ? await threads() : 0;
+    if (dialect === 'duckdb') await wh.exec('SET GLOBAL threads = 3');
+    try {
+      const seen = await wh.whileBulkLoading(async () => (dialect === 'duckdb' ? threads() : 'ran'));
+      expect(seen).toBe(dialect === 'duckdb' ? 2 : 'ran');
+      await expect(
+        wh.whileBulkLoading(async () => {
+          throw new Error('load failed');
+        }),
+      ).rejects.toThrow('load failed');
+      if (dialect === 'duckdb') expect(await threads()).toBe(3);
+    } finally {
+      if (dialect === 'duckdb') await wh.exec(`SET GLOBAL threads = ${original}`);
+    }
+  });
 });
