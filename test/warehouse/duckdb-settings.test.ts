@@ -35,4 +35,15 @@ describe('DuckDB instance settings', () => {
     expect(value).toMatch(/GiB|MiB/);
     expect(value).not.toBe('16.0 MiB');
   });
+
+  it('a bulk load that fails reports its own error, even when its threads cannot be restored after it', async () => {
+    const wh = await openWarehouse(join(dir, 'bulk.duckdb'));
+    // Closing the warehouse inside the load makes restoring DuckDB's threads fail too.
+    await expect(
+      wh.whileBulkLoading(async () => {
+        await wh.close();
+        throw new Error('the load failed');
+      }),
+    ).rejects.toThrow('the load failed');
+  });
 });

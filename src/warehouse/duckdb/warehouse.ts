@@ -95,11 +95,17 @@ export class DuckDBWarehouse extends BaseWarehouse {
     const threads = Number(row?.threads);
     if (!Number.isInteger(threads) || threads <= 1) return fn();
     await this.exec(`SET GLOBAL threads = ${threads - 1}`);
+    const restore = (): Promise<void> => this.exec(`SET GLOBAL threads = ${threads}`);
+    let result: T;
     try {
-      return await fn();
-    } finally {
-      await this.exec(`SET GLOBAL threads = ${threads}`);
+      result = await fn();
+    } catch (e) {
+      // The load's own error is the one to report, not a failure to restore after it.
+      await restore().catch(() => undefined);
+      throw e;
     }
+    await restore();
+    return result;
   }
 
   async exec(sql: string): Promise<void> {
