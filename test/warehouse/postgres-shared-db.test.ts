@@ -47,4 +47,23 @@ describe('Postgres warehouse on a shared database', () => {
       await churn;
     }
   });
+
+  it('reads a mixed-case schema, not its lower-case twin, in unqualified queries', async () => {
+    const name = `${prefix}_Mixed`;
+    // A twin that an unquoted search_path would resolve to (Postgres folds unquoted names to lower case).
+    const twin = name.toLowerCase();
+    await admin.query(`CREATE SCHEMA "${twin}"`);
+    await admin.query(`CREATE TABLE "${twin}"._grantflow_migrations (version int)`);
+    const wh = await openWarehouse(url, { schema: name });
+    try {
+      await wh.migrate([]);
+      const own = await admin.query<{ n: string }>(`SELECT count(*) AS n FROM "${name}"._grantflow_migrations`);
+      expect(Number(own.rows[0]?.n)).toBeGreaterThan(0);
+      expect(await wh.query('SELECT count(*) AS n FROM _grantflow_migrations')).toEqual([
+        { n: Number(own.rows[0]?.n) },
+      ]);
+    } finally {
+      await wh.close();
+    }
+  });
 });

@@ -3,7 +3,7 @@ import type { CellValue } from '../../normalize/table-def.ts';
 import { ConfigError, ExitCode, GrantflowError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { ResultRow, SqlRunner } from '../sql-runner.ts';
-import { intValue, numericText, pgTimestampText } from '../values.ts';
+import { ident, intValue, numericText, pgTimestampText } from '../values.ts';
 
 /** Result parsers of our own pools only (pg's globals stay untouched): same value formats as DuckDB. */
 const parsers = new Map<number, (text: string) => CellValue>([
@@ -36,8 +36,9 @@ export function connectionConfig(url: string, schema: string): pg.ClientConfig {
   return {
     connectionString: url,
     types,
-    // Timestamps print in UTC; unqualified names (models, analysts' SQL) resolve in the warehouse schema.
-    options: `-c TimeZone=UTC -c search_path=${schema},public`,
+    // Timestamps print in UTC; unqualified names (models, analysts' SQL) resolve in the warehouse schema. Quoted:
+    // unquoted, Postgres would fold a mixed-case schema to lower case and read another schema's tables.
+    options: `-c TimeZone=UTC -c search_path=${ident(schema)},public`,
     application_name: 'grantflow',
   };
 }
