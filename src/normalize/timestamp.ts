@@ -19,7 +19,7 @@ export function parseTimestamp(text: string, siteTimeZone: string): string | nul
   const h = m[4] === undefined ? 0 : +m[4];
   const mi = m[5] === undefined ? 0 : +m[5];
   const s = m[6] === undefined ? 0 : +m[6];
-  if (mo < 1 || mo > 12 || d < 1 || d > DAYS[mo - 1]! || h > 23 || mi > 59 || s > 59) return null;
+  if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > DAYS[mo - 1]! || h > 23 || mi > 59 || s > 59) return null;
   if (mo === 2 && d === 29 && !(y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0))) return null;
   const frac = m[7] === undefined ? '' : trimFraction(m[7]);
   const utcMarker =
@@ -38,7 +38,8 @@ export function parseTimestamp(text: string, siteTimeZone: string): string | nul
     offsetMin = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
   } else offsetMin = zoneOffset(siteTimeZone, local);
   const iso = new Date(local - offsetMin * 60_000).toISOString();
-  if (iso.length !== 24) return null; // beyond year 9999 after the shift
+  // Beyond year 9999 or before year 1 after the shift (Postgres has no year 0; DuckDB would store one).
+  if (iso.length !== 24 || iso.startsWith('0000')) return null;
   return `${iso.slice(0, 19)}${frac}Z`;
 }
 
@@ -127,15 +128,17 @@ export function zoneOffset(zone: string, localAsUtcMs: number): number {
   const cached = offsetCache.get(cacheKey);
   if (cached !== undefined) return cached;
   const o1 = offsetAt(zone, localAsUtcMs);
-  const o2 = offsetAt(zone, localAsUtcMs - o1 * 60_000);
-  let result = o2;
-  if (o1 !== o2) {
-    const o3 = offsetAt(zone, localAsUtcMs - o2 * 60_000);
-    result = o3 === o2 ? o2 : Math.min(o1, o2);
-  }
+  // The offsets in force a day before and after bound any transition near this wall time; each that maps the wall
+  // time back to itself is a reading of it (two in an overlap, none in a gap).
+  const before = offsetAt(zone, localAsUtcMs - 86_400_000);
+  const after = offsetAt(zone, localAsUtcMs + 86_400_000);
+  const readings = [o1, before, after].filter((o) => offsetAt(zone, localAsUtcMs - o * 60_000) === o);
+  // Overlap: the larger offset is the earlier instant. Gap: the offset before the change moves the time forward.
+  const result = readings.length > 0 ? Math.max(...readings) : before;
   // Only hours away from a transition are cached: near one the offset can differ within the hour.
   if (
-    o1 === o2 &&
+    before === o1 &&
+    after === o1 &&
     offsetAt(zone, localAsUtcMs - o1 * 60_000 - 3_600_000) === o1 &&
     offsetAt(zone, localAsUtcMs - o1 * 60_000 + 3_600_000) === o1
   ) {

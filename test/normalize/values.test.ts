@@ -30,6 +30,11 @@ describe('parseTimestamp', () => {
     expect(parseTimestamp(input, zone)).toBe(expected);
   });
 
+  it('rejects a time that only an offset moves into year 0', () => {
+    expect(parseTimestamp('0001-01-01T00:30:00+01:00', 'UTC')).toBeNull();
+    expect(parseTimestamp('0001-01-01T01:30:00+01:00', 'UTC')).toBe('0001-01-01T00:30:00Z');
+  });
+
   it.each([
     '',
     'yesterday',
@@ -38,6 +43,8 @@ describe('parseTimestamp', () => {
     '2024-03-01T25:00:00',
     '2024-03-01T12:00:00+25:00',
     '1709294400',
+    // no year 0 in Postgres (DuckDB would store one): the two warehouses must not differ
+    '0000-06-01T00:00:00Z',
   ])('rejects %j', (input) => expect(parseTimestamp(input, 'UTC')).toBeNull());
 
   it('matches Date for naive times across a year in a DST zone', () => {
@@ -50,6 +57,45 @@ describe('parseTimestamp', () => {
         .find((p) => p.type === 'timeZoneName')?.value;
       const hours = offset === 'GMT+2' ? 2 : 1;
       expect(new Date(out!).getTime()).toBe(d.getTime() - hours * 3_600_000);
+    }
+  });
+
+  // Date reads a local time as Temporal's 'compatible' does: a gap moves forward, an overlap takes the earlier
+  // instant. Node re-reads TZ when it is assigned, so Date can be asked in each zone.
+  it.each([
+    'Europe/Berlin',
+    'Europe/London',
+    'Australia/Sydney',
+    'Australia/Lord_Howe',
+    'America/New_York',
+    'America/Santiago',
+  ])('matches Date every 15 minutes around the 2024 transitions of %s', (zone) => {
+    const saved = process.env.TZ;
+    process.env.TZ = zone;
+    try {
+      let checked = 0;
+      for (let day = 1; day <= 366; day++) {
+        const noon = (d: number): number => new Date(2024, 0, d, 12).getTimezoneOffset();
+        if (noon(day) === noon(day + 1)) continue;
+        for (let q = 0; q < 96; q++) {
+          const wall = new Date(Date.UTC(2024, 0, day, 12, q * 15));
+          const [y, mo, d, h, mi] = [
+            wall.getUTCFullYear(),
+            wall.getUTCMonth(),
+            wall.getUTCDate(),
+            wall.getUTCHours(),
+            wall.getUTCMinutes(),
+          ];
+          const text = `${wall.toISOString().slice(0, 16)}:00`;
+          const expected = new Date(y, mo, d, h, mi).toISOString().replace('.000', '');
+          expect(parseTimestamp(text, zone), text).toBe(expected);
+          checked++;
+        }
+      }
+      expect(checked).toBeGreaterThanOrEqual(2 * 96);
+    } finally {
+      if (saved === undefined) delete process.env.TZ;
+      else process.env.TZ = saved;
     }
   });
 
