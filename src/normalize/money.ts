@@ -2,9 +2,9 @@ import type { JsonValue } from '../util/json.ts';
 
 /**
  * Money as exact decimal text for DECIMAL(18,2): never through binary floating point. Numbers use their
- * shortest round-trip representation; strings may carry a currency sign or code and US thousands separators
- * ("$1,250.00", "USD 1250"). Anything ambiguous ("1 250,00", "1.250", "1,25") or too large gives null (the
- * record's `_raw` keeps the original). Rounds half away from zero to 2 decimals.
+ * shortest round-trip representation (below 2^53 cents); strings may carry a currency sign or ISO 4217 code and
+ * US thousands separators ("$1,250.00", "USD 1250"). Anything ambiguous ("1 250,00", "1.250", "1,25", "0,500"),
+ * with a word that is not a currency ("1.5 mln") or too large gives null (the record's `_raw` keeps the original). Rounds half away from zero to 2 decimals.
  */
 export function parseMoney(v: JsonValue | undefined): string | null {
   if (typeof v === 'number') return numberToMoney(v);
@@ -14,24 +14,40 @@ export function parseMoney(v: JsonValue | undefined): string | null {
 
 const MAX_INT_DIGITS = 16; // DECIMAL(18,2)
 
+/**
+ * From 2^53 cents up, a JSON number no longer carries every cent (1234567890123456.78 parses as ...456.8), so
+ * such amounts are not trusted. Strings carry any amount exactly.
+ */
+const MAX_EXACT_NUMBER = 2 ** 53 / 100;
+
 export function numberToMoney(n: number): string | null {
-  if (!Number.isFinite(n)) return null;
-  if (Number.isInteger(n) && Math.abs(n) < 1e16) return `${n === 0 ? 0 : n}.00`; // fast path, also turns -0 into 0
+  if (!Number.isFinite(n) || Math.abs(n) >= MAX_EXACT_NUMBER) return null;
+  if (Number.isInteger(n)) return `${n === 0 ? 0 : n}.00`; // fast path, also turns -0 into 0
   return decimalTextToMoney(String(n));
 }
 
-const STRING_RE = /^([+-])?\s*(?:[A-Za-z]{3}\s*)?(?:[$€£¥]\s*)?([+-])?\s*(\d[\d,.]*)\s*(?:[$€£¥]|[A-Za-z]{3})?$/;
+const STRING_RE = /^([+-])?\s*(?:([A-Za-z]{3})\s*)?(?:[$€£¥]\s*)?([+-])?\s*(\d[\d,.]*)\s*(?:[$€£¥]|([A-Za-z]{3}))?$/;
+
+/**
+ * ISO 4217 codes (from the runtime's ICU data): only these count as a currency, so a unit word such as "mln" or
+ * "bln" makes the amount unreadable instead of a billion times smaller.
+ */
+const currencyCodes: ReadonlySet<string> = new Set(Intl.supportedValuesOf('currency'));
+
+const isCurrency = (code: string | undefined): boolean => code === undefined || currencyCodes.has(code.toUpperCase());
 
 function stringToMoney(s: string): string | null {
   const m = STRING_RE.exec(s.trim());
   if (m === null) return null;
-  if (m[1] !== undefined && m[2] !== undefined) return null;
-  const negative = (m[1] ?? m[2]) === '-';
-  let body = m[3]!;
+  if (m[1] !== undefined && m[3] !== undefined) return null;
+  if (!isCurrency(m[2]) || !isCurrency(m[5])) return null;
+  const negative = (m[1] ?? m[3]) === '-';
+  let body = m[4]!;
   if (/^\d+(\.\d+)?$/.test(body)) {
     // "1.250" could be European thousands: ambiguous unless the integer part starts with 0 or is long.
     if (/^[1-9]\d{0,2}\.\d{3}$/.test(body)) return null;
-  } else if (/^\d{1,3}(,\d{3})+(\.\d+)?$/.test(body)) {
+  } else if (/^[1-9]\d{0,2}(,\d{3})+(\.\d+)?$/.test(body)) {
+    // US thousands; a leading "0," ("0,500") is a European decimal comma, not a thousands group.
     body = body.replaceAll(',', '');
   } else return null;
   return decimalTextToMoney(negative ? `-${body}` : body);

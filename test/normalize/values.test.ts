@@ -116,7 +116,9 @@ describe('parseMoney', () => {
     [1.005, '1.01'], // decimal text "1.005", not the binary 1.00499999...
     [-2.675, '-2.68'],
     [1e-7, '0.00'],
-    [1.5e15, '1500000000000000.00'],
+    [90_071_992_547_409.9, '90071992547409.90'],
+    [90_071_992_547_410, null], // from 2^53 cents up a JSON number has lost cents: not trusted
+    [1.5e15, null],
     [1e21, null],
     [1e16, null], // 17 integer digits do not fit DECIMAL(18,2)
     ['1250', '1250.00'],
@@ -134,6 +136,16 @@ describe('parseMoney', () => {
     ['1.250', null],
     ['1,25', null],
     ['12,50', null],
+    ['0,500', null], // a European decimal comma, not 500
+    ['0,123', null],
+    ['1.5 bln', null], // a unit word is not a currency code
+    ['USD 1.5 mln', null],
+    ['5 mil', null],
+    ['Fee 12', null],
+    ['abc5', null],
+    ['usd 7', '7.00'],
+    ['12 CHF', '12.00'],
+    ['1,000,000.5', '1000000.50'],
     ['abc', null],
     ['', null],
     ['--5', null],
