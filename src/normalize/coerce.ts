@@ -15,16 +15,29 @@ function describe(v: JsonValue | undefined): string {
   return s.length > 60 ? `${s.slice(0, 57)}...` : s;
 }
 
+const BIGINT_MIN = -(2n ** 63n);
+const BIGINT_MAX = 2n ** 63n - 1n;
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+
 /** An integer id, or null when absent/null/blank; anything else is not an id and quarantines the record. */
 export function optId(v: JsonValue | undefined, field: string): number | bigint | null {
   if (typeof v === 'number') {
-    if (Number.isInteger(v)) return v;
+    if (Number.isSafeInteger(v)) return v;
+    // JSON.parse has already rounded it: two ids could become one key, so the record is not loaded.
+    if (Number.isInteger(v))
+      throw new QuarantineError(
+        `${field} is a JSON number beyond 2^53, whose digits are lost when read (${describe(v)})`,
+      );
   } else if (v === undefined || v === null || v === '') return null;
   else if (typeof v === 'string') {
     const t = v.trim();
     if (INT_TEXT.test(t)) {
       const n = Number(t);
-      return Number.isSafeInteger(n) ? n : BigInt(t);
+      if (Number.isSafeInteger(n)) return n;
+      const big = BigInt(t);
+      if (big >= BIGINT_MIN && big <= BIGINT_MAX) return big;
+      throw new QuarantineError(`${field} does not fit a 64-bit integer id (${describe(v)})`);
     }
   }
   throw new QuarantineError(`${field} is not an integer id (${describe(v)})`);
@@ -37,14 +50,23 @@ export function reqId(v: JsonValue | undefined, field: string): number | bigint 
   return id;
 }
 
-/** Lenient integer (counts, enum codes): numbers that are integers and integer text; otherwise null. */
-export function int(v: JsonValue | undefined): number | null {
-  if (typeof v === 'number') return Number.isInteger(v) ? v : null;
+/** Lenient integer for BIGINT columns that are not ids (sizes): exact integers, as numbers or text; else null. */
+export function long(v: JsonValue | undefined): number | null {
+  if (typeof v === 'number') return Number.isSafeInteger(v) ? v : null;
   if (typeof v === 'string' && INT_TEXT.test(v.trim())) {
     const n = Number(v);
     return Number.isSafeInteger(n) ? n : null;
   }
   return null;
+}
+
+/**
+ * Lenient integer for INTEGER columns (counts, enum codes): null outside 32 bits, where the column would reject
+ * the value and fail the whole stream's load.
+ */
+export function int(v: JsonValue | undefined): number | null {
+  const n = long(v);
+  return n !== null && n >= INT32_MIN && n <= INT32_MAX ? n : null;
 }
 
 /** Lenient double: numbers and numeric text. */

@@ -125,12 +125,28 @@ describe('applications', () => {
     expect(app).toMatchObject({ state: 9, decision: 1, awarded: '1 250,00', awarded_amount: null });
   });
 
+  it('reads ids beyond 2^53 given as text exactly, up to the BIGINT limit', () => {
+    const [app] = rowsOf(map('applications', { id: '9223372036854775807' }), 'applications');
+    expect(app?.id).toBe(9223372036854775807n);
+  });
+
+  it('nulls an integer field the INTEGER column cannot hold, instead of failing the load', () => {
+    const [app] = rowsOf(map('applications', { id: 104, state: 3_000_000_000 }), 'applications');
+    expect(app).toMatchObject({ id: 104, state: null });
+    expect(JSON.parse(String(app?._raw))).toMatchObject({ state: 3_000_000_000 });
+  });
+
   it.each([
     [{ title: 'no id' }, /id is missing/],
     [{ id: 'abc' }, /id is not an integer/],
     [{ id: 1.5 }, /id is not an integer/],
     [{ id: 1, updated_at: 'last tuesday' }, /updated_at is not a timestamp/],
     [{ id: 1, program: { id: 'x', name: 'bad' } }, /program.id is not an integer/],
+    // JSON.parse rounds these: 2^53 + 1 would load as 2^53, another record's key
+    [JSON.parse('{"id": 9007199254740993}'), /id is a JSON number beyond 2\^53/],
+    [{ id: 1e20 }, /id is a JSON number beyond 2\^53/],
+    [{ id: '9223372036854775808' }, /id does not fit a 64-bit integer id/],
+    [JSON.parse('{"id": 1, "applicant": {"id": -9007199254740993}}'), /applicant.id is a JSON number beyond 2\^53/],
   ])('quarantines %j', (record, reason) => {
     expect(() => streamMappings.applications.map(record as JsonObject, ctx)).toThrow(QuarantineError);
     expect(() => streamMappings.applications.map(record as JsonObject, ctx)).toThrow(reason);

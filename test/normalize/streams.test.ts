@@ -175,6 +175,7 @@ describe('custom fields, programs, reports', () => {
         status: 3,
         row: 10,
         total_rows: 10,
+        file_size: 5_000_000_000, // BIGINT: past 32 bits is fine
         filter: { type: 'AND', items: [] },
       }),
       'reports',
@@ -183,6 +184,7 @@ describe('custom fields, programs, reports', () => {
       id: 3,
       last_generated_at: null,
       current_row: 10,
+      file_size: 5_000_000_000,
       created_by_id: 1,
       program_id: 2,
       filter: '{"type":"AND","items":[]}',

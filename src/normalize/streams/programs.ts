@@ -1,4 +1,4 @@
-import { arr, bool, int, json, money, obj, optId, reqId, text, ts } from '../coerce.ts';
+import { arr, bool, int, json, long, money, obj, optId, reqId, text, ts } from '../coerce.ts';
 import type { MappedRow, StreamMapping } from '../mapping.ts';
 import { QuarantineError } from '../quarantine.ts';
 import { customFieldValues, namedRef, userRef } from '../refs.ts';
@@ -122,7 +122,7 @@ export const reportsStream: StreamMapping = {
       filter: json(r.filter),
       download_link: text(r.download_link),
       report_filename: text(r.report_filename),
-      file_size: int(r.file_size),
+      file_size: long(r.file_size),
       job_id: text(r.job_id),
       current_row: int(r.row),
       total_rows: int(r.total_rows),
