@@ -96,6 +96,20 @@ describe('unreachable or unwritable targets', () => {
     expect((err as Error).message).not.toContain('s3cretpass');
   });
 
+  it.each([
+    'postgres://gf@127.0.0.1:1/nope?password=s3cretpass',
+    'postgres://gf@127.0.0.1:1/nope?sslmode=disable&PASSWORD=s3cretpass',
+    'postgres://gf:s3cretpass@127.0.0.1:1/nope?sslpassword=s3cretpass',
+  ])('a password given as a query parameter stays out of the message: %s', async (url) => {
+    const err = await openWarehouse(url).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toContain('redacted');
+    expect((err as Error).message).not.toContain('s3cretpass');
+  });
+
   it('an unwritable DuckDB path is a ConfigError', async () => {
     const h = harness('duckdb', 'unwritable');
     cleanups.push(h);

@@ -21,14 +21,18 @@ const types = {
     parsers.get(oid) ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
+/** Query parameters libpq and pg read as secrets (`?password=` works as well as `user:password@`). */
+const secretParams = /^(password|sslpassword)$/i;
+
 /** The URL with any password removed, for messages and `description`. */
 export function safeUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '';
+    for (const key of [...u.searchParams.keys()]) if (secretParams.test(key)) u.searchParams.set(key, 'redacted');
     return u.toString().replace(/:@/, '@');
   } catch {
-    return url.replace(/\/\/([^:/@]*):[^@]*@/, '//$1@');
+    return url.replace(/\/\/([^:/@]*):[^@]*@/, '//$1@').replace(/([?&](?:ssl)?password=)[^&]*/gi, '$1redacted');
   }
 }
 
