@@ -17,6 +17,7 @@ import { preflight } from './preflight.ts';
 import { newRunId } from './run-id.ts';
 import { afterLoad, type AfterLoadInfo } from './after-load.ts';
 import { join } from 'node:path';
+import { checkWritableDir } from '../util/writable-dir.ts';
 
 export interface SyncRequest {
   readonly settings: Settings;
@@ -54,6 +55,8 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   const fileStore = useEnv ? null : await fileCredentialStore(settings.credentials);
   const envCreds = useEnv ? envCredentials(env) : null;
   if (settings.snapshot) await checkSnapshots(settings.snapshots);
+  if (settings.landRaw)
+    checkWritableDir(settings.rawDir, 'raw page directory', 'choose another one with --raw-dir or fix its permissions');
 
   let client: SiteClient | null = null;
   const makeClient = (store: CredentialStore): SiteClient =>

@@ -1,6 +1,6 @@
 /**
  * Bad input: each case prints ONE clear `grantflow: ...` line on stderr (no stack), exits with the documented code
- * (2: configuration) and writes nothing: no warehouse file, no snapshot or raw content, the credentials file
+ * (2: configuration) and writes nothing: no warehouse file, no snapshot or raw directory, the credentials file
  * byte-for-byte unchanged and still 0600.
  */
 import { createServer, type Server } from 'node:http';
@@ -97,6 +97,14 @@ const cases: InputCase[] = [
     message: /a-file/,
   },
   {
+    name: 'an unwritable raw page directory (a path under a regular file)',
+    prepare: async (dir) => {
+      await writeFile(join(dir, 'a-file'), 'not a directory');
+      return ['--raw-dir', join(dir, 'a-file', 'raw')];
+    },
+    message: /raw page directory .*a-file.*--raw-dir/,
+  },
+  {
     name: 'a pipeline file that is not JSON',
     prepare: async (dir) => {
       await writeFile(join(dir, 'pipeline.json'), '{"perPage": 100,');
@@ -132,12 +140,11 @@ const cases: InputCase[] = [
   },
 ];
 
-/** Every file under `dir`, relative, for "nothing written" comparisons. */
+/** Every file and directory under `dir`, relative, for "nothing written" comparisons. */
 function listFiles(dir: string): string[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
-    .map((e) => join(e.parentPath, e.name).slice(dir.length + 1))
+    .map((e) => join(e.parentPath, e.name).slice(dir.length + 1) + (e.isDirectory() ? '/' : ''))
     .sort();
 }
 

@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
@@ -164,11 +173,16 @@ describe.each<Dialect>(['duckdb', 'postgres'])('snapshots of a %s warehouse', (d
 });
 
 describe('checkSnapshotDir', () => {
-  it('creates a missing directory and rejects one that cannot be written, with a ConfigError', () => {
+  it('accepts a directory it could create, leaving nothing behind, and rejects one that cannot be written', () => {
     const base = mkdtempSync(join(tmpdir(), 'gf-snapdir-'));
     try {
+      // A check only: the sync creates the directory when it writes the snapshots.
       checkSnapshotDir(join(base, 'a', 'b'));
-      expect(statSync(join(base, 'a', 'b')).isDirectory()).toBe(true);
+      expect(readdirSync(base)).toEqual([]);
+      mkdirSync(join(base, 'kept'));
+      checkSnapshotDir(join(base, 'kept'));
+      expect(readdirSync(base)).toEqual(['kept']);
+      expect(readdirSync(join(base, 'kept'))).toEqual([]);
       writeFileSync(join(base, 'file'), 'x');
       expect(() => checkSnapshotDir(join(base, 'file', 'snapshots'))).toThrow(ConfigError);
       expect(() => checkSnapshotDir(join(base, 'file', 'snapshots'))).toThrow(/not writable .*--snapshots/);

@@ -12,6 +12,7 @@ import { openWarehouse } from '../../warehouse/index.ts';
 import { ConfigError } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
+import { checkWritableDir } from '../../util/writable-dir.ts';
 
 const scales = ['tiny', 'small', 'medium', 'large'] as const;
 /** Shipped with the package, so `grantflow demo` finds it from any working directory. */
@@ -50,6 +51,7 @@ export function registerDemo(program: Command): void {
         if (!(rate > 0)) throw new ConfigError(`--rate must be a positive number, got "${options.rate}"`);
         if (!Number.isInteger(seed)) throw new ConfigError(`--seed must be an integer, got "${options.seed}"`);
         const dir = options.dir;
+        checkWritableDir(dir, 'demo directory', 'choose another one with --dir or fix its permissions');
         await rm(join(dir, 'warehouse.duckdb'), { force: true });
         await rm(join(dir, 'warehouse.duckdb.wal'), { force: true });
         await rm(join(dir, 'raw'), { recursive: true, force: true });

@@ -2,8 +2,9 @@ import type { Command } from 'commander';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { dictionaryPath, renderDataDictionary } from '../../docs/data-dictionary.ts';
-import { ExitCode } from '../../util/errors.ts';
+import { ConfigError, ExitCode } from '../../util/errors.ts';
 import { runAction } from '../run-action.ts';
+import { dirProblem } from '../../util/writable-dir.ts';
 
 export function registerDocs(program: Command): void {
   const docs = program.command('docs').description('generated documentation');
@@ -36,8 +37,14 @@ export function registerDocs(program: Command): void {
           process.stdout.write(`${path} already up to date\n`);
           return ExitCode.ok;
         }
-        mkdirSync(dirname(path), { recursive: true });
-        writeFileSync(path, fresh);
+        try {
+          mkdirSync(dirname(path), { recursive: true });
+          writeFileSync(path, fresh);
+        } catch (e) {
+          throw new ConfigError(`cannot write ${path} (${dirProblem(e)}); choose another path with --out`, {
+            cause: e,
+          });
+        }
         process.stdout.write(`wrote ${path}\n`);
         return ExitCode.ok;
       }),
