@@ -39,12 +39,7 @@ export interface ReplayRequest {
  * were complete; parent markers are not written, so the next sync still checks every parent.
  */
 export async function runReplay(request: ReplayRequest): Promise<StreamInfo[]> {
-  const dir = join(request.rawDir, request.runId);
-  try {
-    await stat(dir);
-  } catch {
-    throw new ConfigError(`no raw pages for run ${request.runId} under ${request.rawDir} (looked for ${dir})`);
-  }
+  const dir = await rawRunDir(request.rawDir, request.runId);
   const { warehouse } = request;
   await warehouse.migrate(tables);
   const mutex = new Mutex();
@@ -91,6 +86,17 @@ export async function runReplay(request: ReplayRequest): Promise<StreamInfo[]> {
   const order = new Map<string, number>(streamCatalog.map((s, i) => [s.name, i]));
   infos.sort((a, b) => (order.get(a.stream) ?? 0) - (order.get(b.stream) ?? 0));
   return infos;
+}
+
+/** Where a run's raw pages are; a ConfigError if it landed none there (checked before a warehouse is opened). */
+export async function rawRunDir(rawDir: string, runId: string): Promise<string> {
+  const dir = join(rawDir, runId);
+  try {
+    await stat(dir);
+  } catch {
+    throw new ConfigError(`no raw pages for run ${runId} under ${rawDir} (looked for ${dir})`);
+  }
+  return dir;
 }
 
 /** The streams whose raw pages a run landed under `dir`, in catalog order: what a replay loads. */

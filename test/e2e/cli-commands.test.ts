@@ -75,6 +75,19 @@ describe('after a sync', () => {
     expect(r.stdout).toMatch(/^\s+application_tasks\s+\S+\s+run /m);
   });
 
+  it.each([
+    ['docs', 'dictionary', '--out', 'PATH/dd.md'],
+    ['demo', '--dir', 'PATH/demo'],
+  ])('%s with an output path under a regular file exits 2 with one line', async (...args) => {
+    const file = join(dir.path, 'a-file');
+    await writeFile(file, 'not a directory');
+    const r = await runCli(args.map((a) => a.replace('PATH', file)));
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^grantflow: (?=.*a-file)(?=.*(not writable|cannot write))/),
+    ]);
+  });
+
   it('status of a warehouse that does not exist exits 2 and creates nothing', async () => {
     const missing = join(dir.path, 'missing.duckdb');
     const r = await runCli(['status', '--warehouse', missing]);
@@ -93,18 +106,12 @@ describe('after a sync', () => {
     expect(summarize(await dumpWarehouse(target))).toEqual(summarize(await dumpWarehouse(join(dir.path, 'w.duckdb'))));
   });
 
-  it('replay of an unknown run exits 2 with a clear message', async () => {
-    const r = await runCli([
-      'replay',
-      '--run',
-      'nope',
-      '--raw-dir',
-      join(dir.path, 'raw'),
-      '--warehouse',
-      join(dir.path, 'x.duckdb'),
-    ]);
+  it('replay of an unknown run exits 2 with a clear message and creates no warehouse', async () => {
+    const target = join(dir.path, 'x.duckdb');
+    const r = await runCli(['replay', '--run', 'nope', '--raw-dir', join(dir.path, 'raw'), '--warehouse', target]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/no raw pages for run nope/);
+    expect(existsSync(target)).toBe(false);
   });
 });

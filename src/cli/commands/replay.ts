@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
-import { runReplay } from '../../pipeline/replay.ts';
+import { rawRunDir, runReplay } from '../../pipeline/replay.ts';
 import { openConfiguredWarehouse } from '../../warehouse/index.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
@@ -18,6 +18,8 @@ export function registerReplay(program: Command): void {
     runAction(async (options: Record<string, unknown>) => {
       const settings = await settingsFrom(options, keys);
       const logger = createLogger({ level: settings.logLevel });
+      // A wrong run id is found before the warehouse is opened (and, for a new DuckDB file, created).
+      await rawRunDir(settings.rawDir, String(options.run));
       const warehouse = await openConfiguredWarehouse(settings, logger);
       try {
         await warehouse.acquireLock(`grantflow replay (pid ${process.pid})`);
