@@ -14,6 +14,8 @@ export interface OpenWarehouseOptions {
   /** DuckDB's memory limit (e.g. `256MB`); ignored for Postgres. Default: `defaultDuckDBMemoryLimit`. */
   readonly duckdbMemoryLimit?: string;
   readonly logger?: Logger;
+  /** Postgres: a missing schema is a ConfigError instead of being created (read-only commands such as status). */
+  readonly existingOnly?: boolean;
 }
 
 export function isPostgresTarget(target: string): boolean {
@@ -29,16 +31,21 @@ export async function openWarehouse(target: string, options: OpenWarehouseOption
     if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema)) {
       throw new ConfigError(`warehouse schema "${schema}" is not a plain identifier (letters, digits, underscore)`);
     }
-    return PostgresWarehouse.open(target, schema, logger);
+    return PostgresWarehouse.open(target, schema, logger, { create: !options.existingOnly });
   }
   return DuckDBWarehouse.open(target, logger, { memoryLimit: options.duckdbMemoryLimit ?? defaultDuckDBMemoryLimit });
 }
 
 /** The warehouse a command's settings name, opened with their schema and DuckDB memory limit. */
-export function openConfiguredWarehouse(settings: WarehouseSettings, logger: Logger): Promise<Warehouse> {
+export function openConfiguredWarehouse(
+  settings: WarehouseSettings,
+  logger: Logger,
+  options: Pick<OpenWarehouseOptions, 'existingOnly'> = {},
+): Promise<Warehouse> {
   return openWarehouse(settings.warehouse, {
     schema: settings.schema,
     duckdbMemoryLimit: settings.duckdbMemoryLimit,
     logger,
+    ...options,
   });
 }

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import pg from 'pg';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { dumpWarehouse, runCli, startSite, summarize, tempDir, writeCredentials, syncCliArgs } from './harness.ts';
 
@@ -86,6 +87,28 @@ describe('after a sync', () => {
     expect(r.stderr.trim().split('\n')).toEqual([
       expect.stringMatching(/^grantflow: (?=.*a-file)(?=.*(not writable|cannot write))/),
     ]);
+  });
+
+  it.each(['abc', '0', '-5', '2.5'])('status --runs %s is refused (exit 2)', async (runs) => {
+    const r = await runCli(['status', '--warehouse', join(dir.path, 'w.duckdb'), '--runs', runs]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toBe(`grantflow: --runs must be a whole number from 1 up, got "${runs}"`);
+  });
+
+  it('status of a Postgres schema that does not exist exits 2 and creates no schema', async () => {
+    const url = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+    const schema = `gf_status_missing_${process.pid}`;
+    const r = await runCli(['status', '--warehouse', url, '--schema', schema]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim()).toMatch(new RegExp(`^grantflow: .* has no schema ${schema}; check --schema`));
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const { rows } = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+      expect(rows).toEqual([]);
+    } finally {
+      await client.end();
+    }
   });
 
   it('status of a warehouse that does not exist exits 2 and creates nothing', async () => {

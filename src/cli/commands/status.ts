@@ -19,20 +19,27 @@ export function registerStatus(program: Command): void {
   command.action(
     runAction(async (options: Record<string, unknown>) => {
       const settings = await settingsFrom(options, keys);
+      const limit = Number(options.runs);
+      if (!Number.isInteger(limit) || limit < 1)
+        throw new ConfigError(`--runs must be a whole number from 1 up, got "${String(options.runs)}"`);
       // Read only: a missing DuckDB file is reported, never created.
       if (!isPostgresTarget(settings.warehouse) && !existsSync(settings.warehouse)) {
         throw new ConfigError(
           `no warehouse at ${settings.warehouse}; run \`grantflow sync\` first or pass --warehouse`,
         );
       }
-      const warehouse = await openConfiguredWarehouse(settings, createLogger({ level: settings.logLevel }));
+      const warehouse = await openConfiguredWarehouse(settings, createLogger({ level: settings.logLevel }), {
+        existingOnly: true,
+      });
       const out: string[] = [];
       try {
         out.push(`warehouse ${warehouse.description}`, '');
         let runs;
         try {
-          runs = await warehouse.listRuns(Number(options.runs) || 10);
-        } catch {
+          runs = await warehouse.listRuns(limit);
+        } catch (e) {
+          // Only a missing runs table means "no data yet"; anything else is reported as it is.
+          if (!/does not exist/i.test(e instanceof Error ? e.message : String(e))) throw e;
           throw new ConfigError(`${warehouse.description} holds no grantflow data yet; run \`grantflow sync\` first`);
         }
         out.push('last runs:');

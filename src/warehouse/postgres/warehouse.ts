@@ -2,6 +2,7 @@ import { Kysely } from 'kysely';
 import { SchemaScopedPostgresDialect } from './schema-introspector.ts';
 import type pg from 'pg';
 import type { Logger } from '../../util/logger.ts';
+import { ConfigError } from '../../util/errors.ts';
 import { BaseWarehouse } from '../base-warehouse.ts';
 import type { BookkeepingDb } from '../bookkeeping.ts';
 import type { StagingBackend } from '../load-unit.ts';
@@ -36,13 +37,23 @@ export class PostgresWarehouse extends BaseWarehouse {
     this.migrationDb = this.base as unknown as Kysely<unknown>;
   }
 
-  static async open(url: string, schema: string, logger: Logger): Promise<PostgresWarehouse> {
+  /** `create: false` (read-only commands): a missing schema is reported, not created. */
+  static async open(url: string, schema: string, logger: Logger, { create = true } = {}): Promise<PostgresWarehouse> {
     const pool = createPool(url, schema, logger);
+    let found = true;
     try {
-      await poolRunner(pool).run(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
+      if (create) await poolRunner(pool).run(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
+      else {
+        const { rows } = await poolRunner(pool).run('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+        found = rows.length > 0;
+      }
     } catch (e) {
       await pool.end().catch(() => undefined);
       throw describeConnectError(url, e);
+    }
+    if (!found) {
+      await pool.end().catch(() => undefined);
+      throw new ConfigError(`${safeUrl(url)} has no schema ${schema}; check --schema, or run \`grantflow sync\` first`);
     }
     return new PostgresWarehouse(url, schema, pool, logger);
   }
