@@ -30,7 +30,7 @@ Exit codes: 0 success, 1 run failed or partial, 2 bad usage or configuration (no
 Run \`grantflow <command> --help\` for a command's options.`,
   )
   .version('0.1.0')
-  .showHelpAfterError()
+  .showHelpAfterError('(run with --help for usage)')
   .exitOverride();
 
 for (const register of commands) register(program);

@@ -71,7 +71,8 @@ export async function runModels(warehouse: Warehouse, options: RunModelsOptions 
     }
     const [count] = await warehouse.query(`SELECT count(*) AS n FROM ${ident(model.name)}`);
     const result = { name: model.name, rows: Number(count?.n ?? 0), durationMs: Date.now() - t0 };
-    logger.info(result, 'model built');
+    // `model`, not `name`: pino's own `name` field (the logger's) must stay the only one in the line.
+    logger.info({ model: result.name, rows: result.rows, durationMs: result.durationMs }, 'model built');
     results.push(result);
   }
   return { models: results, durationMs: Date.now() - started };

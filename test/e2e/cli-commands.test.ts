@@ -23,6 +23,17 @@ afterAll(async () => {
   await dir.remove();
 });
 
+describe('bad usage', () => {
+  it('an unknown flag is named in one line with a pointer to --help, not the whole help (cron logs)', async () => {
+    const r = await runCli(['sync', '--bogus-flag']);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      "error: unknown option '--bogus-flag'",
+      '(run with --help for usage)',
+    ]);
+  });
+});
+
 describe('grantflow doctor', () => {
   it('checks everything and writes no warehouse data', async () => {
     const r = await runCli(['doctor', ...common, '--snapshots', join(dir.path, 'snap')]);
@@ -51,19 +62,49 @@ describe('grantflow doctor', () => {
   });
 });
 
+/** Keys at the top level of one JSON object text, in order, repeats included (JSON.parse would hide a repeat). */
+function topLevelKeys(line: string): string[] {
+  const keys: string[] = [];
+  let depth = 0;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (line[j] !== '"') j += line[j] === '\\' ? 2 : 1;
+      if (depth === 1 && /^\s*:/.test(line.slice(j + 1))) keys.push(JSON.parse(line.slice(i, j + 1)) as string);
+      i = j;
+    } else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') depth--;
+  }
+  return keys;
+}
+
 describe('after a sync', () => {
   let runId = '';
+  let syncLog = '';
   beforeAll(async () => {
-    const r = await runCli(
-      syncCliArgs(sim.url, dir.path, {
+    const r = await runCli([
+      ...syncCliArgs(sim.url, dir.path, {
         credentials,
         warehouse: ['--warehouse', join(dir.path, 'w.duckdb')],
         rate: 500,
       }),
-    );
+      '--log-level',
+      'info',
+    ]);
     expect(r.code).toBe(0);
     runId = /grantflow run ([^\s:(]+)/.exec(r.stdout)?.[1] ?? '';
     expect(runId).not.toBe('');
+    syncLog = r.stderr;
+  });
+
+  it('logs JSON lines with no key twice (a log shipper keeps only the last)', () => {
+    const lines = syncLog.split('\n').filter((l) => l.startsWith('{'));
+    expect(lines.some((l) => l.includes('"model built"'))).toBe(true);
+    for (const line of lines) {
+      const keys = topLevelKeys(line);
+      expect(new Set(keys).size, line).toBe(keys.length);
+    }
   });
 
   it('status lists the run, every stream and the row counts', async () => {
