@@ -88,7 +88,7 @@ export class DuckDBWarehouse extends BaseWarehouse {
    * DuckDB's threads default to one per core, and a replay's normaliser and Appender calls need a core of their
    * own besides. Alternating replays on 2 cores, one DuckDB thread against two: medium won 7 of 8 pairs (4.5–5.6 s
    * against 5.0–5.9 s), large 5 of 6 (42.7–46.9 s against 45.7–53.2 s; the lost pair 64 s), both with ~10 % less
-   * CPU. The thread count is DuckDB's global setting, restored afterwards for the checkpoint, models and snapshots.
+   * CPU. The thread count is DuckDB's global setting, restored afterwards for the final checkpoint and whatever runs next.
    */
   override async whileBulkLoading<T>(fn: () => Promise<T>): Promise<T> {
     const [row] = await this.query(`SELECT current_setting('threads') AS threads`);
