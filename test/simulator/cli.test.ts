@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -63,5 +63,35 @@ describe('grantflow sim', () => {
     sim.url.catch(() => undefined);
     expect(await sim.exit).toBe(2);
     expect(sim.stderr()).toContain('--scale must be one of');
+  });
+
+  /** Exits on its own (a server left listening would keep it alive), or is killed after 20 s and fails. */
+  async function exitsAlone(sim: ReturnType<typeof run>): Promise<number | null> {
+    const timer = setTimeout(() => sim.child.kill('SIGKILL'), 20_000);
+    try {
+      return await sim.exit;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  it('exits 2 with one line when --credentials-out is under a regular file (checked before the site starts)', async () => {
+    const file = join(dir, 'a-file');
+    await writeFile(file, 'x');
+    const sim = run(['--port', '0', '--credentials-out', join(file, 'creds.json')]);
+    sim.url.catch(() => undefined);
+    expect(await exitsAlone(sim)).toBe(2);
+    expect(sim.stderr().trim()).toMatch(/^grantflow: credentials directory .*a-file is not writable/);
+  });
+
+  it('exits 2, stops listening and leaves no temporary file when the credentials cannot be written', async () => {
+    const target = join(dir, 'a-directory');
+    await mkdir(target);
+    const sim = run(['--port', '0', '--credentials-out', target]);
+    sim.url.catch(() => undefined);
+    expect(await exitsAlone(sim)).toBe(2);
+    expect(sim.stderr().trim()).toMatch(/^grantflow: cannot write the credentials file .*a-directory/);
+    expect(sim.stderr()).not.toMatch(/^\s+at /m);
+    expect((await readdir(dir)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 });

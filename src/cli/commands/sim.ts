@@ -1,7 +1,9 @@
-import { rename, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { isScaleName, scales, startSimulator, type SimulatorOptions } from '../../simulator/index.ts';
 import { ConfigError } from '../../util/errors.ts';
+import { checkWritableDir, dirProblem } from '../../util/writable-dir.ts';
 import { runAction } from '../run-action.ts';
 
 interface SimFlags {
@@ -54,8 +56,19 @@ export function parseSimFlags(flags: SimFlags): SimulatorOptions {
 /** Writes the credentials file atomically with mode 0600 (same directory, then rename). */
 async function writeCredentials(file: string, body: string): Promise<void> {
   const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, body, { mode: 0o600 });
-  await rename(tmp, file);
+  try {
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(tmp, body, { mode: 0o600 });
+    await rename(tmp, file);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw new ConfigError(
+      `cannot write the credentials file ${file} (${dirProblem(e)}); choose another --credentials-out`,
+      {
+        cause: e,
+      },
+    );
+  }
 }
 
 export function registerSim(program: Command): void {
@@ -78,13 +91,23 @@ export function registerSim(program: Command): void {
     .action(
       runAction(async (flags: SimFlags) => {
         const options = parseSimFlags(flags);
+        // Before the site is generated (minutes at the large scale) and listening.
+        if (flags.credentialsOut)
+          checkWritableDir(dirname(flags.credentialsOut), 'credentials directory', 'choose another --credentials-out');
         const sim = await startSimulator(options).catch((error: unknown) => {
           throw new ConfigError(
             `cannot listen on ${options.host}:${options.port}: ${error instanceof Error ? error.message : String(error)}`,
           );
         });
-        if (flags.credentialsOut)
-          await writeCredentials(flags.credentialsOut, JSON.stringify(sim.credentials, null, 2) + '\n');
+        if (flags.credentialsOut) {
+          // A failed write stops the server too: left listening, the process would never exit.
+          await writeCredentials(flags.credentialsOut, JSON.stringify(sim.credentials, null, 2) + '\n').catch(
+            async (e: unknown) => {
+              await sim.close();
+              throw e;
+            },
+          );
+        }
         process.stdout.write(`grantflow sim: ${options.scale} site (seed ${options.seed}) listening on ${sim.url}\n`);
         await new Promise<void>((resolve) => {
           const stop = (): void => resolve();
