@@ -31,4 +31,20 @@ export function describeNetworkError(e: unknown): string {
   return [code ?? causeCode, e.message].filter(Boolean).join(': ');
 }
 
+/**
+ * OpenSSL's verdicts on a server certificate, and TLS handshake failures (an https URL on a plain-http port): they
+ * do not pass with time, so they are not retried.
+ */
+const tlsCodes =
+  /^(DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT(_LOCALLY)?|CERT_[A-Z_]+|ERR_TLS_CERT_ALTNAME_INVALID|HOSTNAME_MISMATCH|INVALID_CA|ERR_SSL_[A-Z_]+)$/;
+
+/** The code of a certificate or TLS handshake failure (on the error or its cause), or null for anything else. */
+export function tlsFailure(e: unknown): string | null {
+  for (let x: unknown = e, depth = 0; x instanceof Error && depth < 4; x = x.cause, depth++) {
+    const code = 'code' in x && typeof x.code === 'string' ? x.code : undefined;
+    if (code && tlsCodes.test(code)) return code;
+  }
+  return null;
+}
+
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -1,7 +1,13 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSiteClient, SiteHttpError, SiteResponseError, SiteUnavailableError } from '../../src/source/index.ts';
 import type { SiteClientOptions } from '../../src/source/index.ts';
-import { GrantflowError } from '../../src/util/errors.ts';
+import { ConfigError, GrantflowError } from '../../src/util/errors.ts';
 import { json, MemoryStore, startServer, testCreds, type Handler, type TestServer } from './helpers.ts';
 
 let server: TestServer | undefined;
@@ -177,3 +183,70 @@ async function collect<T, R>(gen: AsyncGenerator<T, R>): Promise<{ items: T[]; i
     items.push(r.value);
   }
 }
+
+describe('TLS failures are configuration errors, not outages', () => {
+  it('a self-signed certificate fails at once (exit 2), after one handshake', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gf-tls-'));
+    try {
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-days',
+          '2',
+          '-subj',
+          '/CN=127.0.0.1',
+          '-keyout',
+          join(dir, 'key.pem'),
+          '-out',
+          join(dir, 'cert.pem'),
+        ],
+        { stdio: 'ignore' },
+      );
+      let handshakes = 0; // TCP connections: a retry would open another
+      const tls = createHttpsServer(
+        { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
+        (_q, res) => json(res, 200, { ok: true }),
+      );
+      tls.on('connection', () => handshakes++);
+      await new Promise<void>((done) => tls.listen(0, '127.0.0.1', done));
+      const port = (tls.address() as AddressInfo).port;
+      const client = createSiteClient({
+        baseUrl: `https://127.0.0.1:${port}`,
+        store: new MemoryStore(),
+        rate: 50,
+        retryBaseMs: 5,
+      });
+      try {
+        const err = await client.getJson('/api/programs/').catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(ConfigError);
+        expect((err as ConfigError).exitCode).toBe(2);
+        expect((err as Error).message).toMatch(/failed the TLS check \(DEPTH_ZERO_SELF_SIGNED_CERT\); check --site/);
+        expect(handshakes).toBe(1);
+      } finally {
+        await client.close();
+        await new Promise((done) => tls.close(done));
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('an https URL on a plain-http port fails at once', async () => {
+    server = await startServer((_q, res) => json(res, 200, { ok: true }));
+    const client = createSiteClient({
+      baseUrl: server.url.replace('http:', 'https:'),
+      store: new MemoryStore(),
+      rate: 50,
+      retryBaseMs: 5,
+    });
+    const err = await client.getJson('/api/programs/').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toMatch(/failed the TLS check \(ERR_SSL_/);
+    await client.close();
+  });
+});
