@@ -7,6 +7,7 @@ import type { Warehouse } from './types.ts';
 
 export type * from './types.ts';
 export { allColumns, catalogFingerprint, hasMetadata, sqlType } from './ddl.ts';
+export { duckdbVersion } from './duckdb/instance.ts';
 
 export interface OpenWarehouseOptions {
   /** Postgres schema holding every table (default `public`, created if missing). Ignored for DuckDB. */

@@ -42,6 +42,15 @@ describe('grantflow doctor', () => {
     for (const check of ['credentials', 'site', 'warehouse', 'snapshots'])
       expect(r.stdout).toMatch(new RegExp(`^ok\\s+${check}`, 'm'));
     expect(r.stdout).toMatch(/DuckDB|v1\./);
+    expect(existsSync(join(dir.path, 'w.duckdb'))).toBe(false);
+  });
+
+  it('fails the warehouse check (exit 2) for a DuckDB file whose directory cannot be made, creating nothing', async () => {
+    const file = join(dir.path, 'not-a-dir');
+    await writeFile(file, 'x');
+    const r = await runCli(['doctor', ...common, '--warehouse', join(file, 'w.duckdb')]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(/^FAIL\s+warehouse\s+warehouse directory .*not-a-dir is not writable/m);
   });
 
   it('names the failing check and exits 2 for a corrupt credentials file', async () => {

@@ -1,14 +1,17 @@
 import type { Command } from 'commander';
+import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 import { credentialsFromEnv, envCredentials, fileCredentialStore } from '../../pipeline/credentials.ts';
 import { preflight } from '../../pipeline/preflight.ts';
 import { createSiteClient } from '../../source/index.ts';
-import { openConfiguredWarehouse } from '../../warehouse/index.ts';
+import { duckdbVersion, isPostgresTarget, openConfiguredWarehouse } from '../../warehouse/index.ts';
 import { checkSnapshotDir } from '../../snapshot/index.ts';
 import { ExitCode, isGrantflowError } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { redact } from '../../util/redact.ts';
+import { checkWritableDir } from '../../util/writable-dir.ts';
 import { runAction } from '../run-action.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
 
@@ -67,6 +70,15 @@ export function registerDoctor(program: Command): void {
         {
           name: 'warehouse',
           run: async () => {
+            // Syncs nothing, so creates nothing: a DuckDB file that does not exist yet is checked by its directory.
+            if (!isPostgresTarget(settings.warehouse) && !existsSync(settings.warehouse)) {
+              checkWritableDir(
+                dirname(resolve(settings.warehouse)),
+                'warehouse directory',
+                'choose another --warehouse or fix its permissions',
+              );
+              return `${resolve(settings.warehouse)} does not exist yet; the first sync creates it there (DuckDB ${duckdbVersion()})`;
+            }
             const warehouse = await openConfiguredWarehouse(settings, logger);
             try {
               await warehouse.acquireLock(`grantflow doctor (pid ${process.pid})`);

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBInstance, version } from '@duckdb/node-api';
 import { ConfigError, LockedError } from '../../util/errors.ts';
 
 /**
@@ -95,4 +95,9 @@ export function releaseInstance(path: string): void {
   if (shared.refs > 0) return;
   open.delete(path);
   shared.instance.closeSync();
+}
+
+/** The DuckDB library's version (e.g. `v1.5.5`), without opening a database. */
+export function duckdbVersion(): string {
+  return version();
 }
