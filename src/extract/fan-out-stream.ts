@@ -216,6 +216,7 @@ async function commitParents(
   info.records += sink.counts.records;
   info.rows += sink.counts.rows;
   info.quarantined += sink.counts.quarantined;
+  info.untyped += sink.counts.untyped;
   info.deleted += deletedRows(committed);
 }
 

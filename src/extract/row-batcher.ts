@@ -1,7 +1,14 @@
 import type { JsonObject } from '../util/json.ts';
 import type { StagedMerge } from '../warehouse/types.ts';
 import type { Row } from '../normalize/table-def.ts';
-import { QuarantineError, quarantineRow, streamMappings, type MappedRow, type StreamName } from '../normalize/index.ts';
+import {
+  QuarantineError,
+  quarantineRow,
+  streamMappings,
+  untypedValues,
+  type MappedRow,
+  type StreamName,
+} from '../normalize/index.ts';
 import { ReferenceDedup } from './reference-dedup.ts';
 
 /**
@@ -15,6 +22,8 @@ export interface SinkCounts {
   records: number;
   rows: number;
   quarantined: number;
+  /** Source values of loaded records that could not be typed: NULL in their column, kept in `_raw`. */
+  untyped: number;
 }
 
 /** Rows of one table and merge mode, ready for `LoadUnit.append`. */
@@ -40,7 +49,7 @@ export class RowBatcher {
   private buffered = 0;
   private bufferedChars = 0;
   private readonly references = new ReferenceDedup();
-  readonly counts: SinkCounts = { records: 0, rows: 0, quarantined: 0 };
+  readonly counts: SinkCounts = { records: 0, rows: 0, quarantined: 0, untyped: 0 };
 
   constructor(
     private readonly stream: StreamName,
@@ -53,8 +62,10 @@ export class RowBatcher {
     for (const record of records) {
       this.counts.records++;
       let mapped: MappedRow[];
+      const untypedBefore = untypedValues.count;
       try {
         mapped = mapping.map(record, { parentId, siteTimeZone: this.context.siteTimeZone });
+        this.counts.untyped += untypedValues.count - untypedBefore;
       } catch (error) {
         if (!(error instanceof QuarantineError)) throw error;
         this.counts.quarantined++;

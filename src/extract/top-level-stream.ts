@@ -102,6 +102,7 @@ export async function runTopLevelStream(
   info.records = sink.counts.records;
   info.rows = sink.counts.rows;
   info.quarantined = sink.counts.quarantined;
+  info.untyped = sink.counts.untyped;
   info.duplicates = walk?.duplicates ?? 0;
   if (walk && walk.totalReported !== null && walk.totalReported !== walk.records + walk.duplicates) {
     info.countMismatch = { reported: walk.totalReported, read: walk.records };

@@ -44,6 +44,8 @@ export interface StreamInfo {
   records: number;
   rows: number;
   quarantined: number;
+  /** Source values that could not be typed: NULL in their column, kept in `_raw` (see coerce.ts). */
+  untyped: number;
   duplicates: number;
   /** The walk saw the whole list (deletions were inferred). */
   complete: boolean;
@@ -72,6 +74,7 @@ export function emptyInfo(stream: string): StreamInfo {
     records: 0,
     rows: 0,
     quarantined: 0,
+    untyped: 0,
     duplicates: 0,
     complete: false,
     deleted: 0,

@@ -5,10 +5,28 @@ import { parseTimestamp } from './timestamp.ts';
 
 /**
  * Typing of single values. Lenient helpers return null for values that are merely odd (the record's `_raw`
- * keeps them); `req*` helpers and ids throw QuarantineError where the value matters for identity.
+ * keeps them, `untypedValues` counts them); `req*` helpers and ids throw QuarantineError where the value matters
+ * for identity.
  */
 
 const INT_TEXT = /^-?\d+$/;
+
+/**
+ * Values present in the source that a lenient helper could not type: their column is NULL and `_raw` keeps them.
+ * Counted so a run can say how many there were (the batcher reads it around each record); never reset.
+ */
+export const untypedValues = { count: 0 };
+
+/** Present: not absent, null or blank (those are plain NULLs, nothing was lost). */
+function present(v: JsonValue | undefined): boolean {
+  return v !== undefined && v !== null && !(typeof v === 'string' && v.trim() === '');
+}
+
+/** `typed`, or, for a present value that gave null, null counted in `untypedValues`. */
+function lenient<T>(v: JsonValue | undefined, typed: T | null): T | null {
+  if (typed === null && present(v)) untypedValues.count++;
+  return typed;
+}
 
 function describe(v: JsonValue | undefined): string {
   const s = v === undefined ? 'missing' : JSON.stringify(v);
@@ -52,6 +70,10 @@ export function reqId(v: JsonValue | undefined, field: string): number | bigint 
 
 /** Lenient integer for BIGINT columns that are not ids (sizes): exact integers, as numbers or text; else null. */
 export function long(v: JsonValue | undefined): number | null {
+  return lenient(v, safeInteger(v));
+}
+
+function safeInteger(v: JsonValue | undefined): number | null {
   if (typeof v === 'number') return Number.isSafeInteger(v) ? v : null;
   if (typeof v === 'string' && INT_TEXT.test(v.trim())) {
     const n = Number(v);
@@ -65,8 +87,8 @@ export function long(v: JsonValue | undefined): number | null {
  * the value and fail the whole stream's load.
  */
 export function int(v: JsonValue | undefined): number | null {
-  const n = long(v);
-  return n !== null && n >= INT32_MIN && n <= INT32_MAX ? n : null;
+  const n = safeInteger(v);
+  return lenient(v, n !== null && n >= INT32_MIN && n <= INT32_MAX ? n : null);
 }
 
 /** Lenient double: numbers and numeric text. */
@@ -74,16 +96,16 @@ export function dbl(v: JsonValue | undefined): number | null {
   if (typeof v === 'number') return v;
   if (typeof v === 'string' && v.trim() !== '') {
     const n = Number(v);
-    return Number.isFinite(n) ? n : null;
+    return lenient(v, Number.isFinite(n) ? n : null);
   }
-  return null;
+  return lenient(v, null);
 }
 
 export function bool(v: JsonValue | undefined): boolean | null {
   if (typeof v === 'boolean') return v;
   if (v === 1 || v === 'true' || v === 'True' || v === '1') return true;
   if (v === 0 || v === 'false' || v === 'False' || v === '0') return false;
-  return null;
+  return lenient(v, null);
 }
 
 /** Text with U+0000 replaced (Postgres cannot store it); numbers/booleans as text, objects as JSON text. */
@@ -103,11 +125,13 @@ export function json(v: JsonValue | undefined): string | null {
   return v === undefined || v === null ? null : JSON.stringify(v);
 }
 
-export const money = parseMoney;
+export function money(v: JsonValue | undefined): string | null {
+  return lenient(v, parseMoney(v));
+}
 
 /** Lenient timestamp: blank, null or unparseable gives null (kept in `_raw`). */
 export function ts(v: JsonValue | undefined, zone: string): string | null {
-  return typeof v === 'string' && v !== '' ? parseTimestamp(v, zone) : null;
+  return lenient(v, typeof v === 'string' && v !== '' ? parseTimestamp(v, zone) : null);
 }
 
 /** Timestamp that matters (sync cursors, log times): present but unparseable quarantines the record. */

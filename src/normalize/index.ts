@@ -32,6 +32,7 @@ export { enumLabelRows, enums, enumNames, type EnumName } from './enums.ts';
 export { QuarantineError, isQuarantineError, quarantineRow, recordKey, canonicalJson } from './quarantine.ts';
 export { parseTimestamp } from './timestamp.ts';
 export { parseMoney } from './money.ts';
+export { untypedValues } from './coerce.ts';
 export {
   streamNames,
   isStreamName,

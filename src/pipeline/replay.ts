@@ -138,6 +138,7 @@ async function loadEvents(
       info.records += event.counts.records;
       info.rows += event.counts.rows;
       info.quarantined += event.counts.quarantined;
+      info.untyped += event.counts.untyped;
       info.deleted += deletedRows(committed);
       info.complete = fanOut || event.complete;
       unit = await mutex.run(() => warehouse.openLoad());

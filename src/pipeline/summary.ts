@@ -27,6 +27,7 @@ export function formatSummary(s: SummaryInput): string {
       notes.push(`parents ${i.parents.fetched}/${i.parents.total} fetched (${i.parents.unchanged} unchanged)`);
     if (i.fullRefresh) notes.push('full refresh');
     if (i.duplicates) notes.push(`${i.duplicates} duplicates skipped`);
+    if (i.untyped) notes.push(`${i.untyped} values untyped`);
     if (i.countMismatch) notes.push(`site reported ${i.countMismatch.reported} records, read ${i.countMismatch.read}`);
     if (i.caughtUp) notes.push('stopped at records already held');
     else if (!i.complete && i.status === 'ok' && !i.parents) notes.push('partial scan: no deletions inferred');
@@ -37,6 +38,7 @@ export function formatSummary(s: SummaryInput): string {
   }
   const c = s.client;
   const quarantined = s.streams.reduce((a, i) => a + i.quarantined, 0);
+  const untyped = s.streams.reduce((a, i) => a + i.untyped, 0);
   const skipped = s.streams.filter((i) => i.status === 'skipped').map((i) => i.stream);
   const failed = s.streams.filter((i) => i.status === 'failed').map((i) => i.stream);
   lines.push('');
@@ -44,6 +46,10 @@ export function formatSummary(s: SummaryInput): string {
     `  requests ${c.requests} (${(c.requests / Math.max(s.durationMs / 1000, 0.001)).toFixed(2)}/s), 429s ${c.rateLimited}, retries ${c.retries}, token refreshes ${c.refreshes}, ${(c.bytes / 1e6).toFixed(1)} MB`,
   );
   if (quarantined) lines.push(`  ${quarantined} records quarantined: see table _grantflow_quarantine`);
+  if (untyped)
+    lines.push(
+      `  ${untyped} source values could not be typed (an amount, a time, a number): NULL in their column, kept in _raw`,
+    );
   if (skipped.length) lines.push(`  skipped: ${skipped.join(', ')}`);
   if (failed.length) lines.push(`  FAILED: ${failed.join(', ')}`);
   for (const e of s.extra ?? []) lines.push(`  ${e}`);

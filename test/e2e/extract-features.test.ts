@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { formatSummary } from '../../src/pipeline/summary.ts';
+import { runReplay } from '../../src/pipeline/replay.ts';
 import { ALL_PERMISSIONS } from '../../src/simulator/index.ts';
 import { startSite, syncOnce, tempDir, writeCredentials } from './harness.ts';
 
@@ -57,6 +58,50 @@ describe('features a site does not enable, permissions a user lacks', () => {
       expect(Number(rates[0]!.n)).toBe(sim.control.collection('programs').length);
     } finally {
       await w.close();
+    }
+  });
+});
+
+describe('source values that cannot be typed', () => {
+  it('load as NULL with the record, kept in _raw, and are counted in the stream info and the summary', async () => {
+    const sim = await startSite({ scale: 'tiny', seed: 9 });
+    const dir = await tempDir();
+    cleanup.push(() => sim.close(), dir.remove);
+    const [program] = sim.control.collection('programs');
+    // Served as they are: the collection is the simulator's own data.
+    program!.grace_period = 'a week';
+    program!.max_applications = 3_000_000_000; // past the INTEGER column
+    const credentials = await writeCredentials(sim, join(dir.path, 'creds.json'));
+    const warehouse = join(dir.path, 'w.duckdb');
+    const rawDir = join(dir.path, 'raw');
+    const result = await syncOnce(sim, { credentials, warehouse, landRaw: true, rawDir });
+
+    expect(result.status).toBe('succeeded');
+    const programs = result.streams.find((s) => s.stream === 'programs');
+    expect(programs?.untyped).toBe(2);
+    expect(programs?.quarantined).toBe(0);
+    const summary = formatSummary(result);
+    expect(summary).toMatch(/^ {2}programs .* 2 values untyped/m);
+    expect(summary).toMatch(/^ {2}2 source values could not be typed .*kept in _raw$/m);
+
+    const w = await openWarehouse(warehouse, { logger: silentLogger });
+    try {
+      const [row] = await w.query(
+        `SELECT grace_period, max_applications, _raw FROM programs WHERE id = ${Number(program!.id)}`,
+      );
+      expect(row).toMatchObject({ grace_period: null, max_applications: null });
+      expect(JSON.parse(String(row!._raw))).toMatchObject({ grace_period: 'a week', max_applications: 3_000_000_000 });
+    } finally {
+      await w.close();
+    }
+
+    // A replay counts them too, through its normalising worker.
+    const replayed = await openWarehouse(join(dir.path, 'replayed.duckdb'), { logger: silentLogger });
+    try {
+      const infos = await runReplay({ warehouse: replayed, rawDir, runId: result.runId, siteTimeZone: 'UTC' });
+      expect(infos.find((i) => i.stream === 'programs')?.untyped).toBe(2);
+    } finally {
+      await replayed.close();
     }
   });
 });

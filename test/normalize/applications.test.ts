@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { QuarantineError, streamMappings, type NormalizeContext } from '../../src/normalize/index.ts';
+import { QuarantineError, streamMappings, untypedValues, type NormalizeContext } from '../../src/normalize/index.ts';
 import type { JsonObject } from '../../src/util/json.ts';
 import { checkRows, rowsOf } from './check-rows.ts';
 
@@ -128,6 +128,16 @@ describe('applications', () => {
   it('reads ids beyond 2^53 given as text exactly, up to the BIGINT limit', () => {
     const [app] = rowsOf(map('applications', { id: '9223372036854775807' }), 'applications');
     expect(app?.id).toBe(9223372036854775807n);
+  });
+
+  it.each([
+    [{ id: 105, state: 'open', decision: { id: 1, awarded: '1 250,00' }, last_submitted_at: 'soon' }, 3],
+    [{ id: 106, state: null, decision: { id: 1, awarded: '  ' }, last_submitted_at: '' }, 0],
+    [{ id: 107, state: 2, decision: { id: 1, awarded: '$1,250.00' }, last_submitted_at: '2024-01-01' }, 0],
+  ])('counts the present values it could not type in %j: %i', (record, expected) => {
+    const before = untypedValues.count;
+    map('applications', record as JsonObject);
+    expect(untypedValues.count - before).toBe(expected);
   });
 
   it('nulls an integer field the INTEGER column cannot hold, instead of failing the load', () => {
