@@ -95,6 +95,9 @@ export type PageFetcher = (
   url: URL,
 ) => Promise<{ status: number; page: ParsedPage; raw: string; url: string; fetchedAt: string }>;
 
+/** The page size the spec gives a list endpoint without `per_page` (4.0). */
+const defaultPageSize = 25;
+
 /** Walks `next` links from `first` (same origin only) and yields de-duplicated pages. */
 export async function* walkPages(
   first: URL,
@@ -125,6 +128,7 @@ export async function* walkPages(
       status: res.status,
       fetchedAt: res.fetchedAt,
       records: fresh,
+      repeated,
       body: res.raw,
       next: page.next,
       total: page.total,
@@ -132,7 +136,8 @@ export async function* walkPages(
     };
 
     if (!page.envelope) {
-      if (page.records.length === options.perPage) {
+      // The site may ignore per_page and send its default page size (spec 4.0: 25) in a bare array.
+      if (page.records.length === options.perPage || page.records.length === defaultPageSize) {
         stopReason = 'full_bare_array';
         options.logger.warn(
           { url: res.url, records: page.records.length },
@@ -164,8 +169,12 @@ export async function* walkPages(
     url = nextUrl;
   }
 
-  const complete = stopReason === 'end' || stopReason === 'empty_page';
   const countMismatch = totalReported !== null && totalReported !== records;
+  // A deletion during the walk moves records onto pages already read: the walk ends normally without them, but
+  // reads fewer than the count (the last page's). Taken as complete, it would soft-delete live records.
+  if (totalReported !== null && records < totalReported && (stopReason === 'end' || stopReason === 'empty_page'))
+    stopReason = 'short_of_count';
+  const complete = stopReason === 'end' || stopReason === 'empty_page';
   if (countMismatch) {
     options.logger.warn(
       { url: first.href, totalReported, records, duplicates },

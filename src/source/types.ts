@@ -24,6 +24,8 @@ export interface FetchedPage {
   readonly fetchedAt: string;
   /** Records of this page, after de-duplication against earlier pages of the same walk. */
   readonly records: readonly JsonObject[];
+  /** Records of this page already seen earlier in the walk (left out of `records`). */
+  readonly repeated: number;
   /** The body exactly as received, for raw landing. */
   readonly body: string;
   readonly next: string | null;
@@ -33,7 +35,7 @@ export interface FetchedPage {
   readonly envelope: boolean;
 }
 
-export type StopReason = 'end' | 'empty_page' | 'repeated_next' | 'page_cap' | 'full_bare_array';
+export type StopReason = 'end' | 'empty_page' | 'repeated_next' | 'page_cap' | 'full_bare_array' | 'short_of_count';
 
 export interface PaginationInfo {
   readonly pages: number;
@@ -43,7 +45,10 @@ export interface PaginationInfo {
   /** True only when the walk certainly saw the whole list (a deletion scan may rely on it). */
   readonly complete: boolean;
   readonly stopReason: StopReason;
-  /** True when the envelope's `count` disagreed with the records read (also logged as a warning). */
+  /**
+   * True when the envelope's `count` disagreed with the records read (also logged as a warning). Fewer records than
+   * the count makes the walk incomplete: records shifted past the walk by a deletion on a page already read.
+   */
   readonly countMismatch?: boolean;
 }
 

@@ -90,6 +90,37 @@ describe('paginate', () => {
     expect(info).toMatchObject({ pages: 1, records: 3, complete: false, stopReason: 'full_bare_array' });
   });
 
+  it('marks a bare array of the spec default page size (25) as possibly truncated when more were asked for', async () => {
+    const ids = Array.from({ length: 25 }, (_, i) => i + 1);
+    const { info } = await walk((_q, res) => json(res, 200, recs(...ids)), '/api/programs/', undefined, 100);
+    expect(info).toMatchObject({ pages: 1, records: 25, complete: false, stopReason: 'full_bare_array' });
+  });
+
+  it('a walk that reads fewer records than the count is not complete: a deletion moved records past it', async () => {
+    // Page 2 is read after record 1 was deleted: 4 moved onto page 1, already read, and is never seen.
+    const { info, ids } = await walk((req, res) => {
+      const page = new URL(req.url!, 'http://x').searchParams.get('page') ?? '1';
+      if (page === '1') return json(res, 200, { count: 5, results: recs(1, 2, 3), next: '?page=2' });
+      return json(res, 200, { count: 4, results: recs(5), next: null });
+    }, '/api/awards/');
+    expect(ids).toEqual([1, 2, 3, 5]);
+    expect(info).toMatchObject({ records: 4, totalReported: 4, complete: true });
+    const short = await walk((req, res) => {
+      const page = new URL(req.url!, 'http://x').searchParams.get('page') ?? '1';
+      if (page === '1') return json(res, 200, { count: 5, results: recs(1, 2, 3), next: '?page=2' });
+      return json(res, 200, { count: 5, results: recs(5), next: null });
+    }, '/api/awards/');
+    expect(short.info).toMatchObject({ records: 4, totalReported: 5, complete: false, stopReason: 'short_of_count' });
+  });
+
+  it('a walk that reads more records than the count (added meanwhile) is complete', async () => {
+    const { info } = await walk(
+      (_q, res) => json(res, 200, { count: 2, results: recs(1, 2, 3), next: null }),
+      '/api/awards/',
+    );
+    expect(info).toMatchObject({ records: 3, complete: true, stopReason: 'end', countMismatch: true });
+  });
+
   it('de-duplicates records that reappear on a later page and counts them', async () => {
     const { info, ids } = await walk((req, res) => {
       const page = new URL(req.url!, 'http://x').searchParams.get('page') ?? '1';
@@ -141,9 +172,9 @@ describe('paginate', () => {
     expect(capped.info).toMatchObject({ pages: 4, records: 4, complete: false, stopReason: 'page_cap' });
   });
 
-  it('reports a count mismatch', async () => {
+  it('reports a count mismatch, and a list shorter than its count is not complete', async () => {
     const { info } = await walk((_q, res) => json(res, 200, { count: 10, results: recs(1, 2), next: null }), '/api/x/');
-    expect(info).toMatchObject({ records: 2, totalReported: 10, countMismatch: true, complete: true });
+    expect(info).toMatchObject({ records: 2, totalReported: 10, countMismatch: true, complete: false });
   });
 
   it('refuses a next link to another origin', async () => {
