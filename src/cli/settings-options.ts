@@ -15,7 +15,7 @@ const help: Readonly<Record<SettingKey, string>> = {
   rawDir: 'directory for raw pages, one folder per run (default data/raw)',
   landRaw: 'keep every fetched page under the raw dir (default true)',
   streams: 'comma-separated streams to sync (default all); a fan-out stream brings its parent',
-  fullRefresh: "fetch every parent's children again, not only changed ones",
+  fullRefresh: "fetch every parent's children again, not only changed ones, and read append-only logs whole",
   fullRefreshAfterDays: 'do a full refresh of fan-out streams when the last one is older than this (default 7)',
   rate: 'requests per second the site allows (default 5)',
   perPage: 'page size to ask for (default 100)',

@@ -1,7 +1,8 @@
 import type { JsonObject } from '../util/json.ts';
 import { isJsonObject } from '../util/json.ts';
 import { SiteHttpError } from '../source/index.ts';
-import type { CommitPlan, ParentMark } from '../warehouse/types.ts';
+import type { CommitPlan, LoadUnit, ParentMark } from '../warehouse/types.ts';
+import { confirmWalk } from './confirm-walk.ts';
 import { RowSink } from './row-sink.ts';
 import { deletedRows, parentDeletions } from './deletions.ts';
 import type { StreamDef } from './stream-def.ts';
@@ -13,8 +14,10 @@ import { emptyInfo, type ExtractContext, type ParentRef, type StreamInfo, type S
 interface FetchedParent {
   readonly parent: ParentRef;
   readonly records: JsonObject[];
-  /** All pages were read: children missing from them may be soft-deleted. */
-  readonly complete: boolean;
+  /** All pages were read: children missing from them may be soft-deleted (see confirmWalk). */
+  complete: boolean;
+  /** Pages the walk read: one page is one consistent read; more may have missed records that moved. */
+  readonly pages: number;
 }
 
 const dayMs = 86_400_000;
@@ -146,7 +149,7 @@ async function fetchParent(
       });
       ctx.progress.page(def.name, 1);
       const records = isJsonObject(res.body) ? [res.body] : [];
-      return { parent, records, complete: true };
+      return { parent, records, complete: true, pages: 1 };
     }
     const records: JsonObject[] = [];
     const pages = ctx.client.paginate(path, { keyOf: def.keyOf });
@@ -155,7 +158,7 @@ async function fetchParent(
       if (step.done) {
         info.duplicates += step.value.duplicates;
         ctx.raw?.write(def.name, { type: 'walk_end', parentId: parent.id, complete: step.value.complete });
-        return { parent, records, complete: step.value.complete };
+        return { parent, records, complete: step.value.complete, pages: step.value.pages };
       }
       info.pages++;
       const page = step.value;
@@ -175,7 +178,7 @@ async function fetchParent(
       if (def.notFoundMeansEmpty) {
         info.parents!.notFound++;
         ctx.raw?.write(def.name, { type: 'walk_end', parentId: parent.id, complete: true, empty: true });
-        return { parent, records: [], complete: true };
+        return { parent, records: [], complete: true, pages: 1 };
       }
       // The parent vanished between the list and this call: its own stream's next scan deletes it.
       return null;
@@ -197,6 +200,7 @@ async function commitParents(
   try {
     for (const f of batch) await sink.addRecords(f.records, f.parent.id);
     await sink.flush();
+    await confirmMultiPageWalks(def, batch, unit, sink, ctx, info);
   } catch (error) {
     await ctx.mutex.run(() => unit.discard());
     throw error;
@@ -218,6 +222,43 @@ async function commitParents(
   info.quarantined += sink.counts.quarantined;
   info.untyped += sink.counts.untyped;
   info.deleted += deletedRows(committed);
+}
+
+/**
+ * Parents whose complete walk spanned pages and would soft-delete children are walked again (confirmWalk): what the
+ * second walk finds is staged, and a parent whose second walk is cut short deletes nothing.
+ */
+async function confirmMultiPageWalks(
+  def: StreamDef,
+  batch: FetchedParent[],
+  unit: LoadUnit,
+  sink: RowSink,
+  ctx: ExtractContext,
+  info: StreamInfo,
+): Promise<void> {
+  const paged = batch.filter((f) => f.complete && f.pages > 1);
+  const scopes = parentDeletions(
+    def,
+    paged.map((f) => f.parent.id),
+  );
+  if (scopes.length === 0 || paged.length === 0) return;
+  const candidates = new Set((await ctx.mutex.run(() => unit.deletionCandidates(scopes))).parentIds);
+  for (const f of paged) {
+    if (!candidates.has(String(f.parent.id))) continue;
+    const seen = new Set(f.records.map((r) => def.keyOf(r)));
+    const path = def.path.replace('{parent}', String(f.parent.id));
+    f.complete = await confirmWalk(
+      def,
+      path,
+      seen,
+      ctx,
+      info,
+      (missed) => sink.addRecords(missed, f.parent.id),
+      f.parent.id,
+    );
+    ctx.raw?.write(def.name, { type: 'walk_end', parentId: f.parent.id, complete: f.complete });
+  }
+  await sink.flush();
 }
 
 async function parentsDoneInRun(ctx: ExtractContext, stream: string): Promise<Set<string>> {

@@ -4,6 +4,7 @@ import { SiteHttpError } from '../source/index.ts';
 import { streamMappings } from '../normalize/index.ts';
 import type { CommitPlan } from '../warehouse/types.ts';
 import { CredentialsError } from '../util/errors.ts';
+import { confirmWalk } from './confirm-walk.ts';
 import { RowSink } from './row-sink.ts';
 import { deletedRows, scanDeletions } from './deletions.ts';
 import type { StreamDef } from './stream-def.ts';
@@ -49,9 +50,12 @@ export async function runTopLevelStream(
   const append = def.mode === 'append_newest_first';
   let stoppedEarly = false;
   let descending = true;
+  let repeats = 0;
   let lastId = Number.POSITIVE_INFINITY;
   let maxId = state.maxId ?? null;
   let walk: PaginationInfo | null = null;
+  const seen = new Set<string>();
+  let confirmed = true;
 
   try {
     const pages = ctx.client.paginate(def.path, { keyOf: def.keyOf });
@@ -71,11 +75,13 @@ export async function runTopLevelStream(
         body: page.body,
       });
       ctx.progress.page(def.name, page.records.length);
+      for (const r of page.records) seen.add(def.keyOf(r));
       if (parentMarker) {
         for (const r of page.records) if (typeof r.id === 'number') parents.push({ id: r.id, marker: parentMarker(r) });
       }
       await sink.addRecords(page.records);
 
+      repeats += page.repeated;
       if (append) {
         // Stop once a whole page is already held, but only while the newest-first order is verified.
         let allHeld = page.records.length > 0;
@@ -86,7 +92,8 @@ export async function runTopLevelStream(
           if (!(state.maxId !== undefined && id <= state.maxId)) allHeld = false;
           if (Number.isFinite(id)) maxId = Math.max(maxId ?? id, id);
         }
-        if (allHeld && descending) {
+        // --full-refresh reads an append-only list whole, to fill any gap an earlier walk left.
+        if (allHeld && descending && !ctx.options.fullRefresh) {
           stoppedEarly = true;
           await pages.return(undefined as unknown as PaginationInfo);
           break;
@@ -94,6 +101,20 @@ export async function runTopLevelStream(
       }
     }
     await sink.flush();
+    // One page is one consistent read; across pages, rows this walk would delete are confirmed by a second walk.
+    const scopes = scanDeletions(def).completeScopes;
+    if (walk?.complete && !stoppedEarly && walk.pages > 1 && scopes.length > 0) {
+      const candidates = await ctx.mutex.run(() => unit.deletionCandidates(scopes));
+      if (candidates.any) {
+        confirmed = await confirmWalk(def, def.path, seen, ctx, info, async (missed) => {
+          if (parentMarker) {
+            for (const r of missed) if (typeof r.id === 'number') parents.push({ id: r.id, marker: parentMarker(r) });
+          }
+          await sink.addRecords(missed);
+        });
+        await sink.flush();
+      }
+    }
   } catch (error) {
     await ctx.mutex.run(() => unit.discard());
     return { info: failOrSkip(def, info, error, started, ctx), parents: null, parentsComplete: false };
@@ -103,20 +124,25 @@ export async function runTopLevelStream(
   info.rows = sink.counts.rows;
   info.quarantined = sink.counts.quarantined;
   info.untyped = sink.counts.untyped;
-  info.duplicates = walk?.duplicates ?? 0;
-  if (walk && walk.totalReported !== null && walk.totalReported !== walk.records + walk.duplicates) {
+  info.duplicates = walk?.duplicates ?? repeats;
+  // Against the distinct records read: a repeated page's duplicates must not make up for records never read.
+  if (walk && walk.totalReported !== null && walk.countMismatch) {
     info.countMismatch = { reported: walk.totalReported, read: walk.records };
   }
-  info.complete = Boolean(walk?.complete) && !stoppedEarly;
+  info.complete = Boolean(walk?.complete) && !stoppedEarly && confirmed;
   if (stoppedEarly) info.caughtUp = true;
   ctx.raw?.write(def.name, { type: 'walk_end', complete: info.complete });
 
+  // An append-only list's high-water mark moves only after a walk that read everything down to the records already
+  // held (or the whole list): past a gap, later runs would stop above it and never read it. A walk that met records
+  // again may have had a page repeated instead of read; it keeps the old mark, so the next run reads that far again.
+  const newMaxId = info.complete || (stoppedEarly && repeats === 0) ? maxId : (state.maxId ?? null);
   const newState: StreamState = {
     ...state,
     lastCompleteRunId: ctx.runId,
     lastCompleteAt: ctx.extractedAt,
     records: info.records,
-    ...(maxId !== null ? { maxId } : {}),
+    ...(newMaxId !== null ? { maxId: newMaxId } : {}),
   };
   // Soft deletion only from a complete scan of a list whose rows can vanish; logs are append-only.
   const deletes = info.complete;

@@ -3,6 +3,7 @@ import { GrantflowError } from '../util/errors.ts';
 import { hasMetadata } from './ddl.ts';
 import {
   cascadeSql,
+  deletionCandidatesSql,
   mergeSql,
   seqColumn,
   softDeleteSql,
@@ -11,7 +12,7 @@ import {
   type SqlStatement,
 } from './merge-sql.ts';
 import type { SqlRunner } from './sql-runner.ts';
-import type { CommitInfo, CommitPlan, LoadUnit, StagedMerge } from './types.ts';
+import type { CommitInfo, CommitPlan, CompleteScope, DeletionCandidates, LoadUnit, StagedMerge } from './types.ts';
 
 /** Rows are written to staging in batches of at most this many, so memory stays bounded whatever the caller passes. */
 export const stagingBatchRows = 5000;
@@ -161,6 +162,32 @@ export class StagingLoadUnit implements LoadUnit {
     });
     await this.dropAll();
     return { merged, deleted, durationMs: Math.round(performance.now() - started) };
+  }
+
+  async deletionCandidates(scopes: readonly CompleteScope[]): Promise<DeletionCandidates> {
+    if (this.closed) throw new GrantflowError('this load unit was discarded; open a new one');
+    const parentIds = new Set<string>();
+    let any = false;
+    // On the staging's own connection (DuckDB's TEMP tables are visible only there), with the dialect's anti-join
+    // planning; nothing is written.
+    await this.backend.transaction(async (runner) => {
+      const ask = async (): Promise<void> => {
+        for (const scope of scopes) {
+          const table = this.requireTable(scope.table);
+          const staged = [...this.stagings.values()]
+            .filter((s) => s.table.name === table.name && s.mode === 'replace')
+            .map((s) => s.name);
+          const st = deletionCandidatesSql(table, this.backend.qualify(table.name), staged, scope);
+          if (!st) continue;
+          const { rows } = await runner.run(st.sql, st.params);
+          if (rows.length > 0) any = true;
+          for (const r of rows)
+            if (r.parent_id !== null && r.parent_id !== undefined) parentIds.add(String(r.parent_id));
+        }
+      };
+      await (this.backend.antiJoins ? this.backend.antiJoins(runner, ask) : ask());
+    });
+    return { any, parentIds: [...parentIds] };
   }
 
   private requireTable(name: string): TableDef {

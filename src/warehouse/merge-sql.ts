@@ -170,7 +170,40 @@ export function softDeleteSql(
   scope: CompleteScope,
   deletedAt: string,
 ): SqlStatement | null {
-  const params: CellValue[] = [deletedAt];
+  const where = softDeleteWhere(table, stagingTables, scope, [deletedAt]);
+  if (!where) return null;
+  return {
+    sql: `UPDATE ${target} AS t SET _deleted_at = CAST($1 AS TIMESTAMPTZ) WHERE ${where.conds}`,
+    params: where.params,
+  };
+}
+
+/**
+ * What `softDeleteSql` would soft-delete, read only: the distinct parents of those rows for a per-parent scope, or
+ * one row (parent NULL) for a whole-table scope. Null when the scope is empty.
+ */
+export function deletionCandidatesSql(
+  table: TableDef,
+  target: string,
+  stagingTables: readonly string[],
+  scope: CompleteScope,
+): SqlStatement | null {
+  const where = softDeleteWhere(table, stagingTables, scope, []);
+  if (!where) return null;
+  const sql =
+    scope.parentColumn !== undefined
+      ? `SELECT DISTINCT t.${ident(scope.parentColumn)} AS parent_id FROM ${target} AS t WHERE ${where.conds}`
+      : `SELECT NULL AS parent_id FROM ${target} AS t WHERE ${where.conds} LIMIT 1`;
+  return { sql, params: where.params };
+}
+
+/** Conditions on `t` of a soft delete, with `params` extended by the scope's values (numbered after those given). */
+function softDeleteWhere(
+  table: TableDef,
+  stagingTables: readonly string[],
+  scope: CompleteScope,
+  params: CellValue[],
+): { conds: string; params: CellValue[] } | null {
   const conds = ['t._deleted_at IS NULL', 'NOT t._ref_only'];
   for (const [col, value] of Object.entries(scope.where ?? {})) {
     if (value === null) conds.push(`t.${ident(col)} IS NULL`);
@@ -194,10 +227,7 @@ export function softDeleteSql(
     const match = table.primaryKey.map((c) => `s.${ident(c)} = t.${ident(c)}`).join(' AND ');
     conds.push(`NOT EXISTS (SELECT 1 FROM ${staging} AS s WHERE ${match})`);
   }
-  return {
-    sql: `UPDATE ${target} AS t SET _deleted_at = CAST($1 AS TIMESTAMPTZ) WHERE ${conds.join(' AND ')}`,
-    params,
-  };
+  return { conds: conds.join(' AND '), params };
 }
 
 /** Soft-delete live rows whose `column` points at a soft-deleted parent row. */

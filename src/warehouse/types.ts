@@ -57,10 +57,22 @@ export interface CommitInfo {
   readonly durationMs: number;
 }
 
+export interface DeletionCandidates {
+  /** Some live row in scope is missing from the staged rows. */
+  readonly any: boolean;
+  /** Per-parent scopes: the parents that have such rows (as their ids' text). */
+  readonly parentIds: readonly string[];
+}
+
 /** A unit of loading: rows are appended to staging in bounded batches, then merged by `commit` in one transaction. */
 export interface LoadUnit {
   append(table: string, rows: readonly Row[], merge?: StagedMerge): Promise<void>;
   commit(plan: CommitPlan): Promise<CommitInfo>;
+  /**
+   * What a commit with these scopes would soft-delete, asked before committing (read only): whether any row, and
+   * the parents of those rows for per-parent scopes. A walk can then be confirmed before rows are deleted.
+   */
+  deletionCandidates(scopes: readonly CompleteScope[]): Promise<DeletionCandidates>;
   /** Drop the staged rows without touching the tables. */
   discard(): Promise<void>;
 }

@@ -3,6 +3,8 @@
  * table dumps that two warehouses (or two runs) can be compared by.
  */
 import { spawn } from 'node:child_process';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -209,3 +211,48 @@ export const modelNames = [
   'review_progress',
   'fund_utilization',
 ] as const;
+
+/** A proxy in front of a site: `before` runs as each request arrives, `rewrite` may change a 200 GET body. */
+export async function proxySite(
+  target: string,
+  before: (url: URL) => Promise<void> | void,
+  rewrite?: (url: URL, body: string) => string,
+): Promise<{ url: string; close: () => Promise<void> }> {
+  const upstream = new URL(target);
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', upstream);
+    void (async () => {
+      await before(url);
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const forward = httpRequest(
+        { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers },
+        (up) => {
+          const body: Buffer[] = [];
+          up.on('data', (c: Buffer) => body.push(c));
+          up.on('end', () => {
+            let text = Buffer.concat(body).toString('utf8');
+            if (rewrite && up.statusCode === 200 && req.method === 'GET') text = rewrite(url, text);
+            const headers = { ...up.headers };
+            delete headers['content-length'];
+            delete headers['transfer-encoding'];
+            res.writeHead(up.statusCode ?? 502, headers);
+            res.end(text);
+          });
+        },
+      );
+      forward.on('error', () => res.destroy());
+      forward.end(Buffer.concat(chunks));
+    })();
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise((done) => {
+        server.close(() => done());
+        server.closeAllConnections(); // the client keeps connections alive
+      }),
+  };
+}

@@ -169,6 +169,14 @@ describe.each(bothDialects)('warehouse loading (%s)', (dialect) => {
     // A later scan of thing 1's notes of kind a returns only n1; thing 2 is not in scope.
     unit = await wh.openLoad();
     await unit.append('notes', [{ id: 'n1', thing_id: 1, kind: 'a', body: 'x', _raw: '{}' }]);
+    // Asked before committing, what the deletions would touch: per parent, read only.
+    const scope = (parentIds: number[]) => [
+      { table: 'notes', where: { kind: 'a' }, parentColumn: 'thing_id', parentIds },
+    ];
+    expect(await unit.deletionCandidates(scope([1]))).toEqual({ any: true, parentIds: ['1'] });
+    const both = await unit.deletionCandidates(scope([1, 2]));
+    expect([...both.parentIds].sort()).toEqual(['1', '2']);
+    expect(await unit.deletionCandidates(scope([3]))).toEqual({ any: false, parentIds: [] });
     const info = await unit.commit({
       ...plan('r6', '2024-06-01T00:00:00.000000Z'),
       completeScopes: [{ table: 'notes', where: { kind: 'a' }, parentColumn: 'thing_id', parentIds: [1] }],
@@ -189,6 +197,7 @@ describe.each(bothDialects)('warehouse loading (%s)', (dialect) => {
       'things',
       Array.from({ length: 1199 }, (_, i) => thing(i + 1)),
     );
+    expect(await unit.deletionCandidates([{ table: 'things' }])).toEqual({ any: true, parentIds: [] });
     const info2 = await unit.commit({
       ...plan('r7', '2024-07-01T00:00:00.000000Z'),
       completeScopes: [{ table: 'things' }],
@@ -200,9 +209,14 @@ describe.each(bothDialects)('warehouse loading (%s)', (dialect) => {
       { tag: 'red', _deleted_at: null },
     ]);
 
-    // It comes back: replace un-deletes.
+    // It comes back: replace un-deletes. With every live row staged, nothing would be deleted.
     unit = await wh.openLoad();
     await unit.append('things', [thing(1200)]);
+    await unit.append(
+      'things',
+      Array.from({ length: 1199 }, (_, i) => thing(i + 1)),
+    );
+    expect(await unit.deletionCandidates([{ table: 'things' }])).toEqual({ any: false, parentIds: [] });
     await unit.commit(plan('r8'));
     expect(await wh.query('SELECT _deleted_at FROM things WHERE id = 1200')).toEqual([{ _deleted_at: null }]);
   });

@@ -1,0 +1,168 @@
+/**
+ * Lists that change while they are read, through a proxy that acts between two page requests: a deletion moves
+ * later records onto pages already read, a page can come back twice or a walk end early. None of it may delete a
+ * live record or leave a gap that later runs never fill.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { SimulatorHandle } from '../../src/simulator/index.ts';
+import { openWarehouse } from '../../src/warehouse/index.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import { proxySite, startSite, syncOnce, tempDir, writeCredentials } from './harness.ts';
+
+const cleanup: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const c of cleanup.reverse()) await c();
+});
+
+async function setup(seed: number): Promise<{
+  sim: SimulatorHandle;
+  credentials: string;
+  warehouse: string;
+  query: (sql: string) => Promise<Record<string, unknown>[]>;
+  api: (method: string, path: string, body?: unknown) => Promise<number>;
+}> {
+  const sim = await startSite({ scale: 'tiny', seed });
+  const dir = await tempDir();
+  cleanup.push(() => sim.close(), dir.remove);
+  const credentials = await writeCredentials(sim, join(dir.path, 'creds.json'));
+  const warehouse = join(dir.path, 'w.duckdb');
+  const query = async (sql: string): Promise<Record<string, unknown>[]> => {
+    const w = await openWarehouse(warehouse, { logger: silentLogger });
+    try {
+      return await w.query(sql);
+    } finally {
+      await w.close();
+    }
+  };
+  const api = async (method: string, path: string, body?: unknown): Promise<number> => {
+    const token = (JSON.parse(await readFile(credentials, 'utf8')) as { access_token: string }).access_token;
+    const res = await fetch(`${sim.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return res.status;
+  };
+  return { sim, credentials, warehouse, query, api };
+}
+
+const live = (rows: Record<string, unknown>[]): unknown[] =>
+  rows.filter((r) => r.deleted === false || r.deleted === 0).map((r) => Number(r.id));
+
+describe('a deletion while a list is read', () => {
+  it('does not soft-delete the live record it moved onto a page already read, nor its children', async () => {
+    const { sim, credentials, warehouse, query, api } = await setup(7);
+    const perPage = 10;
+    expect((await syncOnce(sim, { credentials, warehouse, perPage })).status).toBe('succeeded');
+    const ids = sim.control.collection('applications').map((a) => Number(a.id));
+    const [victim, moved] = [ids[0]!, ids[perPage]!]; // `moved` opens page 2, until the victim goes
+    let fired = false;
+    const proxy = await proxySite(sim.url, async (url) => {
+      if (!fired && url.pathname === '/api/applications/' && url.searchParams.get('page') === '2') {
+        fired = true;
+        expect(await api('DELETE', `/api/applications/${victim}/`)).toBe(204);
+      }
+    });
+    cleanup.push(proxy.close);
+    const result = await syncOnce({ ...sim, url: proxy.url }, { credentials, warehouse, perPage });
+    expect(fired).toBe(true);
+    expect(result.status).toBe('succeeded');
+    const rows = await query(
+      `SELECT id, _deleted_at IS NOT NULL AS deleted FROM applications WHERE id IN (${victim}, ${moved})`,
+    );
+    expect(live(rows)).toContain(moved);
+    const [tasks] = await query(
+      `SELECT count(_deleted_at) AS gone FROM application_tasks WHERE application_id = ${moved}`,
+    );
+    expect(Number(tasks!.gone)).toBe(0);
+
+    // Read once more with nothing moving: the victim, read before it went, is deleted now; the moved one lives.
+    await proxy.close();
+    expect((await syncOnce(sim, { credentials, warehouse, perPage })).status).toBe('succeeded');
+    const after = await query(
+      `SELECT id, _deleted_at IS NOT NULL AS deleted FROM applications WHERE id IN (${victim}, ${moved})`,
+    );
+    expect(live(after)).toEqual([moved]);
+  });
+
+  it('does not soft-delete a live child that moved within its parent list', async () => {
+    const { sim, credentials, warehouse, query, api } = await setup(7);
+    const perPage = 2;
+    const app = Number(sim.control.collection('applications')[5]!.id);
+    for (let i = 0; i < 3; i++)
+      expect(await api('POST', `/api/applications/${app}/notes/`, { content: `n${i}`, is_private: false })).toBe(201);
+    const notes = (): number[] => sim.control.collection('notes', { application: app }).map((n) => Number(n.id));
+    const before = notes();
+    expect(before.length).toBeGreaterThan(perPage + 1);
+    expect((await syncOnce(sim, { credentials, warehouse, perPage })).status).toBe('succeeded');
+    expect(await api('PATCH', `/api/applications/${app}/`, { title: 'touched' })).toBe(200); // its notes are read again
+    let fired = false;
+    const proxy = await proxySite(sim.url, async (url) => {
+      if (!fired && url.pathname === `/api/applications/${app}/notes/` && url.searchParams.get('page') === '2') {
+        fired = true;
+        expect(await api('DELETE', `/api/applications/${app}/notes/${before[0]}/`)).toBe(204);
+      }
+    });
+    cleanup.push(proxy.close);
+    expect((await syncOnce({ ...sim, url: proxy.url }, { credentials, warehouse, perPage })).status).toBe('succeeded');
+    expect(fired).toBe(true);
+    const rows = await query(
+      `SELECT id, _deleted_at IS NOT NULL AS deleted FROM application_notes WHERE application_id = ${app}`,
+    );
+    for (const id of notes()) expect(live(rows), `note ${id}`).toContain(id);
+  });
+});
+
+describe('a walk that is not what it seems', () => {
+  it('a list ending short of its count deletes nothing', async () => {
+    const { sim, credentials, warehouse, query } = await setup(11);
+    const perPage = 10;
+    expect((await syncOnce(sim, { credentials, warehouse, perPage })).status).toBe('succeeded');
+    const proxy = await proxySite(
+      sim.url,
+      () => undefined,
+      (url, body) => {
+        if (url.pathname !== '/api/applications/' || url.searchParams.get('page') !== '2') return body;
+        return JSON.stringify({ ...(JSON.parse(body) as object), next: null });
+      },
+    );
+    cleanup.push(proxy.close);
+    const result = await syncOnce({ ...sim, url: proxy.url }, { credentials, warehouse, perPage });
+    const apps = result.streams.find((s) => s.stream === 'applications');
+    expect(apps).toMatchObject({ complete: false, deleted: 0 });
+    expect(apps?.countMismatch?.read).toBeLessThan(apps?.countMismatch?.reported ?? 0);
+    const [n] = await query('SELECT count(*) AS n FROM applications WHERE _deleted_at IS NULL AND NOT _ref_only');
+    expect(Number(n!.n)).toBe(sim.control.collection('applications').length);
+  });
+
+  it('an append-only list whose page came back twice is filled in by the next run', async () => {
+    const { sim, credentials, warehouse, query } = await setup(12);
+    const perPage = 10;
+    expect((await syncOnce(sim, { credentials, warehouse, perPage })).status).toBe('succeeded');
+    sim.control.applyChanges({ updated: 30 }); // 30 new activity items, newest first
+    let first = '';
+    const proxy = await proxySite(
+      sim.url,
+      () => undefined,
+      (url, body) => {
+        if (url.pathname !== '/api/activity/') return body;
+        const page = url.searchParams.get('page') ?? '1';
+        if (page === '1') first = body;
+        if (page !== '2') return body;
+        // Page 2 answers page 1's items again, its link to page 3 intact.
+        const answer = JSON.parse(body) as { results: unknown };
+        return JSON.stringify({ ...answer, results: (JSON.parse(first) as { results: unknown }).results });
+      },
+    );
+    cleanup.push(proxy.close);
+    expect((await syncOnce({ ...sim, url: proxy.url }, { credentials, warehouse, perPage })).status).toBe('succeeded');
+    const [gap] = await query('SELECT count(*) AS n FROM activity');
+    expect(Number(gap!.n)).toBeLessThan(sim.control.collection('activity').length);
+    await proxy.close();
+    expect((await syncOnce(sim, { credentials, warehouse, perPage })).status).toBe('succeeded');
+    const [filled] = await query('SELECT count(*) AS n FROM activity');
+    expect(Number(filled!.n)).toBe(sim.control.collection('activity').length);
+  });
+});
