@@ -3,19 +3,21 @@
 -- column fund_name text: Fund name.
 -- column deposits decimal: Sum of deposits into the fund (transaction_type 0).
 -- column withdrawals decimal: Sum of withdrawals from the fund (transaction_type 1).
--- column transferred decimal: Sum of transfers from the fund (transaction_type 2).
--- column balance_from_transactions decimal: deposits - withdrawals - transferred.
+-- column transferred decimal: Sum of transfers out of the fund, to programs or other funds (transaction_type 2).
+-- column received decimal: Sum of transfers into the fund from other funds (transaction_type 2).
+-- column balance_from_transactions decimal: deposits + received - withdrawals - transferred.
 -- column balance decimal: Balance on the fund record.
 -- column allocated decimal: Allocated to applications, summed over the fund's program budgets.
 -- column paid decimal: Paid to applications, summed over the fund's program budgets.
 -- column utilization decimal(18,6): (allocated) / deposits as a fraction from 0 to 1 (6 decimals); NULL without deposits.
--- column reconciled boolean: True when balance_from_transactions equals the fund record's balance.
+-- column reconciled boolean: True when balance_from_transactions equals the fund record's balance; NULL when the fund is known only from references (no balance to compare).
 WITH movements AS (
   SELECT
     f.id AS fund_id,
     COALESCE(sum(t.amount) FILTER (WHERE t.transaction_type = 0 AND t.destination_fund_id = f.id), 0) AS deposits,
     COALESCE(sum(t.amount) FILTER (WHERE t.transaction_type = 1 AND t.source_fund_id = f.id), 0) AS withdrawals,
-    COALESCE(sum(t.amount) FILTER (WHERE t.transaction_type = 2 AND t.source_fund_id = f.id), 0) AS transferred
+    COALESCE(sum(t.amount) FILTER (WHERE t.transaction_type = 2 AND t.source_fund_id = f.id), 0) AS transferred,
+    COALESCE(sum(t.amount) FILTER (WHERE t.transaction_type = 2 AND t.destination_fund_id = f.id), 0) AS received
   FROM funds f
   LEFT JOIN financial_transactions t
     ON t._deleted_at IS NULL AND (t.source_fund_id = f.id OR t.destination_fund_id = f.id)
@@ -34,12 +36,16 @@ SELECT
   CAST(m.deposits AS DECIMAL(18,2)) AS deposits,
   CAST(m.withdrawals AS DECIMAL(18,2)) AS withdrawals,
   CAST(m.transferred AS DECIMAL(18,2)) AS transferred,
-  CAST(m.deposits - m.withdrawals - m.transferred AS DECIMAL(18,2)) AS balance_from_transactions,
+  CAST(m.received AS DECIMAL(18,2)) AS received,
+  CAST(m.deposits + m.received - m.withdrawals - m.transferred AS DECIMAL(18,2)) AS balance_from_transactions,
   CAST(f.balance AS DECIMAL(18,2)) AS balance,
   CAST(COALESCE(b.allocated, 0) AS DECIMAL(18,2)) AS allocated,
   CAST(COALESCE(b.paid, 0) AS DECIMAL(18,2)) AS paid,
   CAST(CAST(COALESCE(b.allocated, 0) AS DECIMAL(18,6)) / NULLIF(m.deposits, 0) AS DECIMAL(18,6)) AS utilization,
-  COALESCE(f.balance = m.deposits - m.withdrawals - m.transferred, FALSE) AS reconciled
+  CASE
+    WHEN f._ref_only THEN NULL
+    ELSE COALESCE(f.balance = m.deposits + m.received - m.withdrawals - m.transferred, FALSE)
+  END AS reconciled
 FROM funds f
 JOIN movements m ON m.fund_id = f.id
 LEFT JOIN budget_totals b ON b.fund_id = f.id

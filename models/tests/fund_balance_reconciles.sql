@@ -1,12 +1,14 @@
 -- severity: warn
--- description: Each fund's deposits minus withdrawals minus transfers (financial transactions) equal its balance. Returns the funds that disagree.
+-- description: Each fund's deposits and transfers received minus withdrawals and transfers made (financial transactions) equal its balance. Returns the funds that disagree.
 WITH movements AS (
   SELECT
     f.id AS fund_id,
     f.balance,
     COALESCE(sum(t.amount) FILTER (WHERE t.transaction_type = 0 AND t.destination_fund_id = f.id), 0)
       - COALESCE(sum(t.amount) FILTER (WHERE t.transaction_type = 1 AND t.source_fund_id = f.id), 0)
-      - COALESCE(sum(t.amount) FILTER (WHERE t.transaction_type = 2 AND t.source_fund_id = f.id), 0) AS from_transactions
+      - COALESCE(sum(t.amount) FILTER (WHERE t.transaction_type = 2 AND t.source_fund_id = f.id), 0)
+      + COALESCE(sum(t.amount) FILTER (WHERE t.transaction_type = 2 AND t.destination_fund_id = f.id), 0)
+      AS from_transactions
   FROM funds f
   LEFT JOIN financial_transactions t
     ON t._deleted_at IS NULL AND (t.source_fund_id = f.id OR t.destination_fund_id = f.id)

@@ -55,11 +55,12 @@ export type Dataset = Record<string, Row[]>;
 export async function load(warehouse: Warehouse, data: Dataset, runId = 'test-run'): Promise<void> {
   const unit = await warehouse.openLoad();
   for (const [table, rows] of Object.entries(data)) {
-    if (rows.length > 0)
-      await unit.append(
-        table,
-        rows.map((r) => ({ _raw: JSON.stringify(r), ...r })),
-      );
+    const withRaw = (list: Row[]): Row[] => list.map((r) => ({ _raw: JSON.stringify(r), ...r }));
+    // Rows marked `_ref_only` load as references do (coalesce), which is what makes them reference-only.
+    const own = rows.filter((r) => r._ref_only !== true);
+    const refs = rows.filter((r) => r._ref_only === true).map(({ _ref_only: _, ...r }) => r);
+    if (own.length > 0) await unit.append(table, withRaw(own));
+    if (refs.length > 0) await unit.append(table, withRaw(refs), 'coalesce');
   }
   await unit.commit({ runId, extractedAt: '2026-01-01T00:00:00.000Z' });
 }
@@ -172,6 +173,8 @@ export function smallSite(): { data: Dataset; deleted: Record<string, number[]> 
     { fund: 2, cents: [100_000_00] },
   ];
   const withdrawals = [{ fund: 2, cents: 5_000_00 }];
+  // Fund 1 moves money to fund 2: out of one, into the other.
+  const fundTransfers = [{ from: 1, to: 2, cents: 2_500_00 }];
   const txns: Row[] = [];
   let txnId = 0;
   for (const d of deposits)
@@ -193,6 +196,16 @@ export function smallSite(): { data: Dataset; deleted: Record<string, number[]> 
       destination_type: 0,
       source_fund_id: w.fund,
     });
+  for (const t of fundTransfers)
+    txns.push({
+      id: ++txnId,
+      transaction_type: 2,
+      amount: money(t.cents),
+      source_type: 2,
+      destination_type: 2,
+      source_fund_id: t.from,
+      destination_fund_id: t.to,
+    });
   for (const t of transfers)
     for (const c of t.cents)
       txns.push({
@@ -211,8 +224,14 @@ export function smallSite(): { data: Dataset; deleted: Record<string, number[]> 
       .filter((t) => t.fund === d.fund)
       .flatMap((t) => t.cents)
       .reduce((s, c) => s + c, 0);
-    return { id: d.fund, name: `Fund ${d.fund}`, balance: money(dep - wd - tr), total: money(dep) };
+    const moved = fundTransfers.reduce(
+      (s, t) => s + (t.to === d.fund ? t.cents : 0) - (t.from === d.fund ? t.cents : 0),
+      0,
+    );
+    return { id: d.fund, name: `Fund ${d.fund}`, balance: money(dep - wd - tr + moved), total: money(dep) };
   });
+  // A fund known only from references (the funds endpoint refused): no balance to reconcile.
+  funds.push({ id: 3, name: 'Fund 3', _ref_only: true });
   const paidCents = [12_345_00, 0, 1_000_00];
   const budgets: Row[] = transfers.map((t, i) => {
     const total = t.cents.reduce((s, c) => s + c, 0);
