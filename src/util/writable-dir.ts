@@ -1,4 +1,4 @@
-import { mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from './errors.ts';
 
@@ -19,9 +19,11 @@ export function dirProblem(e: unknown): string {
  */
 export function checkWritableDir(dir: string, what: string, advice: string): void {
   const path = resolve(dir);
+  // The outermost directory this check would create, found first: mkdir may create some and then fail.
   let created: string | undefined;
+  for (let d = path; !existsSync(d) && dirname(d) !== d; d = dirname(d)) created = d;
   try {
-    created = mkdirSync(path, { recursive: true });
+    mkdirSync(path, { recursive: true });
     const probe = join(path, `.grantflow-write-probe-${process.pid}.tmp`);
     writeFileSync(probe, 'ok');
     rmSync(probe, { force: true });
@@ -32,8 +34,10 @@ export function checkWritableDir(dir: string, what: string, advice: string): voi
     for (let d = path; created !== undefined && d.length >= created.length; d = dirname(d)) {
       try {
         rmdirSync(d);
-      } catch {
-        break;
+      } catch (e) {
+        // Not made (mkdir failed below it) is fine; content someone else put there stays, with its parents.
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'ENOTEMPTY' || code === 'EEXIST') break;
       }
     }
   }

@@ -183,6 +183,9 @@ describe('checkSnapshotDir', () => {
       checkSnapshotDir(join(base, 'kept'));
       expect(readdirSync(base)).toEqual(['kept']);
       expect(readdirSync(join(base, 'kept'))).toEqual([]);
+      // mkdir makes `new` and then fails on a name too long: the check removes `new` again.
+      expect(() => checkSnapshotDir(join(base, 'new', 'x'.repeat(300)))).toThrow(ConfigError);
+      expect(readdirSync(base)).toEqual(['kept']);
       writeFileSync(join(base, 'file'), 'x');
       expect(() => checkSnapshotDir(join(base, 'file', 'snapshots'))).toThrow(ConfigError);
       expect(() => checkSnapshotDir(join(base, 'file', 'snapshots'))).toThrow(/not writable .*--snapshots/);
