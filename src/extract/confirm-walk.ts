@@ -31,6 +31,7 @@ export async function confirmWalk(
       status: page.status,
       fetchedAt: page.fetchedAt,
       ...(parentId !== undefined ? { parentId } : {}),
+      confirming: true,
       body: page.body,
     });
     const unseen = page.records.filter((r) => {

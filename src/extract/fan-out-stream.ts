@@ -157,7 +157,9 @@ async function fetchParent(
       const step = await pages.next();
       if (step.done) {
         info.duplicates += step.value.duplicates;
-        ctx.raw?.write(def.name, { type: 'walk_end', parentId: parent.id, complete: step.value.complete });
+        // A walk of several pages may still be confirmed (confirmMultiPageWalks), which lands its end then.
+        if (step.value.pages <= 1)
+          ctx.raw?.write(def.name, { type: 'walk_end', parentId: parent.id, complete: step.value.complete });
         return { parent, records, complete: step.value.complete, pages: step.value.pages };
       }
       info.pages++;
@@ -236,7 +238,34 @@ async function confirmMultiPageWalks(
   ctx: ExtractContext,
   info: StreamInfo,
 ): Promise<void> {
-  const paged = batch.filter((f) => f.complete && f.pages > 1);
+  const paged = batch.filter((f) => f.pages > 1);
+  try {
+    await confirmPaged(
+      def,
+      paged.filter((f) => f.complete),
+      unit,
+      sink,
+      ctx,
+      info,
+    );
+  } catch (error) {
+    // Nothing is committed: a replay must not delete from these walks either.
+    for (const f of paged) f.complete = false;
+    throw error;
+  } finally {
+    // Landed after any second walk, so a replay finishes the parent with what the sync decided.
+    for (const f of paged) ctx.raw?.write(def.name, { type: 'walk_end', parentId: f.parent.id, complete: f.complete });
+  }
+}
+
+async function confirmPaged(
+  def: StreamDef,
+  paged: FetchedParent[],
+  unit: LoadUnit,
+  sink: RowSink,
+  ctx: ExtractContext,
+  info: StreamInfo,
+): Promise<void> {
   const scopes = parentDeletions(
     def,
     paged.map((f) => f.parent.id),
@@ -247,16 +276,21 @@ async function confirmMultiPageWalks(
     if (!candidates.has(String(f.parent.id))) continue;
     const seen = new Set(f.records.map((r) => def.keyOf(r)));
     const path = def.path.replace('{parent}', String(f.parent.id));
-    f.complete = await confirmWalk(
-      def,
-      path,
-      seen,
-      ctx,
-      info,
-      (missed) => sink.addRecords(missed, f.parent.id),
-      f.parent.id,
-    );
-    ctx.raw?.write(def.name, { type: 'walk_end', parentId: f.parent.id, complete: f.complete });
+    try {
+      f.complete = await confirmWalk(
+        def,
+        path,
+        seen,
+        ctx,
+        info,
+        (missed) => sink.addRecords(missed, f.parent.id),
+        f.parent.id,
+      );
+    } catch (error) {
+      // The parent went since its first walk: nothing of its children is deleted; its own stream's scan deletes it.
+      if (!(error instanceof SiteHttpError && error.status === 404)) throw error;
+      f.complete = false;
+    }
   }
   await sink.flush();
 }

@@ -12,6 +12,8 @@ export type RawLine =
       readonly status: number;
       readonly fetchedAt: string;
       readonly parentId?: number;
+      /** A page of the second walk that confirms deletions (see confirmWalk): its repeats are not duplicates. */
+      readonly confirming?: true;
       readonly body: string;
     }
   | {

@@ -44,7 +44,7 @@ async function* topLevelEvents(dir: string, def: StreamDef, ctx: BatchContext): 
       continue;
     }
     tally.pages++;
-    yield* rowsOf(batcher.add(fresh(def, pageRecords(def.shape, line.body, line.url), keys, tally)));
+    yield* rowsOf(batcher.add(fresh(def, pageRecords(def.shape, line.body, line.url), keys, tally, line.confirming)));
   }
   yield* rowsOf(batcher.drain());
   yield { kind: 'commit', complete, parentIds: [], counts: batcher.counts, ...tally };
@@ -80,7 +80,9 @@ async function* fanOutEvents(dir: string, def: StreamDef, ctx: BatchContext): As
     waiting.set(parentId, entry);
     if (line.type === 'page') {
       tally.pages++;
-      entry.records.push(...fresh(def, pageRecords(def.shape, line.body, line.url), entry.keys, tally));
+      entry.records.push(
+        ...fresh(def, pageRecords(def.shape, line.body, line.url), entry.keys, tally, line.confirming),
+      );
       // An object endpoint (eligibility) answers in one page: that page is the whole walk.
       if (def.shape === 'object') {
         waiting.delete(parentId);
@@ -96,10 +98,19 @@ async function* fanOutEvents(dir: string, def: StreamDef, ctx: BatchContext): As
   yield* commit();
 }
 
-/** Records of a page not seen before in the same walk, counting the repeats. */
-function fresh(def: StreamDef, records: JsonObject[], seen: Set<string>, tally: { duplicates: number }): JsonObject[] {
+/**
+ * Records of a page not seen before in the same walk, counting the repeats; a confirming walk (the second, see
+ * confirmWalk) sees the first walk's records again by design, so its repeats are not counted.
+ */
+function fresh(
+  def: StreamDef,
+  records: JsonObject[],
+  seen: Set<string>,
+  tally: { duplicates: number },
+  confirming = false,
+): JsonObject[] {
   const { fresh, repeated } = unseenRecords(records, def.keyOf, seen);
-  tally.duplicates += repeated;
+  if (!confirming) tally.duplicates += repeated;
   return fresh;
 }
 

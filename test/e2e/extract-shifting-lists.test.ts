@@ -9,7 +9,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { proxySite, startSite, syncOnce, tempDir, writeCredentials } from './harness.ts';
+import { runReplay } from '../../src/pipeline/replay.ts';
+import type { StreamInfo } from '../../src/extract/types.ts';
+import { dumpWarehouse, proxySite, startSite, summarize, syncOnce, tempDir, writeCredentials } from './harness.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -18,6 +20,7 @@ afterAll(async () => {
 
 async function setup(seed: number): Promise<{
   sim: SimulatorHandle;
+  dir: string;
   credentials: string;
   warehouse: string;
   query: (sql: string) => Promise<Record<string, unknown>[]>;
@@ -45,17 +48,43 @@ async function setup(seed: number): Promise<{
     });
     return res.status;
   };
-  return { sim, credentials, warehouse, query, api };
+  return { sim, dir: dir.path, credentials, warehouse, query, api };
 }
+
+/** The runs' landed pages replayed in order into a new warehouse: its dump, and the last replay's stream infos. */
+async function replayRuns(
+  dir: string,
+  runIds: readonly string[],
+): Promise<{ dump: Record<string, string>; infos: StreamInfo[] }> {
+  const target = join(dir, 'replayed.duckdb');
+  const warehouse = await openWarehouse(target, { logger: silentLogger });
+  let infos: StreamInfo[] = [];
+  try {
+    for (const runId of runIds)
+      infos = await runReplay({ warehouse, rawDir: join(dir, 'raw'), runId, siteTimeZone: 'UTC' });
+  } finally {
+    await warehouse.close();
+  }
+  return { dump: summarize(await dumpWarehouse(target)), infos };
+}
+
+/** What a replay must reproduce of a sync's stream info. */
+const counters = (i: StreamInfo | undefined): unknown => ({
+  records: i?.records,
+  duplicates: i?.duplicates,
+  deleted: i?.deleted,
+});
 
 const live = (rows: Record<string, unknown>[]): unknown[] =>
   rows.filter((r) => r.deleted === false || r.deleted === 0).map((r) => Number(r.id));
 
 describe('a deletion while a list is read', () => {
   it('does not soft-delete the live record it moved onto a page already read, nor its children', async () => {
-    const { sim, credentials, warehouse, query, api } = await setup(7);
+    const { sim, dir, credentials, warehouse, query, api } = await setup(7);
     const perPage = 10;
-    expect((await syncOnce(sim, { credentials, warehouse, perPage })).status).toBe('succeeded');
+    const landing = { landRaw: true, rawDir: join(dir, 'raw') };
+    const first = await syncOnce(sim, { credentials, warehouse, perPage, ...landing });
+    expect(first.status).toBe('succeeded');
     const ids = sim.control.collection('applications').map((a) => Number(a.id));
     const [victim, moved] = [ids[0]!, ids[perPage]!]; // `moved` opens page 2, until the victim goes
     let fired = false;
@@ -66,9 +95,15 @@ describe('a deletion while a list is read', () => {
       }
     });
     cleanup.push(proxy.close);
-    const result = await syncOnce({ ...sim, url: proxy.url }, { credentials, warehouse, perPage });
+    const result = await syncOnce({ ...sim, url: proxy.url }, { credentials, warehouse, perPage, ...landing });
     expect(fired).toBe(true);
     expect(result.status).toBe('succeeded');
+    // A replay of the landed pages (both walks) loads the same tables and counts the same.
+    const replay = await replayRuns(dir, [first.runId, result.runId]);
+    expect(replay.dump).toEqual(summarize(await dumpWarehouse(warehouse)));
+    const stream = (infos: readonly StreamInfo[]): StreamInfo | undefined =>
+      infos.find((i) => i.stream === 'applications');
+    expect(counters(stream(replay.infos))).toEqual(counters(stream(result.streams)));
     const rows = await query(
       `SELECT id, _deleted_at IS NOT NULL AS deleted FROM applications WHERE id IN (${victim}, ${moved})`,
     );
@@ -88,15 +123,17 @@ describe('a deletion while a list is read', () => {
   });
 
   it('does not soft-delete a live child that moved within its parent list', async () => {
-    const { sim, credentials, warehouse, query, api } = await setup(7);
+    const { sim, dir, credentials, warehouse, query, api } = await setup(7);
     const perPage = 2;
+    const landing = { landRaw: true, rawDir: join(dir, 'raw') };
     const app = Number(sim.control.collection('applications')[5]!.id);
     for (let i = 0; i < 3; i++)
       expect(await api('POST', `/api/applications/${app}/notes/`, { content: `n${i}`, is_private: false })).toBe(201);
     const notes = (): number[] => sim.control.collection('notes', { application: app }).map((n) => Number(n.id));
     const before = notes();
     expect(before.length).toBeGreaterThan(perPage + 1);
-    expect((await syncOnce(sim, { credentials, warehouse, perPage })).status).toBe('succeeded');
+    const first = await syncOnce(sim, { credentials, warehouse, perPage, ...landing });
+    expect(first.status).toBe('succeeded');
     expect(await api('PATCH', `/api/applications/${app}/`, { title: 'touched' })).toBe(200); // its notes are read again
     let fired = false;
     const proxy = await proxySite(sim.url, async (url) => {
@@ -106,12 +143,44 @@ describe('a deletion while a list is read', () => {
       }
     });
     cleanup.push(proxy.close);
-    expect((await syncOnce({ ...sim, url: proxy.url }, { credentials, warehouse, perPage })).status).toBe('succeeded');
+    const result = await syncOnce({ ...sim, url: proxy.url }, { credentials, warehouse, perPage, ...landing });
+    expect(result.status).toBe('succeeded');
     expect(fired).toBe(true);
     const rows = await query(
       `SELECT id, _deleted_at IS NOT NULL AS deleted FROM application_notes WHERE application_id = ${app}`,
     );
     for (const id of notes()) expect(live(rows), `note ${id}`).toContain(id);
+    const replay = await replayRuns(dir, [first.runId, result.runId]);
+    expect(replay.dump).toEqual(summarize(await dumpWarehouse(warehouse)));
+    const stream = (infos: readonly StreamInfo[]): StreamInfo | undefined =>
+      infos.find((i) => i.stream === 'application_notes');
+    expect(counters(stream(replay.infos))).toEqual(counters(stream(result.streams)));
+  });
+
+  it('a parent that goes before its second walk only keeps its children (the stream does not fail)', async () => {
+    const { sim, credentials, warehouse, query, api } = await setup(8);
+    const perPage = 2;
+    const app = Number(sim.control.collection('applications')[5]!.id);
+    for (let i = 0; i < 3; i++)
+      expect(await api('POST', `/api/applications/${app}/notes/`, { content: `n${i}`, is_private: false })).toBe(201);
+    const before = sim.control.collection('notes', { application: app }).map((n) => Number(n.id));
+    expect((await syncOnce(sim, { credentials, warehouse, perPage })).status).toBe('succeeded');
+    expect(await api('PATCH', `/api/applications/${app}/`, { title: 'touched' })).toBe(200);
+    expect(await api('DELETE', `/api/applications/${app}/notes/${before[1]}/`)).toBe(204); // a second walk is due
+    let walks = 0;
+    const proxy = await proxySite(sim.url, async (url) => {
+      if (url.pathname !== `/api/applications/${app}/notes/` || url.searchParams.has('page')) return;
+      // The second walk's first page: the application is deleted just before it.
+      if (++walks === 2) expect(await api('DELETE', `/api/applications/${app}/`)).toBe(204);
+    });
+    cleanup.push(proxy.close);
+    const result = await syncOnce({ ...sim, url: proxy.url }, { credentials, warehouse, perPage });
+    expect(walks).toBe(2);
+    expect(result.streams.find((s) => s.stream === 'application_notes')?.status).toBe('ok');
+    const [kept] = await query(
+      `SELECT count(*) AS n FROM application_notes WHERE application_id = ${app} AND _deleted_at IS NULL`,
+    );
+    expect(Number(kept!.n)).toBe(before.length); // nothing of it deleted by the unconfirmed walk
   });
 });
 
