@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
 import { ConfigError, LockedError } from '../../src/util/errors.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
@@ -80,6 +80,23 @@ describe('run lock', () => {
     await a.close();
     await b.acquireLock('sync B');
     await b.close();
+  });
+});
+
+describe('closing', () => {
+  it('a Postgres warehouse whose lock was refused closes every connection (the process can exit at once)', async () => {
+    const h = harness('postgres', 'close_refused');
+    cleanups.push(h);
+    const holder = await h.open();
+    await holder.acquireLock('grantflow sync (pid 4242)');
+    const sockets = (): number => process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap').length;
+    const before = sockets();
+    const refused = await openWarehouse(h.target, { schema: h.schema });
+    await expect(refused.acquireLock('grantflow models')).rejects.toThrow(LockedError);
+    await refused.close();
+    // Sockets finish closing a moment after `end`; an idle pooled one used to stay for the pool's 10 s timeout.
+    await vi.waitFor(() => expect(sockets()).toBe(before), { timeout: 3000, interval: 20 });
+    await holder.close();
   });
 });
 

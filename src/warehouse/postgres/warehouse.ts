@@ -114,6 +114,9 @@ export class PostgresWarehouse extends BaseWarehouse {
     this.closed = true;
     if (this.lockClient) await this.lockClient.end().catch(() => undefined);
     this.lockClient = null;
-    await this.base.destroy(); // ends the pool
+    await this.base.destroy(); // ends the pool, if Kysely ever used it
+    // Kysely ends only a pool it has initialised; one used only by raw queries would keep the process alive for its
+    // idle timeout (a refused lock took 10 s to exit).
+    if (!this.pool.ended) await this.pool.end().catch(() => undefined);
   }
 }
