@@ -66,6 +66,28 @@ describe('grantflow models / snapshot commands', () => {
     expect(test.stdout).toMatch(/FAIL {2}relationship:assignments\.reviewer_id->users\.id .*4242/);
   });
 
+  it('models and snapshot wait for no one: while a sync holds a Postgres warehouse they exit 1 naming it', async () => {
+    const url = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+    const schema = `gf_cli_locked_${process.pid}`;
+    const holder = await openWarehouse(url, { schema });
+    try {
+      await holder.migrate(tables);
+      await holder.acquireLock('grantflow sync (pid 4242)');
+      const common = ['--warehouse', url, '--schema', schema];
+      for (const args of [
+        ['models', 'run', ...common],
+        ['snapshot', ...common, '--snapshots', join(dir, 'locked')],
+      ]) {
+        const r = await cli(args);
+        expect(r.code, args[0]).toBe(1);
+        expect(r.stderr.trim(), args[0]).toMatch(/^grantflow: .* is in use by another grantflow run \(.*pid 4242/);
+      }
+    } finally {
+      await holder.exec(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await holder.close();
+    }
+  });
+
   it('a bad warehouse target or snapshot dir is a configuration error (exit 2)', async () => {
     writeFileSync(join(dir, 'plain-file'), 'x');
     const badDuck = await cli(['models', 'run', '--warehouse', join(dir, 'plain-file', 'w.duckdb')]);

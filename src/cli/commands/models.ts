@@ -16,6 +16,8 @@ async function withWarehouse(options: Record<string, unknown>, fn: (w: Warehouse
   const settings = await loadSettings(flagsFrom(options, keys), { pipeline: options.pipeline as string | undefined });
   const warehouse = await openConfiguredWarehouse(settings, createLogger({ level: settings.logLevel }));
   try {
+    // A sync in progress would change the tables under the models (and rebuild them itself): one run at a time.
+    await warehouse.acquireLock(`grantflow models (pid ${process.pid})`);
     // Idempotent; on a fresh warehouse the models then run over empty tables instead of failing.
     await warehouse.migrate(tables);
     return await fn(warehouse);

@@ -33,6 +33,8 @@ export function registerSnapshot(program: Command): void {
       const logger = createLogger({ level: settings.logLevel });
       const warehouse = await openConfiguredWarehouse(settings, logger);
       try {
+        // Read while no sync writes: on Postgres a table read in pages while a sync upserts it can repeat rows.
+        await warehouse.acquireLock(`grantflow snapshot (pid ${process.pid})`);
         const available = await defaultSnapshotTables(warehouse);
         const wanted =
           typeof options.tables === 'string'
