@@ -13,7 +13,10 @@ export interface AfterLoadInfo {
   readonly summary: JsonValue;
 }
 
-/** Models and their data tests after every load; snapshots only when every stream loaded. */
+/**
+ * Models and their data tests after every load; snapshots only when every stream loaded and no error-level data
+ * test failed, so BI tools never read a snapshot of a run that did not succeed.
+ */
 export async function afterLoad(
   warehouse: Warehouse,
   settings: Settings,
@@ -41,8 +44,9 @@ export async function afterLoad(
     if (errors.length > 0) failed = true;
   }
   if (settings.snapshot) {
-    if (extractFailed) {
-      lines.push('snapshots: not written (a stream failed; the last good snapshot stays current)');
+    if (extractFailed || failed) {
+      const why = extractFailed ? 'a stream failed' : 'an error-level data test failed';
+      lines.push(`snapshots: not written (${why}; the last good snapshot stays current)`);
     } else {
       const names = [...tables.filter((t) => t.kind !== 'bookkeeping').map((t) => t.name), ...modelNames];
       const snap = await writeSnapshots(warehouse, {

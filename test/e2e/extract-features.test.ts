@@ -3,6 +3,7 @@
  * the run goes on, reports it, and what could be read is loaded and modelled as usual.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
@@ -103,5 +104,31 @@ describe('source values that cannot be typed', () => {
     } finally {
       await replayed.close();
     }
+  });
+});
+
+describe('snapshots of a run that did not succeed', () => {
+  it('are not written when an error-level data test fails; the last good snapshot stays current', async () => {
+    const sim = await startSite({ scale: 'tiny', seed: 10 });
+    const dir = await tempDir();
+    cleanup.push(() => sim.close(), dir.remove);
+    const credentials = await writeCredentials(sim, join(dir.path, 'creds.json'));
+    const warehouse = join(dir.path, 'w.duckdb');
+    const snapshots = join(dir.path, 'snapshots');
+    const settings = { credentials, warehouse, snapshots, snapshot: true, models: true };
+    expect((await syncOnce(sim, settings)).status).toBe('succeeded');
+    const manifest = readFileSync(join(snapshots, '_manifest.json'), 'utf8');
+    // A duplicate key that no sync writes: the unique data test (error level) fails on the next run.
+    const w = await openWarehouse(warehouse, { logger: silentLogger });
+    try {
+      await w.exec('INSERT INTO statuses SELECT * FROM statuses LIMIT 1');
+    } finally {
+      await w.close();
+    }
+    const result = await syncOnce(sim, settings);
+    expect(result.status).toBe('partial');
+    expect(result.after?.lines.join('\n')).toMatch(/FAIL unique:statuses\(id\)/);
+    expect(result.after?.lines.join('\n')).toMatch(/snapshots: not written \(an error-level data test failed/);
+    expect(readFileSync(join(snapshots, '_manifest.json'), 'utf8')).toBe(manifest);
   });
 });
