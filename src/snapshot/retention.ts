@@ -26,9 +26,10 @@ export function applyRetention(dir: string, table: string, retain: number): stri
     rmSync(join(tableDir, name), { recursive: true, force: true });
     removed.push(join(tableDir, name));
   }
+  // Temporary files and folders of a write that was interrupted (see writeSnapshots).
   for (const e of all) {
-    if (e.isFile() && e.name.endsWith(tempSuffix)) {
-      rmSync(join(tableDir, e.name), { force: true });
+    if ((e.isFile() || e.isDirectory()) && e.name.startsWith('.') && e.name.endsWith(tempSuffix)) {
+      rmSync(join(tableDir, e.name), { recursive: true, force: true });
       removed.push(join(tableDir, e.name));
     }
   }

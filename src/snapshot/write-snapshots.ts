@@ -49,8 +49,9 @@ function chooseFolder(dir: string, tables: readonly string[], stamp: string): st
 
 /**
  * Writes each table as `<dir>/<table>/snapshot=<UTC stamp>/<table>.parquet` (zstd, DuckDB's logical types for
- * timestamps and decimals). Each file is written under a temporary name that does not end in `.parquet` and
- * renamed into place, so a reader never sees a partial file; then the manifest (temp + rename); then retention.
+ * timestamps and decimals). Each file is written under a temporary name that does not end in `.parquet`, moved
+ * into a hidden temporary folder and that folder renamed into place, so a reader never sees a partial file or an
+ * empty snapshot folder; then the manifest (temp + rename); then retention.
  */
 export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOptions): Promise<SnapshotResult> {
   const started = Date.now();
@@ -73,13 +74,17 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
       const tableDir = join(dir, table);
       mkdirSync(tableDir, { recursive: true });
       const temp = join(tableDir, `.${table}.${folder.slice('snapshot='.length)}${tempSuffix}`);
+      const staged = join(tableDir, `.${folder}${tempSuffix}`);
       try {
         await writer.write(table, temp);
         const info = await writer.inspect(temp);
         const sha256 = await sha256File(temp);
         const bytes = statSync(temp).size;
-        mkdirSync(join(tableDir, folder), { recursive: true });
-        renameSync(temp, join(tableDir, folder, `${table}.parquet`));
+        // The folder appears with its file or not at all: a process killed here leaves only hidden temporaries
+        // (removed by retention), never an empty `snapshot=` folder that a reader of the newest one would pick.
+        mkdirSync(staged, { recursive: true });
+        renameSync(temp, join(staged, `${table}.parquet`));
+        renameSync(staged, join(tableDir, folder));
         const entry: TableSnapshot = {
           table,
           path: `${table}/${folder}/${table}.parquet`,
@@ -96,6 +101,7 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
         logger.info({ table, rows: entry.rows, bytes, ms: entry.durationMs }, 'snapshot written');
       } finally {
         rmSync(temp, { force: true });
+        rmSync(staged, { recursive: true, force: true });
       }
     }
   } finally {

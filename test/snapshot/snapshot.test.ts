@@ -122,6 +122,9 @@ describe.each<Dialect>(['duckdb', 'postgres'])('snapshots of a %s warehouse', (d
       });
     }
     writeFileSync(join(sub, 'award_rates', '.award_rates.crashed.tmp'), 'partial');
+    // A write killed between its two renames leaves a hidden folder, never a visible empty `snapshot=` one.
+    mkdirSync(join(sub, 'award_rates', '.snapshot=2026-01-01T00-00-09Z.tmp'));
+    writeFileSync(join(sub, 'award_rates', '.snapshot=2026-01-01T00-00-09Z.tmp', 'award_rates.parquet'), 'PAR1');
     writeFileSync(join(sub, '._manifest.json.1.tmp'), '{');
     // Same second as the last one: a suffix keeps both.
     const last = await writeSnapshots(t.warehouse, {
@@ -147,6 +150,10 @@ describe.each<Dialect>(['duckdb', 'postgres'])('snapshots of a %s warehouse', (d
     const watch = (async () => {
       while (watching) {
         const tableDir = join(sub, 'applications');
+        // A visible snapshot folder always holds its file.
+        for (const f of existsSync(tableDir) ? readdirSync(tableDir) : []) {
+          if (f.startsWith('snapshot=')) expect(readdirSync(join(tableDir, f))).toEqual(['applications.parquet']);
+        }
         for (const f of existsSync(tableDir) ? readdirSync(tableDir, { recursive: true, encoding: 'utf8' }) : []) {
           if (!f.endsWith('.parquet')) continue;
           const path = join(tableDir, f);
