@@ -1,4 +1,5 @@
 import type { JsonObject } from '../util/json.ts';
+import { pageLine } from './raw-landing.ts';
 import type { StreamDef } from './stream-def.ts';
 import type { ExtractContext, StreamInfo } from './types.ts';
 
@@ -25,15 +26,7 @@ export async function confirmWalk(
     if (step.done) return step.value.complete;
     const page = step.value;
     info.pages++;
-    ctx.raw?.write(def.name, {
-      type: 'page',
-      url: page.url,
-      status: page.status,
-      fetchedAt: page.fetchedAt,
-      ...(parentId !== undefined ? { parentId } : {}),
-      confirming: true,
-      body: page.body,
-    });
+    ctx.raw?.write(def.name, pageLine(page, { ...(parentId !== undefined ? { parentId } : {}), confirming: true }));
     const unseen = page.records.filter((r) => {
       const key = def.keyOf(r);
       if (seen.has(key)) return false;

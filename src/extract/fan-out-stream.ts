@@ -3,6 +3,7 @@ import { isJsonObject } from '../util/json.ts';
 import { SiteHttpError } from '../source/index.ts';
 import type { CommitPlan, LoadUnit, ParentMark } from '../warehouse/types.ts';
 import { confirmWalk } from './confirm-walk.ts';
+import { pageLine } from './raw-landing.ts';
 import { RowSink } from './row-sink.ts';
 import { deletedRows, parentDeletions } from './deletions.ts';
 import type { StreamDef } from './stream-def.ts';
@@ -164,14 +165,7 @@ async function fetchParent(
       }
       info.pages++;
       const page = step.value;
-      ctx.raw?.write(def.name, {
-        type: 'page',
-        url: page.url,
-        status: page.status,
-        fetchedAt: page.fetchedAt,
-        parentId: parent.id,
-        body: page.body,
-      });
+      ctx.raw?.write(def.name, pageLine(page, { parentId: parent.id }));
       ctx.progress.page(def.name, page.records.length);
       records.push(...page.records);
     }

@@ -3,6 +3,7 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { constants, createGunzip, createGzip, type Gzip } from 'node:zlib';
 import { once } from 'node:events';
+import type { FetchedPage } from '../source/types.ts';
 
 /** One line of a raw file: a page as fetched, or the end marker of one walk. */
 export type RawLine =
@@ -24,6 +25,14 @@ export type RawLine =
       /** The parent had none (e.g. eligibility 404) — recorded so replay clears it too. */
       readonly empty?: boolean;
     };
+
+/** The raw line of a page as fetched; `parentId` for fan-out walks, `confirming` for a second walk. */
+export function pageLine(
+  page: Pick<FetchedPage, 'url' | 'status' | 'fetchedAt' | 'body'>,
+  extra: { readonly parentId?: number; readonly confirming?: true } = {},
+): RawLine {
+  return { type: 'page', url: page.url, status: page.status, fetchedAt: page.fetchedAt, ...extra, body: page.body };
+}
 
 /**
  * Lands every fetched page under `<dir>/<stream>.jsonl.gz`, compressed as it streams. Each stream file is flushed

@@ -5,6 +5,7 @@ import { streamMappings } from '../normalize/index.ts';
 import type { CommitPlan } from '../warehouse/types.ts';
 import { CredentialsError } from '../util/errors.ts';
 import { confirmWalk } from './confirm-walk.ts';
+import { pageLine } from './raw-landing.ts';
 import { RowSink } from './row-sink.ts';
 import { deletedRows, scanDeletions } from './deletions.ts';
 import type { StreamDef } from './stream-def.ts';
@@ -67,13 +68,7 @@ export async function runTopLevelStream(
       }
       const page = step.value;
       info.pages++;
-      ctx.raw?.write(def.name, {
-        type: 'page',
-        url: page.url,
-        status: page.status,
-        fetchedAt: page.fetchedAt,
-        body: page.body,
-      });
+      ctx.raw?.write(def.name, pageLine(page));
       ctx.progress.page(def.name, page.records.length);
       for (const r of page.records) seen.add(def.keyOf(r));
       if (parentMarker) {
