@@ -102,14 +102,38 @@ export async function listRawStreams(dir: string): Promise<string[]> {
   return [...streams];
 }
 
-/** Every line of every part of a stream, in order; a part cut by a crash ends at its last complete line. */
-export async function* readRawLines(dir: string, stream: string): AsyncGenerator<RawLine> {
+/**
+ * Where one part of a stream's raw file ends: the next part was written by a later attempt (a resumed run), so a
+ * walk the part left open (pages without their `walk_end`) was never committed.
+ */
+export interface PartEnd {
+  readonly type: 'part_end';
+}
+
+/**
+ * Every line of every part of a stream, in order; a part cut by a crash ends at its last complete line. With
+ * `partEnds`, a `part_end` line follows each part.
+ */
+export function readRawLines(dir: string, stream: string): AsyncGenerator<RawLine>;
+export function readRawLines(
+  dir: string,
+  stream: string,
+  options: { partEnds: true },
+): AsyncGenerator<RawLine | PartEnd>;
+export async function* readRawLines(
+  dir: string,
+  stream: string,
+  options: { partEnds?: boolean } = {},
+): AsyncGenerator<RawLine | PartEnd> {
   const parts = (await readdir(dir))
     .map((name) => ({ name, m: partPattern.exec(name) }))
     .filter((p) => p.m?.[1] === stream)
     .map((p) => ({ name: p.name, part: Number(p.m?.[2] ?? 1) }))
     .sort((a, b) => a.part - b.part);
-  for (const { name } of parts) yield* readPart(join(dir, name));
+  for (const { name } of parts) {
+    yield* readPart(join(dir, name));
+    if (options.partEnds) yield { type: 'part_end' };
+  }
 }
 
 async function* readPart(path: string): AsyncGenerator<RawLine> {

@@ -11,6 +11,8 @@ import { GrantflowError } from '../util/errors.ts';
  */
 export type ReplayEvent =
   | { readonly kind: 'rows'; readonly batch: RowBatch }
+  /** Drop what is staged since the last commit: an attempt that was killed before committing it. */
+  | { readonly kind: 'discard' }
   | {
       readonly kind: 'commit';
       /** Top-level stream: the landed walk was complete, so its deletions may be inferred. */
@@ -34,15 +36,29 @@ const rowsOf = (batches: readonly RowBatch[]): ReplayEvent[] => batches.map((bat
 
 /** A top-level stream: one commit, with deletions only when the landed walk was complete (as in a sync). */
 async function* topLevelEvents(dir: string, def: StreamDef, ctx: BatchContext): AsyncGenerator<ReplayEvent> {
-  const batcher = new RowBatcher(def.name, ctx);
-  const keys = new Set<string>();
-  const tally = { pages: 0, duplicates: 0 };
+  let batcher = new RowBatcher(def.name, ctx);
+  let keys = new Set<string>();
+  let tally = { pages: 0, duplicates: 0 };
   let complete = false;
-  for await (const line of readRawLines(dir, def.name)) {
-    if (line.type === 'walk_end') {
-      complete = line.complete;
+  let open = false;
+  for await (const line of readRawLines(dir, def.name, { partEnds: true })) {
+    if (line.type === 'part_end') {
+      // A later part is a resumed attempt that walked the list again: an open walk here was never committed.
+      if (open) {
+        yield { kind: 'discard' };
+        batcher = new RowBatcher(def.name, ctx);
+        keys = new Set<string>();
+        tally = { pages: 0, duplicates: 0 };
+        open = false;
+      }
       continue;
     }
+    if (line.type === 'walk_end') {
+      complete = line.complete;
+      open = false;
+      continue;
+    }
+    open = true;
     tally.pages++;
     yield* rowsOf(batcher.add(fresh(def, pageRecords(def.shape, line.body, line.url), keys, tally, line.confirming)));
   }
@@ -73,7 +89,12 @@ async function* fanOutEvents(dir: string, def: StreamDef, ctx: BatchContext): As
     if (chunk.length >= parentsPerCommit) yield* commit();
   }
 
-  for await (const line of readRawLines(dir, def.name)) {
+  for await (const line of readRawLines(dir, def.name, { partEnds: true })) {
+    // Parents a killed attempt left open were never committed; the resumed attempt walked them again.
+    if (line.type === 'part_end') {
+      waiting.clear();
+      continue;
+    }
     const parentId = line.parentId;
     if (parentId === undefined) continue;
     const entry = waiting.get(parentId) ?? { records: [], keys: new Set<string>() };

@@ -125,6 +125,11 @@ async function loadEvents(
         await unit.append(event.batch.table, event.batch.rows, event.batch.merge);
         continue;
       }
+      if (event.kind === 'discard') {
+        await mutex.run(() => unit.discard());
+        unit = await mutex.run(() => warehouse.openLoad());
+        continue;
+      }
       const deletions = fanOut
         ? { completeScopes: parentDeletions(def, event.parentIds) }
         : event.complete
