@@ -19,6 +19,8 @@ interface FetchedParent {
   complete: boolean;
   /** Pages the walk read: one page is one consistent read; more may have missed records that moved. */
   readonly pages: number;
+  /** A 404 that means "none" (notFoundMeansEmpty). */
+  readonly notFound?: boolean;
 }
 
 const dayMs = 86_400_000;
@@ -41,6 +43,7 @@ export async function runFanOutStream(
   const lastFull = state.lastFullRefreshAt ? Date.parse(state.lastFullRefreshAt) : NaN;
   const fullRefresh =
     ctx.options.fullRefresh ||
+    state.fullRefreshPending === true ||
     !Number.isFinite(lastFull) ||
     Date.parse(ctx.extractedAt) - lastFull > ctx.options.fullRefreshAfterDays * dayMs;
   const doneThisRun = ctx.resuming ? await parentsDoneInRun(ctx, def.name) : new Set<string>();
@@ -55,6 +58,10 @@ export async function runFanOutStream(
   ctx.progress.parents(def.name, 0, todo.length);
 
   let pending: FetchedParent[] = [];
+  /** Parents whose children were not all read (a walk cut short): a full refresh missed them. */
+  let unfinished = 0;
+  /** Parents that answered 404 where that means "none" (eligibility): their marks, if the feature turns out off. */
+  const notFound: string[] = [];
   let lastCheckpoint = Date.now();
   let committing: Promise<void> = Promise.resolve();
   let failure: unknown = null;
@@ -65,7 +72,9 @@ export async function runFanOutStream(
     pending = [];
     lastCheckpoint = Date.now();
     // Checkpoints commit one after another while other parents keep fetching.
-    committing = committing.then(() => commitParents(def, batch, ctx, info));
+    committing = committing.then(async () => {
+      unfinished += await commitParents(def, batch, ctx, info);
+    });
     return committing;
   };
 
@@ -76,6 +85,7 @@ export async function runFanOutStream(
         const fetched = await fetchParent(def, parent, ctx, info);
         if (fetched) pending.push(fetched);
         else info.parents!.gone++;
+        if (fetched?.notFound) notFound.push(String(parent.id));
       } catch (error) {
         failure ??= error;
         return;
@@ -103,17 +113,25 @@ export async function runFanOutStream(
   // Final commit: the stream's state, and marks of parents that no longer exist (only after a complete parent scan).
   const seen = new Set(parents.map((p) => String(p.id)));
   const gone = parentsComplete ? [...marks.keys()].filter((id) => !seen.has(id)) : [];
+  // Every parent answered 404: the feature is off, not "none anywhere". Unmarked, they are read again next run, so
+  // turning the feature on shows at once instead of at the next full refresh.
+  const featureOff = info.parents.fetched > 0 && info.parents.notFound === info.parents.fetched;
+  // Only a refresh that read every parent whole counts; otherwise the next run refreshes again, so the parents it
+  // missed do not wait another period.
+  const refreshed = fullRefresh && parentsComplete && unfinished === 0;
+  const { fullRefreshPending: _pending, ...kept } = state;
   const newState: StreamState = {
-    ...state,
+    ...kept,
     lastCompleteRunId: ctx.runId,
     lastCompleteAt: ctx.extractedAt,
-    ...(fullRefresh ? { lastFullRefreshAt: ctx.extractedAt } : {}),
+    ...(refreshed ? { lastFullRefreshAt: ctx.extractedAt } : {}),
+    ...(fullRefresh && !refreshed ? { fullRefreshPending: true } : {}),
   };
   const plan: CommitPlan = {
     runId: ctx.runId,
     extractedAt: ctx.extractedAt,
     state: { stream: def.name, value: { ...newState } },
-    dropParentMarks: { stream: def.name, parentIds: gone },
+    dropParentMarks: { stream: def.name, parentIds: featureOff ? [...gone, ...notFound] : gone },
   };
   await ctx.mutex.run(async () => (await ctx.warehouse.openLoad()).commit(plan));
   info.complete = parentsComplete;
@@ -174,7 +192,7 @@ async function fetchParent(
       if (def.notFoundMeansEmpty) {
         info.parents!.notFound++;
         ctx.raw?.write(def.name, { type: 'walk_end', parentId: parent.id, complete: true, empty: true });
-        return { parent, records: [], complete: true, pages: 1 };
+        return { parent, records: [], complete: true, pages: 1, notFound: true };
       }
       // The parent vanished between the list and this call: its own stream's next scan deletes it.
       return null;
@@ -183,13 +201,14 @@ async function fetchParent(
   }
 }
 
+/** Commits a checkpoint's parents; returns how many of them were not read whole (no mark, no deletions). */
 async function commitParents(
   def: StreamDef,
   batch: FetchedParent[],
   ctx: ExtractContext,
   info: StreamInfo,
-): Promise<void> {
-  if (batch.length === 0) return;
+): Promise<number> {
+  if (batch.length === 0) return 0;
   const stream = def.name;
   const unit = await ctx.mutex.run(() => ctx.warehouse.openLoad());
   const sink = new RowSink(stream, unit, { ...ctx, siteTimeZone: ctx.options.siteTimeZone });
@@ -218,6 +237,7 @@ async function commitParents(
   info.quarantined += sink.counts.quarantined;
   info.untyped += sink.counts.untyped;
   info.deleted += deletedRows(committed);
+  return batch.length - completeIds.length;
 }
 
 /**

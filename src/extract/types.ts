@@ -87,6 +87,8 @@ export interface StreamState {
   lastCompleteRunId?: string;
   lastCompleteAt?: string;
   lastFullRefreshAt?: string;
+  /** Fan-out: a full refresh did not read every parent whole, so the next run refreshes again. */
+  fullRefreshPending?: boolean;
   /** append_newest_first streams: the highest id held. */
   maxId?: number;
   records?: number;

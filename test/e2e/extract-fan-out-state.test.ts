@@ -1,0 +1,76 @@
+/**
+ * The state a fan-out stream keeps between runs (parent marks, the last full refresh) must not make later runs skip
+ * parents whose children were never read: an incremental run ends with the live rows a fresh sync would load.
+ */
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { SimulatorHandle } from '../../src/simulator/index.ts';
+import { dumpWarehouse, proxySite, startSite, syncOnce, tempDir, writeCredentials } from './harness.ts';
+
+const cleanup: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const c of cleanup.reverse()) await c();
+});
+
+async function setup(seed: number): Promise<{ sim: SimulatorHandle; dir: string; credentials: string }> {
+  const sim = await startSite({ scale: 'tiny', seed });
+  const dir = await tempDir();
+  cleanup.push(() => sim.close(), dir.remove);
+  return { sim, dir: dir.path, credentials: await writeCredentials(sim, join(dir.path, 'creds.json')) };
+}
+
+/** The live rows (soft-deleted ones are history by design) of `tables`, comparable between warehouses. */
+async function liveRows(warehouse: string, tables: readonly string[]): Promise<Record<string, unknown[]>> {
+  const dump = await dumpWarehouse(warehouse);
+  return Object.fromEntries(
+    tables.map((t) => [t, (dump[t]?.content ?? []).filter((r) => r._deleted !== true && r._deleted !== 1)]),
+  );
+}
+
+describe('fan-out state between runs', () => {
+  it('a feature that was off (every parent answered 404) is read as soon as it is on', async () => {
+    const { sim, dir, credentials } = await setup(7);
+    const warehouse = join(dir, 'w.duckdb');
+    sim.control.setFeatures({ eligibility: false });
+    const off = await syncOnce(sim, { credentials, warehouse });
+    expect(off.streams.find((s) => s.stream === 'eligibility')?.reason).toMatch(/answered 404/);
+    sim.control.setFeatures({ eligibility: true });
+    const on = await syncOnce(sim, { credentials, warehouse });
+    const info = on.streams.find((s) => s.stream === 'eligibility');
+    expect(info?.parents?.fetched).toBe(info?.parents?.total);
+    const fresh = join(dir, 'fresh.duckdb');
+    expect((await syncOnce(sim, { credentials, warehouse: fresh })).status).toBe('succeeded');
+    const tables = ['eligibility', 'eligibility_responses'];
+    const mine = await liveRows(warehouse, tables);
+    expect(mine.eligibility?.length).toBeGreaterThan(0);
+    expect(mine).toEqual(await liveRows(fresh, tables));
+  });
+
+  it('a full refresh whose parent list was cut short is finished by the next run', async () => {
+    const { sim, dir, credentials } = await setup(7);
+    const warehouse = join(dir, 'w.duckdb');
+    const perPage = 10;
+    expect((await syncOnce(sim, { credentials, warehouse, perPage })).status).toBe('succeeded');
+    // Child edits that do not move the parent's updated_at: what a full refresh is for.
+    expect(sim.control.applyChanges({ childEdits: 12 }).childEdits?.length).toBe(12);
+    const lastPage = String(Math.ceil(sim.control.collection('applications').length / perPage));
+    const proxy = await proxySite(
+      sim.url,
+      () => undefined,
+      (url, body) =>
+        url.pathname === '/api/applications/' && url.searchParams.get('page') === lastPage
+          ? JSON.stringify({ ...(JSON.parse(body) as object), results: [] })
+          : body,
+    );
+    cleanup.push(proxy.close);
+    const cut = await syncOnce({ ...sim, url: proxy.url }, { credentials, warehouse, perPage, fullRefresh: true });
+    expect(cut.streams.find((s) => s.stream === 'applications')?.complete).toBe(false);
+    await proxy.close();
+    const next = await syncOnce(sim, { credentials, warehouse, perPage });
+    expect(next.streams.find((s) => s.stream === 'application_tasks')?.fullRefresh).toBe(true);
+    const fresh = join(dir, 'fresh.duckdb');
+    expect((await syncOnce(sim, { credentials, warehouse: fresh, perPage })).status).toBe('succeeded');
+    const tables = ['application_tasks', 'task_responses', 'application_notes'];
+    expect(await liveRows(warehouse, tables)).toEqual(await liveRows(fresh, tables));
+  });
+});
