@@ -1,4 +1,5 @@
 import type { JsonObject } from '../util/json.ts';
+import { unseenRecords } from '../source/index.ts';
 import { pageLine } from './raw-landing.ts';
 import type { StreamDef } from './stream-def.ts';
 import type { ExtractContext, StreamInfo } from './types.ts';
@@ -27,12 +28,7 @@ export async function confirmWalk(
     const page = step.value;
     info.pages++;
     ctx.raw?.write(def.name, pageLine(page, { ...(parentId !== undefined ? { parentId } : {}), confirming: true }));
-    const unseen = page.records.filter((r) => {
-      const key = def.keyOf(r);
-      if (seen.has(key)) return false;
-      seen.add(key);
-      return true;
-    });
-    if (unseen.length > 0) await missed(unseen);
+    const { fresh } = unseenRecords(page.records, def.keyOf, seen);
+    if (fresh.length > 0) await missed(fresh);
   }
 }

@@ -253,15 +253,35 @@ async function confirmMultiPageWalks(
   info: StreamInfo,
 ): Promise<void> {
   const paged = batch.filter((f) => f.pages > 1);
+  const complete = paged.filter((f) => f.complete);
   try {
-    await confirmPaged(
+    const scopes = parentDeletions(
       def,
-      paged.filter((f) => f.complete),
-      unit,
-      sink,
-      ctx,
-      info,
+      complete.map((f) => f.parent.id),
     );
+    if (scopes.length === 0 || complete.length === 0) return;
+    const candidates = new Set((await ctx.mutex.run(() => unit.deletionCandidates(scopes))).parentIds);
+    for (const f of complete) {
+      if (!candidates.has(String(f.parent.id))) continue;
+      const seen = new Set(f.records.map((r) => def.keyOf(r)));
+      const path = def.path.replace('{parent}', String(f.parent.id));
+      try {
+        f.complete = await confirmWalk(
+          def,
+          path,
+          seen,
+          ctx,
+          info,
+          (missed) => sink.addRecords(missed, f.parent.id),
+          f.parent.id,
+        );
+      } catch (error) {
+        // The parent went since its first walk: nothing of its children is deleted; its own stream's scan deletes it.
+        if (!(error instanceof SiteHttpError && error.status === 404)) throw error;
+        f.complete = false;
+      }
+    }
+    await sink.flush();
   } catch (error) {
     // Nothing is committed: a replay must not delete from these walks either.
     for (const f of paged) f.complete = false;
@@ -270,43 +290,6 @@ async function confirmMultiPageWalks(
     // Landed after any second walk, so a replay finishes the parent with what the sync decided.
     for (const f of paged) ctx.raw?.write(def.name, { type: 'walk_end', parentId: f.parent.id, complete: f.complete });
   }
-}
-
-async function confirmPaged(
-  def: StreamDef,
-  paged: FetchedParent[],
-  unit: LoadUnit,
-  sink: RowSink,
-  ctx: ExtractContext,
-  info: StreamInfo,
-): Promise<void> {
-  const scopes = parentDeletions(
-    def,
-    paged.map((f) => f.parent.id),
-  );
-  if (scopes.length === 0 || paged.length === 0) return;
-  const candidates = new Set((await ctx.mutex.run(() => unit.deletionCandidates(scopes))).parentIds);
-  for (const f of paged) {
-    if (!candidates.has(String(f.parent.id))) continue;
-    const seen = new Set(f.records.map((r) => def.keyOf(r)));
-    const path = def.path.replace('{parent}', String(f.parent.id));
-    try {
-      f.complete = await confirmWalk(
-        def,
-        path,
-        seen,
-        ctx,
-        info,
-        (missed) => sink.addRecords(missed, f.parent.id),
-        f.parent.id,
-      );
-    } catch (error) {
-      // The parent went since its first walk: nothing of its children is deleted; its own stream's scan deletes it.
-      if (!(error instanceof SiteHttpError && error.status === 404)) throw error;
-      f.complete = false;
-    }
-  }
-  await sink.flush();
 }
 
 async function parentsDoneInRun(ctx: ExtractContext, stream: string): Promise<Set<string>> {

@@ -57,6 +57,10 @@ export async function runTopLevelStream(
   let walk: PaginationInfo | null = null;
   const seen = new Set<string>();
   let confirmed = true;
+  const addParents = (records: readonly JsonObject[]): void => {
+    if (!parentMarker) return;
+    for (const r of records) if (typeof r.id === 'number') parents.push({ id: r.id, marker: parentMarker(r) });
+  };
 
   try {
     const pages = ctx.client.paginate(def.path, { keyOf: def.keyOf });
@@ -71,9 +75,7 @@ export async function runTopLevelStream(
       ctx.raw?.write(def.name, pageLine(page));
       ctx.progress.page(def.name, page.records.length);
       for (const r of page.records) seen.add(def.keyOf(r));
-      if (parentMarker) {
-        for (const r of page.records) if (typeof r.id === 'number') parents.push({ id: r.id, marker: parentMarker(r) });
-      }
+      addParents(page.records);
       await sink.addRecords(page.records);
 
       repeats += page.repeated;
@@ -102,9 +104,7 @@ export async function runTopLevelStream(
       const candidates = await ctx.mutex.run(() => unit.deletionCandidates(scopes));
       if (candidates.any) {
         confirmed = await confirmWalk(def, def.path, seen, ctx, info, async (missed) => {
-          if (parentMarker) {
-            for (const r of missed) if (typeof r.id === 'number') parents.push({ id: r.id, marker: parentMarker(r) });
-          }
+          addParents(missed);
           await sink.addRecords(missed);
         });
         await sink.flush();
@@ -119,7 +119,7 @@ export async function runTopLevelStream(
   info.rows = sink.counts.rows;
   info.quarantined = sink.counts.quarantined;
   info.untyped = sink.counts.untyped;
-  info.duplicates = walk?.duplicates ?? repeats;
+  info.duplicates = repeats; // the walk's own count, also when it stopped early
   // Against the distinct records read: a repeated page's duplicates must not make up for records never read.
   if (walk && walk.totalReported !== null && walk.countMismatch) {
     info.countMismatch = { reported: walk.totalReported, read: walk.records };
