@@ -1,7 +1,9 @@
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { isScaleName, scales, startSimulator, type SimulatorOptions } from '../../simulator/index.ts';
+import { FileCredentialStore } from '../../source/index.ts';
+import type { Credentials } from '../../source/types.ts';
 import { ConfigError } from '../../util/errors.ts';
 import { checkWritableDir, dirProblem } from '../../util/writable-dir.ts';
 import { runAction } from '../run-action.ts';
@@ -53,21 +55,16 @@ export function parseSimFlags(flags: SimFlags): SimulatorOptions {
   };
 }
 
-/** Writes the credentials file atomically with mode 0600 (same directory, then rename). */
-async function writeCredentials(file: string, body: string): Promise<void> {
-  const tmp = `${file}.${process.pid}.tmp`;
+/** The credentials file, written as a sync rewrites its own (atomically, mode 0600); its folder is created. */
+async function writeCredentials(file: string, credentials: Credentials): Promise<void> {
   try {
     await mkdir(dirname(file), { recursive: true });
-    await writeFile(tmp, body, { mode: 0o600 });
-    await rename(tmp, file);
+    await new FileCredentialStore(file).save(credentials);
   } catch (e) {
-    await rm(tmp, { force: true });
-    throw new ConfigError(
-      `cannot write the credentials file ${file} (${dirProblem(e)}); choose another --credentials-out`,
-      {
-        cause: e,
-      },
-    );
+    const why = dirProblem(e instanceof Error && e.cause !== undefined ? e.cause : e);
+    throw new ConfigError(`cannot write the credentials file ${file} (${why}); choose another --credentials-out`, {
+      cause: e,
+    });
   }
 }
 
@@ -101,12 +98,10 @@ export function registerSim(program: Command): void {
         });
         if (flags.credentialsOut) {
           // A failed write stops the server too: left listening, the process would never exit.
-          await writeCredentials(flags.credentialsOut, JSON.stringify(sim.credentials, null, 2) + '\n').catch(
-            async (e: unknown) => {
-              await sim.close();
-              throw e;
-            },
-          );
+          await writeCredentials(flags.credentialsOut, sim.credentials).catch(async (e: unknown) => {
+            await sim.close();
+            throw e;
+          });
         }
         process.stdout.write(`grantflow sim: ${options.scale} site (seed ${options.seed}) listening on ${sim.url}\n`);
         await new Promise<void>((resolve) => {
