@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { dumpWarehouse, proxySite, startSite, syncOnce, tempDir, writeCredentials } from './harness.ts';
+import { dumpWarehouse, proxySite, siteWithWarehouse, syncOnce } from './harness.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -13,10 +13,9 @@ afterAll(async () => {
 });
 
 async function setup(seed: number): Promise<{ sim: SimulatorHandle; dir: string; credentials: string }> {
-  const sim = await startSite({ scale: 'tiny', seed });
-  const dir = await tempDir();
-  cleanup.push(() => sim.close(), dir.remove);
-  return { sim, dir: dir.path, credentials: await writeCredentials(sim, join(dir.path, 'creds.json')) };
+  const site = await siteWithWarehouse({ scale: 'tiny', seed });
+  cleanup.push(site.remove);
+  return site;
 }
 
 /** The live rows (soft-deleted ones are history by design) of `tables`, comparable between warehouses. */

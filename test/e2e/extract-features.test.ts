@@ -10,7 +10,7 @@ import { silentLogger } from '../../src/util/logger.ts';
 import { formatSummary } from '../../src/pipeline/summary.ts';
 import { runReplay } from '../../src/pipeline/replay.ts';
 import { ALL_PERMISSIONS } from '../../src/simulator/index.ts';
-import { startSite, syncOnce, tempDir, writeCredentials } from './harness.ts';
+import { siteWithWarehouse, syncOnce } from './harness.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -19,16 +19,13 @@ afterAll(async () => {
 
 describe('features a site does not enable, permissions a user lacks', () => {
   it('skip those streams with the reason; everything else loads; the run succeeds', async () => {
-    const sim = await startSite({
+    const { sim, credentials, warehouse, remove } = await siteWithWarehouse({
       scale: 'tiny',
       seed: 8,
       features: { financialManagement: false, eligibility: false },
       permissions: ALL_PERMISSIONS.filter((p) => p !== 'Award Applications'),
     });
-    const dir = await tempDir();
-    cleanup.push(() => sim.close(), dir.remove);
-    const credentials = await writeCredentials(sim, join(dir.path, 'creds.json'));
-    const warehouse = join(dir.path, 'w.duckdb');
+    cleanup.push(remove);
     const result = await syncOnce(sim, { credentials, warehouse, models: true });
 
     expect(result.status).toBe('succeeded');
@@ -65,16 +62,13 @@ describe('features a site does not enable, permissions a user lacks', () => {
 
 describe('source values that cannot be typed', () => {
   it('load as NULL with the record, kept in _raw, and are counted in the stream info and the summary', async () => {
-    const sim = await startSite({ scale: 'tiny', seed: 9 });
-    const dir = await tempDir();
-    cleanup.push(() => sim.close(), dir.remove);
+    const { sim, dir, credentials, warehouse, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 9 });
+    cleanup.push(remove);
     const [program] = sim.control.collection('programs');
     // Served as they are: the collection is the simulator's own data.
     program!.grace_period = 'a week';
     program!.max_applications = 3_000_000_000; // past the INTEGER column
-    const credentials = await writeCredentials(sim, join(dir.path, 'creds.json'));
-    const warehouse = join(dir.path, 'w.duckdb');
-    const rawDir = join(dir.path, 'raw');
+    const rawDir = join(dir, 'raw');
     const result = await syncOnce(sim, { credentials, warehouse, landRaw: true, rawDir });
 
     expect(result.status).toBe('succeeded');
@@ -97,7 +91,7 @@ describe('source values that cannot be typed', () => {
     }
 
     // A replay counts them too, through its normalising worker.
-    const replayed = await openWarehouse(join(dir.path, 'replayed.duckdb'), { logger: silentLogger });
+    const replayed = await openWarehouse(join(dir, 'replayed.duckdb'), { logger: silentLogger });
     try {
       const infos = await runReplay({ warehouse: replayed, rawDir, runId: result.runId, siteTimeZone: 'UTC' });
       expect(infos.find((i) => i.stream === 'programs')?.untyped).toBe(2);
@@ -109,12 +103,9 @@ describe('source values that cannot be typed', () => {
 
 describe('snapshots of a run that did not succeed', () => {
   it('are not written when an error-level data test fails; the last good snapshot stays current', async () => {
-    const sim = await startSite({ scale: 'tiny', seed: 10 });
-    const dir = await tempDir();
-    cleanup.push(() => sim.close(), dir.remove);
-    const credentials = await writeCredentials(sim, join(dir.path, 'creds.json'));
-    const warehouse = join(dir.path, 'w.duckdb');
-    const snapshots = join(dir.path, 'snapshots');
+    const { sim, dir, credentials, warehouse, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 10 });
+    cleanup.push(remove);
+    const snapshots = join(dir, 'snapshots');
     const settings = { credentials, warehouse, snapshots, snapshot: true, models: true };
     expect((await syncOnce(sim, settings)).status).toBe('succeeded');
     const manifest = readFileSync(join(snapshots, '_manifest.json'), 'utf8');

@@ -11,7 +11,7 @@ import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { runReplay } from '../../src/pipeline/replay.ts';
 import type { StreamInfo } from '../../src/extract/types.ts';
-import { dumpWarehouse, proxySite, startSite, summarize, syncOnce, tempDir, writeCredentials } from './harness.ts';
+import { dumpWarehouse, proxySite, siteWithWarehouse, summarize, syncOnce } from './harness.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -26,11 +26,8 @@ async function setup(seed: number): Promise<{
   query: (sql: string) => Promise<Record<string, unknown>[]>;
   api: (method: string, path: string, body?: unknown) => Promise<number>;
 }> {
-  const sim = await startSite({ scale: 'tiny', seed });
-  const dir = await tempDir();
-  cleanup.push(() => sim.close(), dir.remove);
-  const credentials = await writeCredentials(sim, join(dir.path, 'creds.json'));
-  const warehouse = join(dir.path, 'w.duckdb');
+  const { sim, dir, credentials, warehouse, remove } = await siteWithWarehouse({ scale: 'tiny', seed });
+  cleanup.push(remove);
   const query = async (sql: string): Promise<Record<string, unknown>[]> => {
     const w = await openWarehouse(warehouse, { logger: silentLogger });
     try {
@@ -48,7 +45,7 @@ async function setup(seed: number): Promise<{
     });
     return res.status;
   };
-  return { sim, dir: dir.path, credentials, warehouse, query, api };
+  return { sim, dir, credentials, warehouse, query, api };
 }
 
 /** The runs' landed pages replayed in order into a new warehouse: its dump, and the last replay's stream infos. */

@@ -37,6 +37,28 @@ export async function writeCredentials(sim: SimulatorHandle, path: string): Prom
 }
 
 /** A fresh Postgres schema for one test; dropped by `drop`. */
+/** A simulated site, its credentials and a DuckDB warehouse path in a temp folder; `remove` undoes all of it. */
+export async function siteWithWarehouse(options: SimulatorOptions = {}): Promise<{
+  sim: SimulatorHandle;
+  dir: string;
+  credentials: string;
+  warehouse: string;
+  remove: () => Promise<void>;
+}> {
+  const sim = await startSite(options);
+  const dir = await tempDir();
+  return {
+    sim,
+    dir: dir.path,
+    credentials: await writeCredentials(sim, join(dir.path, 'creds.json')),
+    warehouse: join(dir.path, 'w.duckdb'),
+    remove: async () => {
+      await sim.close();
+      await dir.remove();
+    },
+  };
+}
+
 export async function postgresSchema(): Promise<{ schema: string; url: string; drop: () => Promise<void> }> {
   const schema = `e2e_${randomBytes(4).toString('hex')}`;
   return {
