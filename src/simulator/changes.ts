@@ -2,7 +2,7 @@ import type { JsonObject } from '../util/json.ts';
 import type { Dataset } from './dataset.ts';
 import { nowStamp } from './format.ts';
 import { addApplications } from './generate.ts';
-import { deleteApplication, recordWrite } from './mutations.ts';
+import { deleteApplication, recordWrite, renameUser } from './mutations.ts';
 import { Rng } from './random.ts';
 import { addNote } from './write-routes.ts';
 
@@ -15,6 +15,12 @@ export interface ChangeRequest {
   readonly deleted?: number;
   /** Applications whose task data or notes change WITHOUT their `updated_at` moving. */
   readonly childEdits?: number;
+  /**
+   * Applications whose applicant is renamed (a shorter last name, but for one-letter names, in every record naming
+   * them) and which are edited
+   * with it, so an incremental sync reads one record naming the user under the new name.
+   */
+  readonly renamed?: number;
 }
 
 export interface ChangeResult {
@@ -23,6 +29,14 @@ export interface ChangeResult {
   readonly deleted: number[];
   /** Application ids whose children were edited. */
   readonly childEdits: number[];
+  /** Application ids whose applicant was renamed. */
+  readonly renamed: number[];
+}
+
+/** The first letter of the old last name: a rename makes references to the user poorer (shorter) than before. */
+function shorterName(old: string): string {
+  const first = [...old][0] ?? 'N';
+  return first === old ? `${old}o` : first;
 }
 
 /** Bulk changes between syncs. The affected sets are disjoint; picks are seeded (deterministic per call). */
@@ -84,6 +98,14 @@ export function applyChanges(ds: Dataset, request: ChangeRequest, callIndex: num
     }
     return id;
   });
+  const renamed = pickApps(request.renamed ?? 0).map((app) => {
+    const id = app['id'] as number;
+    const user = ds.users.get((app['applicant'] as JsonObject)['id'] as number);
+    if (user) renameUser(ds, user, shorterName(user.last_name));
+    app['updated_at'] = nowStamp();
+    recordWrite(ds, 'application_updated', 'PATCH', `/api/applications/${id}/`, { application: app }, id, 200);
+    return id;
+  });
   const before = ds.applications.maxId();
   if ((request.created ?? 0) > 0) addApplications(ds, rng, request.created ?? 0);
   const created: number[] = [];
@@ -99,5 +121,5 @@ export function applyChanges(ds: Dataset, request: ChangeRequest, callIndex: num
       201,
     );
   }
-  return { created, updated, deleted, childEdits };
+  return { created, updated, deleted, childEdits, renamed };
 }

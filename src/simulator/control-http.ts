@@ -39,6 +39,7 @@ export async function handleControl(
         updated: num(body['updated']) ?? 0,
         deleted: num(body['deleted']) ?? 0,
         childEdits: num(body['childEdits']) ?? 0,
+        renamed: num(body['renamed']) ?? 0,
       });
       return sendJson(res, 200, { ...result });
     }

@@ -8,7 +8,8 @@ export type UserRole = 'applicant' | 'reviewer' | 'admin';
 export interface SimUser {
   readonly id: number;
   readonly first_name: string;
-  readonly last_name: string;
+  /** Changes only by a rename (`applyChanges({renamed})`). */
+  last_name: string;
   readonly email: string;
   readonly role: UserRole;
   /** The UserRef every record embeds: the same id always carries the same name and email. */

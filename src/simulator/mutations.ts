@@ -1,5 +1,5 @@
 import type { JsonObject } from '../util/json.ts';
-import type { Dataset } from './dataset.ts';
+import type { Dataset, SimUser } from './dataset.ts';
 import { nowStamp } from './format.ts';
 
 export interface ActivityRefs {
@@ -81,4 +81,13 @@ export function deleteOrganization(ds: Dataset, orgId: number): number[] {
   ds.teams.delete(orgId);
   ds.eligibility.delete(orgId);
   return appIds;
+}
+
+/** A new last name everywhere the user shows: the UserRef every record shares, and organization member records. */
+export function renameUser(ds: Dataset, user: SimUser, lastName: string): void {
+  ds.version++;
+  user.last_name = lastName;
+  user.ref['last_name'] = lastName;
+  for (const members of ds.members.values())
+    for (const m of members) if (m['id'] === user.id) m['last_name'] = lastName;
 }
