@@ -62,21 +62,23 @@ export function mergeSql(
 
   const pkSet = new Set(pk);
   const updatable = insertCols.filter((c) => !pkSet.has(c));
-  if (style === 'on_conflict') {
-    const richer = richerExpr('EXCLUDED', 't');
-    const sets = updatable.map((c) => `${ident(c)} = ${updateExpr(c, mode, meta, `EXCLUDED.${ident(c)}`, richer)}`);
+  if (style === 'on_conflict' && !byRichness) {
+    const sets = updatable.map((c) => `${ident(c)} = ${updateExpr(c, mode, meta, `EXCLUDED.${ident(c)}`, 'FALSE')}`);
     const action = sets.length > 0 ? `UPDATE SET ${sets.join(', ')}` : 'NOTHING';
     return [{ sql: `${insert}\nON CONFLICT (${pk.map(ident).join(', ')}) DO ${action}`, params }];
   }
+  // References merge by an UPDATE of the keys present and an INSERT of the others in both dialects: which of two
+  // references wins is decided once per row in the source (below), which ON CONFLICT's per-column expressions
+  // cannot share.
   const match = pk.map((c) => `t.${ident(c)} = s.${ident(c)}`).join(' AND ');
   const statements: SqlStatement[] = [];
   if (updatable.length > 0) {
-    // A reference's richness against the stored row is computed once per row, in the source, rather than inside
+    // A reference's precedence over the stored row is computed once per row, in the source, rather than inside
     // every column's expression: repeated per column (twice, with the change check) it made a statement of a
     // 40-column dimension ~30 KB of SQL that took DuckDB ~25 ms to plan even for a handful of rows.
     const updateSource = byRichness
-      ? `(SELECT w.*, ${richerExpr('w', 'stored')} AS ${ident(richerColumn)} FROM ${picked} AS w ` +
-        `JOIN ${target} AS stored ON ${pk.map((c) => `stored.${ident(c)} = w.${ident(c)}`).join(' AND ')}) AS s`
+      ? `(SELECT w.*, ${precedesExpr(table, 'w', 'stored', incoming.get('_extracted_at')!)} AS ${ident(richerColumn)} ` +
+        `FROM ${picked} AS w JOIN ${target} AS stored ON ${pk.map((c) => `stored.${ident(c)} = w.${ident(c)}`).join(' AND ')}) AS s`
       : source;
     const richer = `s.${ident(richerColumn)}`;
     const values = updatable.map((c) => [c, updateExpr(c, mode, meta, incoming.get(c)!, richer)] as const);
@@ -85,7 +87,9 @@ export function mergeSql(
     // every checkpoint of a run, and every row written is one DuckDB's next checkpoint rewrites. (Rows of the
     // entity's own stream are written as they come: comparing their wide rows would cost more than it saves.)
     const changed =
-      mode === 'coalesce' ? ` AND (${values.map(([c, v]) => `t.${ident(c)} IS DISTINCT FROM ${v}`).join(' OR ')})` : '';
+      mode === 'coalesce'
+        ? ` AND (${values.map(([c, v]) => `${asComparable(table, c, `t.${ident(c)}`)} IS DISTINCT FROM ${asComparable(table, c, v)}`).join(' OR ')})`
+        : '';
     statements.push({
       sql: `UPDATE ${target} AS t SET ${sets.join(', ')}\nFROM ${updateSource}\nWHERE ${match}${changed}`,
       params,
@@ -114,19 +118,37 @@ function winners(staging: string, pk: readonly string[], byRichness: boolean, st
   return `(SELECT * FROM ${staging} WHERE ${seq} IN (SELECT ${best} FROM ${staging} GROUP BY ${keys}))`;
 }
 
-/** Column of a coalesce merge's source: whether the staged reference is richer than the stored row. */
+/** `expr`, a value of `column`, in a form both engines can compare: Postgres's json type has no equality operator. */
+function asComparable(table: TableDef, column: string, expr: string): string {
+  const json = column === '_raw' || table.columns.some((c) => c.name === column && c.type === 'json');
+  return json ? `CAST(${expr} AS TEXT)` : expr;
+}
+
+/** Column of a coalesce merge's source: whether the staged reference takes precedence over the stored row. */
 const richerColumn = '_gf_richer';
 
-/** Whether the reference `stagedRow` is richer than the row `storedRow`: longer source JSON, then the larger md5. */
-function richerExpr(stagedRow: string, storedRow: string): string {
+/**
+ * Whether the reference `stagedRow`, extracted at `stagedAt`, takes precedence over the row `storedRow`. References
+ * that disagree on a value both have (a renamed user, stage or fund) are told apart by time: the one extracted later
+ * wins, so a rename shows on the next run that reads a record naming it. References of one run, and references that
+ * agree, are ordered by richness (longer source JSON, then the larger md5), so a re-load or a resumed run, whatever
+ * order its streams commit in, leaves the row as it was.
+ */
+function precedesExpr(table: TableDef, stagedRow: string, storedRow: string, stagedAt: string): string {
   const s = `CAST(${stagedRow}._raw AS TEXT)`;
   const t = `CAST(${storedRow}._raw AS TEXT)`;
-  return `(length(${s}) > length(${t}) OR (length(${s}) = length(${t}) AND md5(${s}) > md5(${t})))`;
+  const richer = `(length(${s}) > length(${t}) OR (length(${s}) = length(${t}) AND md5(${s}) > md5(${t})))`;
+  const values = table.columns.filter((c) => !table.primaryKey.includes(c.name));
+  if (values.length === 0) return richer;
+  const value = (row: string, c: string) => asComparable(table, c, `${row}.${ident(c)}`);
+  const disagree = values.map((c) => `${value(stagedRow, c.name)} <> ${value(storedRow, c.name)}`).join(' OR ');
+  const storedAt = `${storedRow}._extracted_at`;
+  return `CASE WHEN COALESCE(${disagree}, FALSE) AND ${stagedAt} <> ${storedAt} THEN ${stagedAt} > ${storedAt} ELSE ${richer} END`;
 }
 
 /**
- * A coalesce (reference) merge is order-independent: a row its own stream wrote is never changed by a reference;
- * between two references the richer one's values win and the other only fills its gaps.
+ * A coalesce (reference) merge: a row its own stream wrote is never changed by a reference; between two references
+ * the one that takes precedence (see `precedesExpr`) gives its values and the other only fills its gaps.
  */
 function coalesceExpr(staged: string, stored: string, stagedRicher: string): string {
   return `CASE WHEN NOT t._ref_only THEN ${stored} WHEN ${stagedRicher} THEN COALESCE(${staged}, ${stored}) ELSE COALESCE(${stored}, ${staged}) END`;
@@ -134,7 +156,7 @@ function coalesceExpr(staged: string, stored: string, stagedRicher: string): str
 
 /**
  * The new value of `column` for a key already stored (`t`), given what the staged row brings (`staged`) and, for
- * references, the expression saying whether the staged reference is the richer one.
+ * references, the expression saying whether the staged reference takes precedence.
  */
 function updateExpr(column: string, mode: StagedMerge, meta: boolean, staged: string, stagedRicher: string): string {
   const stored = `t.${ident(column)}`;
@@ -147,6 +169,8 @@ function updateExpr(column: string, mode: StagedMerge, meta: boolean, staged: st
     case '_ref_only':
       return `(${stored} AND ${staged})`;
     case '_extracted_at':
+      // The time of the newest values a row holds: a reference's precedence is judged against it.
+      return `GREATEST(${stored}, ${staged})`;
     case '_run_id':
       return staged;
     default:

@@ -92,6 +92,33 @@ describe('incremental sync', () => {
     for (const t of titles) expect(t.title).toBe(`Renamed ${String(t.id)} ✓`);
   });
 
+  it('shows a renamed applicant on the next sync that reads a record naming them, though the new name is shorter', async () => {
+    const renamed = sim.control.applyChanges({ renamed: 3 }).renamed;
+    expect(renamed.length).toBe(3);
+    const applicants = sim.control
+      .collection('applications')
+      .filter((a) => renamed.includes(Number(a.id)))
+      .map((a) => Number((a.applicant as { id: number }).id));
+    const names = () =>
+      query(`SELECT id, first_name, last_name, email FROM users WHERE id IN (${applicants.join(',')}) ORDER BY id`);
+    const site = sim.control
+      .collection('users')
+      .filter((u) => applicants.includes(Number(u.id)))
+      .map((u) => ({ id: Number(u.id), first_name: u.first_name, last_name: u.last_name, email: u.email }))
+      .sort((a, b) => a.id - b.id);
+    const before = await names();
+    expect(before.map((u) => u.last_name)).not.toEqual(site.map((u) => u.last_name));
+    await syncOnce(sim, { credentials, warehouse });
+    expect(await names()).toEqual(site);
+    // Reading every record again (each naming the user the new way, some richer) and then nothing new changes none.
+    await syncOnce(sim, { credentials, warehouse, fullRefresh: true });
+    expect(await names()).toEqual(site);
+    const users = 'SELECT id, first_name, last_name, email, CAST(_raw AS TEXT) AS raw FROM users ORDER BY id';
+    const settled = await query(users);
+    await syncOnce(sim, { credentials, warehouse });
+    expect(await query(users)).toEqual(settled);
+  });
+
   it('marks a deleted application and its children with _deleted_at, and keeps them', async () => {
     const victim = Number(sim.control.collection('applications')[3]!.id);
     const children = {

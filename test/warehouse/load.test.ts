@@ -151,6 +151,49 @@ describe.each(bothDialects)('warehouse loading (%s)', (dialect) => {
     for (const r of results) expect(r).toEqual(results[0]);
   });
 
+  it('a reference extracted later wins where it disagrees (a rename), whatever its richness; agreeing ones do not', async () => {
+    const ref = (name: string | null, email: string | null) => ({
+      id: 9,
+      name,
+      email,
+      _raw: JSON.stringify({ id: 9, name, email }),
+    });
+    const load = async (at: string, ...commits: ReturnType<typeof ref>[][]): Promise<unknown> => {
+      for (const rows of commits) {
+        const unit = await wh.openLoad();
+        await unit.append('people', rows, 'coalesce');
+        await unit.commit(plan(`run ${at}`, at));
+      }
+      return (await wh.query('SELECT name, email, _raw, _extracted_at FROM people WHERE id = 9'))[0];
+    };
+    await wh.exec('DELETE FROM people WHERE id = 9');
+    const first = await load('2024-06-01T00:00:00.000000Z', [ref('Alexandra', 'a@x.org')]);
+    // Renamed to a shorter name: a poorer reference, but a later one that disagrees.
+    const renamed = ref('Al', 'a@x.org');
+    expect(await load('2024-06-02T00:00:00.000000Z', [renamed])).toEqual({
+      name: 'Al',
+      email: 'a@x.org',
+      _raw: renamed._raw,
+      _extracted_at: '2024-06-02T00:00:00.000000Z',
+    });
+    // A later reference that agrees where both have values changes no value; an earlier one that disagrees neither.
+    const agreeing = await load('2024-06-03T00:00:00.000000Z', [ref(null, 'a@x.org')]);
+    expect(agreeing).toMatchObject({ name: 'Al', _raw: renamed._raw, _extracted_at: '2024-06-03T00:00:00.000000Z' });
+    expect(await load('2024-06-01T12:00:00.000000Z', [ref('Alexandra', 'a@x.org')])).toEqual(agreeing);
+    expect(first).toMatchObject({ name: 'Alexandra' });
+
+    // Within one run (a rename between two pages, or a resumed run) the richer reference wins whatever the order of
+    // commits, as it does within one commit.
+    const results: unknown[] = [];
+    const later = ref('Alexandra', 'a@x.org');
+    for (const [i, commits] of [[[renamed], [later]], [[later], [renamed]], [[renamed, later]]].entries()) {
+      await wh.exec('DELETE FROM people WHERE id = 9');
+      await load('2024-06-02T00:00:00.000000Z', [renamed]);
+      results.push(await load(`2024-06-1${i}T00:00:00.000000Z`, ...commits));
+    }
+    for (const r of results) expect(r).toMatchObject({ name: 'Alexandra', _raw: later._raw });
+  });
+
   it('complete scopes soft-delete only what is missing, never _ref_only rows; cascades follow', async () => {
     let unit = await wh.openLoad();
     await unit.append('notes', [

@@ -5,13 +5,13 @@ export const users: TableDef = {
   name: 'users',
   kind: 'dimension',
   description:
-    'Every user seen in any reference (applicants, collaborators, reviewers, note authors, actors, creators, updaters, organization members); there is no users endpoint. Values come from the richest reference seen (longest source JSON), other references filling its gaps: a later reference that is not richer does not change them, so a rename can show late.',
+    'Every user seen in any reference (applicants, collaborators, reviewers, note authors, actors, creators, updaters, organization members); there is no users endpoint. Values come from references: where they disagree the later run wins (a rename shows on the next run that reads a record naming the user); within a run the richest (longest source JSON) wins, others filling its gaps.',
   primaryKey: ['id'],
   columns: [
     id('User id.'),
-    col('first_name', 'text', 'First name, from the richest reference seen.'),
-    col('last_name', 'text', 'Last name, from the richest reference seen.'),
-    col('email', 'text', 'Email address, from the richest reference seen.'),
+    col('first_name', 'text', 'First name, as the newest reference gives it.'),
+    col('last_name', 'text', 'Last name, as the newest reference gives it.'),
+    col('email', 'text', 'Email address, as the newest reference gives it.'),
   ],
 };
 
