@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { defaultDuckDBMemoryLimit, type WarehouseSettings } from '../config/settings.ts';
 import { ConfigError } from '../util/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
@@ -15,7 +16,10 @@ export interface OpenWarehouseOptions {
   /** DuckDB's memory limit (e.g. `256MB`); ignored for Postgres. Default: `defaultDuckDBMemoryLimit`. */
   readonly duckdbMemoryLimit?: string;
   readonly logger?: Logger;
-  /** Postgres: a missing schema is a ConfigError instead of being created (read-only commands such as status). */
+  /**
+   * A missing DuckDB file or Postgres schema is a ConfigError instead of being created: commands that read a
+   * warehouse a sync wrote (status, models, snapshot), where a mistyped path must not make a new, empty one.
+   */
   readonly existingOnly?: boolean;
 }
 
@@ -34,6 +38,8 @@ export async function openWarehouse(target: string, options: OpenWarehouseOption
     }
     return PostgresWarehouse.open(target, schema, logger, { create: !options.existingOnly });
   }
+  if (options.existingOnly && !existsSync(target))
+    throw new ConfigError(`no warehouse at ${target}; run \`grantflow sync\` first or pass --warehouse`);
   return DuckDBWarehouse.open(target, logger, { memoryLimit: options.duckdbMemoryLimit ?? defaultDuckDBMemoryLimit });
 }
 

@@ -161,13 +161,24 @@ describe('after a sync', () => {
     }
   });
 
-  it('status of a warehouse that does not exist exits 2 and creates nothing', async () => {
-    const missing = join(dir.path, 'missing.duckdb');
-    const r = await runCli(['status', '--warehouse', missing]);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/no warehouse at/);
-    expect(existsSync(missing)).toBe(false);
-  });
+  it.each(['status', 'models run', 'models test', 'snapshot'])(
+    '%s on a warehouse that does not exist exits 2 and creates nothing',
+    async (name) => {
+      const command = name.split(' ');
+      const missing = join(dir.path, 'missing.duckdb');
+      const snapshots = join(dir.path, 'missing-snapshots');
+      const r = await runCli([
+        ...command,
+        '--warehouse',
+        missing,
+        ...(command[0] === 'snapshot' ? ['--snapshots', snapshots] : []),
+      ]);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim()).toMatch(/^grantflow: no warehouse at .*missing\.duckdb; run `grantflow sync` first/);
+      expect(existsSync(missing)).toBe(false);
+      expect(existsSync(`${missing}.wal`)).toBe(false);
+    },
+  );
 
   it('replay --run loads the landed pages into a new warehouse equal to the synced one', async () => {
     expect((await readdir(join(dir.path, 'raw', runId))).length).toBeGreaterThan(10);

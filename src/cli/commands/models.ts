@@ -14,11 +14,14 @@ const keys: readonly SettingKey[] = [...warehouseSettingKeys, 'logLevel'];
 
 async function withWarehouse(options: Record<string, unknown>, fn: (w: Warehouse) => Promise<number>): Promise<number> {
   const settings = await loadSettings(flagsFrom(options, keys), { pipeline: options.pipeline as string | undefined });
-  const warehouse = await openConfiguredWarehouse(settings, createLogger({ level: settings.logLevel }));
+  // A warehouse a sync wrote: a mistyped path is an error, not a new empty warehouse with models over nothing.
+  const warehouse = await openConfiguredWarehouse(settings, createLogger({ level: settings.logLevel }), {
+    existingOnly: true,
+  });
   try {
     // A sync in progress would change the tables under the models (and rebuild them itself): one run at a time.
     await warehouse.acquireLock(`grantflow models (pid ${process.pid})`);
-    // Idempotent; on a fresh warehouse the models then run over empty tables instead of failing.
+    // Idempotent; brings a warehouse an older version wrote up to the current tables.
     await warehouse.migrate(tables);
     return await fn(warehouse);
   } finally {

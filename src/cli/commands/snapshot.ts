@@ -31,7 +31,7 @@ export function registerSnapshot(program: Command): void {
       const settings = await loadSettings(flags, { pipeline: options.pipeline as string | undefined });
       checkSnapshotDir(settings.snapshots);
       const logger = createLogger({ level: settings.logLevel });
-      const warehouse = await openConfiguredWarehouse(settings, logger);
+      const warehouse = await openConfiguredWarehouse(settings, logger, { existingOnly: true });
       try {
         // Read while no sync writes: on Postgres a table read in pages while a sync upserts it can repeat rows.
         await warehouse.acquireLock(`grantflow snapshot (pid ${process.pid})`);

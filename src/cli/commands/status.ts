@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 import { tables } from '../../normalize/index.ts';
-import { existsSync } from 'node:fs';
-import { isPostgresTarget, openConfiguredWarehouse } from '../../warehouse/index.ts';
+import { openConfiguredWarehouse } from '../../warehouse/index.ts';
 import { ConfigError } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
@@ -22,12 +21,6 @@ export function registerStatus(program: Command): void {
       const limit = Number(options.runs);
       if (!Number.isInteger(limit) || limit < 1)
         throw new ConfigError(`--runs must be a whole number from 1 up, got "${String(options.runs)}"`);
-      // Read only: a missing DuckDB file is reported, never created.
-      if (!isPostgresTarget(settings.warehouse) && !existsSync(settings.warehouse)) {
-        throw new ConfigError(
-          `no warehouse at ${settings.warehouse}; run \`grantflow sync\` first or pass --warehouse`,
-        );
-      }
       const warehouse = await openConfiguredWarehouse(settings, createLogger({ level: settings.logLevel }), {
         existingOnly: true,
       });
