@@ -28,7 +28,7 @@ describe('run lock', () => {
     await b.close();
   });
 
-  it('DuckDB: a file held by another process refuses with LockedError naming the pid', async () => {
+  it('DuckDB: a file held open by a process that is not grantflow refuses with LockedError naming it as such', async () => {
     const h = harness('duckdb', 'lockproc');
     cleanups.push(h);
     const wh = await h.open();
@@ -49,7 +49,7 @@ describe('run lock', () => {
         (e: unknown) => e,
       );
       expect(err).toBeInstanceOf(LockedError);
-      expect((err as Error).message).toContain(`pid ${child.pid}`);
+      expect((err as Error).message).toContain(`held open by process ${child.pid}, not a grantflow run`);
     } finally {
       child.kill();
     }

@@ -42,6 +42,15 @@ export function lockedMessage(path: string, pid: number | null, owner?: string):
   return `warehouse ${path} is in use by another grantflow run (${holder}); wait for it to finish or stop it, then retry`;
 }
 
+/** DuckDB's file lock held by a process that left no grantflow lock note: an analyst's shell or a BI tool. */
+export function lockedByOtherMessage(path: string, pid: number | null): string {
+  const holder = pid === null ? 'another process' : `process ${pid}`;
+  return (
+    `warehouse ${path} is held open by ${holder}, not a grantflow run (a duckdb shell or BI tool?); ` +
+    'close it, then retry. To read while syncs run, read the Parquet snapshots or a copy of the file'
+  );
+}
+
 export interface InstanceSettings {
   /** DuckDB `memory_limit`: past it, DuckDB spills to `<file>.tmp/` (or fails with its out-of-memory error). */
   readonly memoryLimit: string;
@@ -79,8 +88,11 @@ export async function acquireInstance(
     const message = (e as Error).message;
     if (/Could not set lock on file/i.test(message)) {
       const info = readLockInfo(path);
-      const pid = info && pidAlive(info.pid) ? info.pid : Number(/PID (\d+)/.exec(message)?.[1] ?? NaN);
-      throw new LockedError(lockedMessage(path, Number.isNaN(pid) ? null : pid, info?.owner));
+      const holder = Number(/PID (\d+)/.exec(message)?.[1] ?? NaN);
+      const known = Number.isNaN(holder) ? null : holder;
+      // The note names a live grantflow run, and DuckDB names that process (or no process) as the holder.
+      const grantflow = info !== null && pidAlive(info.pid) && (known === null || known === info.pid);
+      throw new LockedError(grantflow ? lockedMessage(path, info.pid, info.owner) : lockedByOtherMessage(path, known));
     }
     throw new ConfigError(`cannot open DuckDB warehouse ${path}: ${message.split('\n')[0] ?? message}`);
   }
