@@ -3,6 +3,7 @@ import { metadataColumns, type ColumnDef, type TableDef } from '../normalize/tab
 import { enums, type EnumName } from '../normalize/enums.ts';
 import { tables as catalog } from '../normalize/index.ts';
 import { loadModels, modelTableDefs } from '../models/model-files.ts';
+import { bookkeepingTables } from '../warehouse/bookkeeping-tables.ts';
 import { sqlType } from '../warehouse/ddl.ts';
 
 /** `docs/data-dictionary.md` at the package root. */
@@ -68,7 +69,7 @@ export function renderDataDictionary(
     '',
   ];
   const core = tables.filter((t) => t.kind !== 'bookkeeping');
-  const bookkeeping = tables.filter((t) => t.kind === 'bookkeeping');
+  const bookkeeping = [...tables.filter((t) => t.kind === 'bookkeeping'), ...bookkeepingTables];
   for (const t of core) out.push(`- [${t.name}](#${t.name.replace(/_/g, '_')}) (${t.kind})`);
   for (const m of models) out.push(`- [${m.name}](#${m.name}) (model)`);
   for (const t of bookkeeping) out.push(`- [${t.name}](#${t.name}) (bookkeeping)`);
@@ -83,7 +84,12 @@ export function renderDataDictionary(
   );
   for (const m of models) out.push(...tableSection(m, `Source: \`models/${m.name}.sql\`.`));
   if (bookkeeping.length > 0) {
-    out.push('## Bookkeeping', '');
+    out.push(
+      '## Bookkeeping',
+      '',
+      "grantflow's own tables. The migrator also keeps `_grantflow_migrations` and `_grantflow_migrations_lock` (Kysely's).",
+      '',
+    );
     for (const t of bookkeeping) out.push(...tableSection(t));
   }
   return `${out.join('\n').trimEnd()}\n`;

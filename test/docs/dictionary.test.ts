@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { dictionaryPath, renderDataDictionary } from '../../src/docs/data-dictionary.ts';
 import { loadModels } from '../../src/models/index.ts';
 import { tables } from '../../src/normalize/index.ts';
+import { bookkeepingTables } from '../../src/warehouse/bookkeeping-tables.ts';
+import { openWarehouse } from '../../src/warehouse/index.ts';
 
 const run = promisify(execFile);
 const bin = join(import.meta.dirname, '..', '..', 'bin', 'grantflow.js');
@@ -33,6 +35,29 @@ describe('data dictionary', () => {
     expect(text).toContain('| `applicant_id` | bigint (BIGINT / BIGINT) |  | users.id |');
   });
 
+  it('documents every bookkeeping table the migrations create, with their columns as created', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gf-dict-'));
+    const warehouse = await openWarehouse(join(dir, 'w.duckdb'));
+    try {
+      await warehouse.migrate(tables);
+      const created = await warehouse.query(
+        "SELECT table_name, column_name, is_nullable FROM information_schema.columns WHERE table_name LIKE '\\_grantflow\\_%' ESCAPE '\\' ORDER BY table_name, ordinal_position",
+      );
+      const documented = [...tables.filter((t) => t.kind === 'bookkeeping'), ...bookkeepingTables].flatMap((t) =>
+        t.columns.map((c) => ({ table_name: t.name, column_name: c.name, is_nullable: c.notNull ? 'NO' : 'YES' })),
+      );
+      const kysely = /^_grantflow_migrations/;
+      expect(documented.sort(byTableThenOrder(created))).toEqual(
+        created.filter((r) => !kysely.test(String(r.table_name))),
+      );
+      const text = renderDataDictionary();
+      for (const t of bookkeepingTables) expect(text).toContain(`### ${t.name}\n`);
+    } finally {
+      await warehouse.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('`docs dictionary --check` exits 1 on a stale file and 0 once regenerated', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gf-dict-'));
     const out = join(dir, 'dictionary.md');
@@ -52,3 +77,12 @@ describe('data dictionary', () => {
     }
   });
 });
+
+/** Sorts documented columns into the order the warehouse lists them (by table, then position). */
+function byTableThenOrder(created: readonly Record<string, unknown>[]) {
+  const position = new Map(created.map((r, i) => [`${String(r.table_name)}.${String(r.column_name)}`, i]));
+  const at = (r: { table_name: string; column_name: string }) =>
+    position.get(`${r.table_name}.${r.column_name}`) ?? Number.MAX_SAFE_INTEGER;
+  return (a: { table_name: string; column_name: string }, b: { table_name: string; column_name: string }) =>
+    at(a) - at(b);
+}

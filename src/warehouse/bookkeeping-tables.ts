@@ -1,0 +1,97 @@
+import type { ColumnDef, TableDef } from '../normalize/table-def.ts';
+
+/**
+ * The bookkeeping tables that `sql/*.sql` creates, described for the data dictionary (operators query them, and
+ * must know one of them holds secrets). Not part of the catalog: migrations create them, not `createTableSql`.
+ * A test checks these columns against the SQL files.
+ */
+const text = (name: string, description: string, notNull = true): ColumnDef => ({
+  name,
+  type: 'text',
+  notNull,
+  description,
+});
+const at = (name: string, description: string, notNull = true): ColumnDef => ({
+  name,
+  type: 'timestamptz',
+  notNull,
+  description,
+});
+const json = (name: string, description: string, notNull = false): ColumnDef => ({
+  name,
+  type: 'json',
+  notNull,
+  description,
+});
+
+export const bookkeepingTables: readonly TableDef[] = [
+  {
+    name: '_grantflow_runs',
+    kind: 'bookkeeping',
+    description:
+      'One row per sync. A sync whose row still says `running` when the next one starts (it was killed) is resumed under its own run id.',
+    primaryKey: ['run_id'],
+    columns: [
+      text('run_id', 'Run id (UTC start time and a random suffix); also the `_run_id` of the rows it wrote.'),
+      at('started_at', 'When the run started (UTC).'),
+      at('finished_at', 'When it finished (UTC); NULL while running or when it was killed.', false),
+      text('status', '`running`, `succeeded`, `partial` (a stream or an error-level data test failed) or `failed`.'),
+      json(
+        'summary',
+        "Written when the run ends: per-stream status and counts (pages, records, rows, quarantined, untyped values, duplicates, deleted, parents), the client's requests by status, retries and token refreshes, the models and data tests, and the duration.",
+      ),
+    ],
+  },
+  {
+    name: '_grantflow_streams',
+    kind: 'bookkeeping',
+    description: "Each stream's state, committed in the same transaction as the stream's rows.",
+    primaryKey: ['stream'],
+    columns: [
+      text('stream', 'Stream name.'),
+      json('state', 'Last complete run and time, last full refresh (fan-out streams), highest id (append-only logs).'),
+      at('updated_at', 'When the state was last written (UTC).'),
+      text('run_id', 'Run that wrote it.', false),
+    ],
+  },
+  {
+    name: '_grantflow_parents',
+    kind: 'bookkeeping',
+    description:
+      'Per fan-out stream, the parents (applications, organizations) whose children were read, with the marker (the parent’s `updated_at`) they were read at: an unchanged marker skips the parent next run.',
+    primaryKey: ['stream', 'parent_id'],
+    columns: [
+      text('stream', 'Fan-out stream name.'),
+      text('parent_id', 'Parent id, as text.'),
+      text('marker', 'The parent’s change marker when its children were read.', false),
+      at('synced_at', 'When they were read (UTC).'),
+      text('run_id', 'Run that read them.', false),
+    ],
+  },
+  {
+    name: '_grantflow_credentials',
+    kind: 'bookkeeping',
+    description:
+      'SECRETS: the rotated credential pair per site when credentials come from GRANTFLOW_* variables (read-only CI secrets). Restrict access to this table.',
+    primaryKey: ['site'],
+    columns: [
+      text('site', 'Site root URL.'),
+      text('client_id', 'Client id.'),
+      text('client_secret', 'Client secret.'),
+      text('access_token', 'Current access token.'),
+      text('refresh_token', 'Current refresh token (each refresh rotates it; the previous one stops working).'),
+      at('updated_at', 'When the pair was saved (UTC).'),
+    ],
+  },
+  {
+    name: '_grantflow_catalog',
+    kind: 'bookkeeping',
+    description: 'Every table catalog a version of grantflow applied, so schema changes are visible.',
+    primaryKey: ['fingerprint'],
+    columns: [
+      text('fingerprint', 'Hash of the catalog (tables, columns, types, keys).'),
+      at('applied_at', 'When it was first applied (UTC).'),
+      json('tables', 'The catalog: every table with its columns.', true),
+    ],
+  },
+];
