@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { settingsSchema } from '../../config/settings.ts';
 import { loadSettings } from '../../config/load-settings.ts';
@@ -9,7 +10,7 @@ import { formatSummary } from '../../pipeline/summary.ts';
 import { tables } from '../../normalize/index.ts';
 import { startSimulator } from '../../simulator/index.ts';
 import { openWarehouse } from '../../warehouse/index.ts';
-import { ConfigError } from '../../util/errors.ts';
+import { ConfigError, LockedError } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
 import { checkWritableDir } from '../../util/writable-dir.ts';
@@ -52,6 +53,7 @@ export function registerDemo(program: Command): void {
         if (!Number.isInteger(seed)) throw new ConfigError(`--seed must be an integer, got "${options.seed}"`);
         const dir = options.dir;
         checkWritableDir(dir, 'demo directory', 'choose another one with --dir or fix its permissions');
+        await refuseIfHeld(join(dir, 'warehouse.duckdb'));
         await rm(join(dir, 'warehouse.duckdb'), { force: true });
         await rm(join(dir, 'warehouse.duckdb.wal'), { force: true });
         await rm(join(dir, 'raw'), { recursive: true, force: true });
@@ -81,6 +83,19 @@ export function registerDemo(program: Command): void {
         }
       }),
     );
+}
+
+/**
+ * The demo replaces its warehouse; one an analyst still has open in another process (a duckdb shell) must not be
+ * deleted from under them: that is the same refusal a sync gives. Any other problem with the old file is replaced.
+ */
+async function refuseIfHeld(path: string): Promise<void> {
+  if (!existsSync(path)) return;
+  try {
+    await (await openWarehouse(path)).close();
+  } catch (e) {
+    if (e instanceof LockedError) throw e;
+  }
 }
 
 /** What an analyst wants first: tables with their row counts, then the top rows of each model. */
