@@ -2,6 +2,7 @@ import { FileCredentialStore, parseCredentials, registerCredentialSecrets } from
 import type { CredentialStore, Credentials } from '../source/types.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import { ConfigError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
 
 const envKeys = {
   client_id: 'GRANTFLOW_CLIENT_ID',
@@ -26,6 +27,7 @@ export class WarehouseCredentialStore implements CredentialStore {
     private readonly warehouse: Warehouse,
     private readonly site: string,
     private readonly fromEnv: Credentials,
+    private readonly logger?: Logger,
   ) {
     this.description = `the warehouse (${warehouse.description}), seeded from GRANTFLOW_* environment variables`;
   }
@@ -44,6 +46,18 @@ export class WarehouseCredentialStore implements CredentialStore {
   async save(credentials: Credentials): Promise<void> {
     registerCredentialSecrets(credentials);
     await this.warehouse.writeCredentials(this.site, credentials);
+    // Committed, the pair may still sit only in DuckDB's WAL (checkpoints wait for 1 GB of it): a runner that keeps
+    // only the main file (a cache of warehouse.duckdb after a cancelled job) would restore the dead pair. A checkpoint
+    // now is cheap (one row, and whatever loads committed since the last one) and puts the live pair in the file.
+    try {
+      await this.warehouse.checkpoint();
+    } catch (error) {
+      // The pair is committed (in the WAL) either way: a failed checkpoint must not fail the refresh.
+      this.logger?.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'could not checkpoint the warehouse after saving rotated credentials; they are in its WAL file',
+      );
+    }
   }
 }
 

@@ -89,7 +89,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
     await warehouse.acquireLock(`grantflow sync (pid ${process.pid})`);
     await warehouse.migrate(tables);
     if (!client) {
-      client = makeClient(new WarehouseCredentialStore(warehouse, site, envCreds!));
+      client = makeClient(new WarehouseCredentialStore(warehouse, site, envCreds!, logger));
       await preflight(client);
     }
 

@@ -51,6 +51,9 @@ export abstract class BaseWarehouse implements Warehouse {
     return [];
   }
 
+  /** Postgres writes its own files; DuckDB overrides this. */
+  async checkpoint(): Promise<void> {}
+
   /** The warehouse runs elsewhere (Postgres); DuckDB overrides this. */
   whileBulkLoading<T>(fn: () => Promise<T>): Promise<T> {
     return fn();

@@ -123,6 +123,12 @@ export interface Warehouse {
   writeCredentials(site: string, creds: StoredCredentials): Promise<void>;
 
   /**
+   * Makes every committed write part of the main file (DuckDB: CHECKPOINT, folding the `.wal` file into it), so a
+   * copy of that file alone holds it. Postgres: nothing to do.
+   */
+  checkpoint(): Promise<void>;
+
+  /**
    * Take the exclusive run lock of this warehouse (two syncs never run at once). Throws LockedError, with a
    * message naming the holder where known, when another process has it. Released by close() or process exit.
    */

@@ -4,10 +4,11 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync } from 'node:fs';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { postgresSchema, runCli, startSite, tempDir } from './harness.ts';
+import { killWhen } from './faults/support.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -64,5 +65,44 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
       expect(output.includes(secret)).toBe(false);
     }
     expect(existsSync(join(dir.path, 'creds.json'))).toBe(false);
+  });
+});
+
+describe('credentials from the environment, a sync killed after a rotation', () => {
+  it('leave the rotated pair in the main DuckDB file, not only in its WAL (a cache of that file alone works)', async () => {
+    const sim = await startSite({ scale: 'tiny', seed: 32, tokenTtlSeconds: 1, latency: { ms: 10 } });
+    const dir = await tempDir();
+    cleanup.push(() => sim.close(), dir.remove);
+    const initial = sim.credentials;
+    const env = (warehouse: string): NodeJS.ProcessEnv => ({
+      GRANTFLOW_SITE: sim.url,
+      GRANTFLOW_WAREHOUSE: warehouse,
+      GRANTFLOW_CLIENT_ID: initial.client_id,
+      GRANTFLOW_CLIENT_SECRET: initial.client_secret,
+      GRANTFLOW_ACCESS_TOKEN: initial.access_token,
+      GRANTFLOW_REFRESH_TOKEN: initial.refresh_token,
+      GRANTFLOW_SNAPSHOT: 'false',
+      GRANTFLOW_RAW_DIR: join(dir.path, 'raw'),
+      GRANTFLOW_RATE: '500',
+    });
+    const killedAt = join(dir.path, 'killed.duckdb');
+    let afterRefresh: number | null = null;
+    const killed = await runCli(['sync'], {
+      env: env(killedAt),
+      onSpawn: (child) =>
+        killWhen(child, () => {
+          const counts = sim.control.counts();
+          if (afterRefresh === null && (counts.byTemplate['POST /api/o/token/'] ?? 0) >= 1) afterRefresh = counts.total;
+          // No request starts before the rotated pair is saved: a few requests later, the save has finished.
+          return afterRefresh !== null && counts.total >= afterRefresh + 3;
+        }),
+    });
+    expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    // What a cache of data/warehouse.duckdb alone restores: the main file, without the .wal beside it.
+    const restored = join(dir.path, 'restored.duckdb');
+    copyFileSync(killedAt, restored);
+    const next = await runCli(['sync'], { env: env(restored) });
+    expect(next.stderr).toBe('');
+    expect(next.code).toBe(0);
   });
 });

@@ -112,6 +112,11 @@ export class DuckDBWarehouse extends BaseWarehouse {
     await this.main.run(sql);
   }
 
+  /** Folds the WAL into the main file (it otherwise waits for 1 GB of WAL or close(); see instance.ts). */
+  override async checkpoint(): Promise<void> {
+    await this.main.run('CHECKPOINT');
+  }
+
   async acquireLock(owner: string): Promise<void> {
     if (this.lockHeld) return;
     if (heldLocks.has(this.path)) {
