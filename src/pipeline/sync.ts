@@ -11,7 +11,7 @@ import { openConfiguredWarehouse } from '../warehouse/index.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import { ConfigError, ExitCode } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import type { JsonValue } from '../util/json.ts';
+import { isJsonObject, type JsonValue } from '../util/json.ts';
 import { credentialsFromEnv, envCredentials, fileCredentialStore, WarehouseCredentialStore } from './credentials.ts';
 import { preflight } from './preflight.ts';
 import { newRunId } from './run-id.ts';
@@ -97,8 +97,12 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
     const resumed = last?.status === 'running';
     const runId = resumed && last ? last.runId : newRunId();
     const startedAt = resumed && last ? last.startedAt : new Date(started).toISOString();
-    if (resumed) logger.warn({ runId }, 'the previous run did not finish: resuming it');
-    await warehouse.saveRun({ runId, startedAt, status: 'running' });
+    // A resumed run keeps the intent it started with: a --full-refresh killed halfway and resumed by a plain sync must
+    // still read every parent's children, or child edits only a full refresh sees are missed.
+    const fullRefresh = settings.fullRefresh || (resumed && runOptionsOf(last?.summary).fullRefresh === true);
+    const options: RunOptions = { fullRefresh };
+    if (resumed) logger.warn({ runId, fullRefresh }, 'the previous run did not finish: resuming it');
+    await warehouse.saveRun({ runId, startedAt, status: 'running', summary: { options: { ...options } } });
 
     const raw = settings.landRaw ? new RawLanding(join(settings.rawDir, runId)) : null;
     await raw?.open();
@@ -117,7 +121,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
           logger,
           progress,
           options: {
-            fullRefresh: settings.fullRefresh,
+            fullRefresh,
             fullRefreshAfterDays: settings.fullRefreshAfterDays,
             siteTimeZone: settings.siteTimeZone,
             fanOutConcurrency: settings.concurrency,
@@ -143,7 +147,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       finishedAt: new Date().toISOString(),
       status,
       summary: JSON.parse(
-        JSON.stringify({ streams: infos, client: client.stats, after: after.summary, durationMs }),
+        JSON.stringify({ streams: infos, client: client.stats, after: after.summary, durationMs, options }),
       ) as JsonValue,
     });
     return {
@@ -160,6 +164,16 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
     await client?.close();
     await warehouse.close();
   }
+}
+
+/** What a run was asked to do that a resume must do too; kept in its `_grantflow_runs` row (summary.options). */
+interface RunOptions {
+  readonly fullRefresh: boolean;
+}
+
+function runOptionsOf(summary: JsonValue | undefined): Partial<RunOptions> {
+  const options = isJsonObject(summary) ? summary.options : undefined;
+  return isJsonObject(options) && typeof options.fullRefresh === 'boolean' ? { fullRefresh: options.fullRefresh } : {};
 }
 
 async function checkSnapshots(dir: string): Promise<void> {

@@ -5,7 +5,8 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { dumpWarehouse, proxySite, siteWithWarehouse, syncOnce } from './harness.ts';
+import { dumpWarehouse, proxySite, runCli, siteWithWarehouse, syncCliArgs, syncOnce } from './harness.ts';
+import { killWhen } from './faults/support.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -70,6 +71,30 @@ describe('fan-out state between runs', () => {
     const fresh = join(dir, 'fresh.duckdb');
     expect((await syncOnce(sim, { credentials, warehouse: fresh, perPage })).status).toBe('succeeded');
     const tables = ['application_tasks', 'task_responses', 'application_notes'];
+    expect(await liveRows(warehouse, tables)).toEqual(await liveRows(fresh, tables));
+  });
+
+  it('a --full-refresh killed halfway is resumed as a full refresh, so child edits only it reads are not missed', async () => {
+    const { sim, dir, credentials } = await setup(17);
+    const warehouse = join(dir, 'w.duckdb');
+    expect((await syncOnce(sim, { credentials, warehouse })).status).toBe('succeeded');
+    expect(sim.control.applyChanges({ childEdits: 20 }).childEdits?.length).toBe(20);
+    sim.control.resetCounts();
+    sim.control.setLatency({ ms: 10 });
+    const tasks = 'GET /api/applications/{id}/tasks/';
+    const killed = await runCli(
+      [...syncCliArgs(sim.url, dir, { credentials, warehouse: ['--warehouse', warehouse] }), '--full-refresh'],
+      { onSpawn: (child) => killWhen(child, () => (sim.control.counts().byTemplate[tasks] ?? 0) >= 5) },
+    );
+    expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    sim.control.setLatency({ ms: 0 });
+    // A plain sync resumes the killed run, and with it the full refresh it was asked for.
+    const resumed = await syncOnce(sim, { credentials, warehouse });
+    expect(resumed.resumed).toBe(true);
+    expect(resumed.streams.find((s) => s.stream === 'application_tasks')?.fullRefresh).toBe(true);
+    const fresh = join(dir, 'fresh.duckdb');
+    expect((await syncOnce(sim, { credentials, warehouse: fresh })).status).toBe('succeeded');
+    const tables = ['application_tasks', 'task_responses', 'application_notes', 'application_stages'];
     expect(await liveRows(warehouse, tables)).toEqual(await liveRows(fresh, tables));
   });
 });
