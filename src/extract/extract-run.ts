@@ -6,7 +6,7 @@ import type { Warehouse } from '../warehouse/types.ts';
 import type { StreamDef } from './stream-def.ts';
 import { streamByName, streamCatalog } from './streams/index.ts';
 import { runTopLevelStream } from './top-level-stream.ts';
-import type { ExtractContext, StreamInfo } from './types.ts';
+import { emptyInfo, type ExtractContext, type StreamInfo } from './types.ts';
 
 /** Resolves `--streams a,b`: unknown names are a usage error; a fan-out stream brings its parent along. */
 export function selectStreams(names: readonly string[] | null): StreamDef[] {
@@ -40,6 +40,16 @@ export async function runExtract(ctx: ExtractContext, streams: readonly StreamDe
   }
 
   const results: StreamInfo[] = [];
+  /** An error that ends the run: the other streams wind down (see ExtractContext.stop) and are reported with it. */
+  const fatal = (def: StreamDef, error: unknown): StreamInfo => {
+    if (!ctx.stop) throw error;
+    if (!ctx.stop.signal.aborted) ctx.stop.abort(error);
+    return {
+      ...emptyInfo(def.name),
+      status: 'failed',
+      reason: error instanceof Error ? error.message : String(error),
+    };
+  };
   ctx.progress.start();
   try {
     await Promise.all(
@@ -49,7 +59,14 @@ export async function runExtract(ctx: ExtractContext, streams: readonly StreamDe
           const kids = children.get(def.name) ?? [];
           // All children of one parent stream share its marker (the catalog keeps them equal).
           const marker = kids[0]?.parent?.marker ?? null;
-          const top = await runTopLevelStream(def, ctx, marker);
+          let top;
+          try {
+            top = await runTopLevelStream(def, ctx, marker);
+          } catch (error) {
+            results.push(fatal(def, error));
+            for (const kid of kids) results.push(fatal(kid, error));
+            return;
+          }
           results.push(top.info);
           if (kids.length === 0) return;
           if (top.parents === null) {
@@ -68,7 +85,9 @@ export async function runExtract(ctx: ExtractContext, streams: readonly StreamDe
           }
           const parents = top.parents;
           const kidInfos = await Promise.all(
-            kids.map((kid) => runFanOutStream(kid, parents, top.parentsComplete, ctx)),
+            kids.map((kid) =>
+              runFanOutStream(kid, parents, top.parentsComplete, ctx).catch((error: unknown) => fatal(kid, error)),
+            ),
           );
           results.push(...kidInfos);
         }),

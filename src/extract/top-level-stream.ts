@@ -3,7 +3,7 @@ import type { PaginationInfo } from '../source/types.ts';
 import { SiteHttpError } from '../source/index.ts';
 import { streamMappings } from '../normalize/index.ts';
 import type { CommitPlan } from '../warehouse/types.ts';
-import { CredentialsError } from '../util/errors.ts';
+import { CredentialsError, StoppedError } from '../util/errors.ts';
 import { confirmWalk } from './confirm-walk.ts';
 import { pageLine } from './raw-landing.ts';
 import { RowSink } from './row-sink.ts';
@@ -177,6 +177,11 @@ export function failOrSkip(
   }
   info.status = 'failed';
   info.reason = error instanceof Error ? error.message : String(error);
+  if (error instanceof StoppedError) {
+    // The run is stopping (the sync reports why): not a failure of this stream worth an error of its own.
+    ctx.progress.finish(def.name, info.reason);
+    return info;
+  }
   ctx.logger.error({ stream: def.name, err: info.reason }, 'stream failed');
   ctx.progress.finish(def.name, `FAILED: ${info.reason}`);
   return info;

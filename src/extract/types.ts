@@ -30,6 +30,12 @@ export interface ExtractContext {
   /** True when this run continues a run that was killed: work committed under `runId` is not fetched again. */
   readonly resuming: boolean;
   readonly options: ExtractOptions;
+  /**
+   * Aborted with the error when a stream meets one that ends the run (credentials rejected for good): the other
+   * streams then start no new request (the sync's client checks it), finish, and runExtract returns. Without it,
+   * such an error rejects runExtract at once.
+   */
+  readonly stop?: AbortController;
   readonly logger: Logger;
   readonly progress: Progress;
 }

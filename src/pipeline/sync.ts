@@ -8,8 +8,10 @@ import { createSiteClient } from '../source/index.ts';
 import type { ClientStats, CredentialStore, SiteClient } from '../source/types.ts';
 import type { Settings } from '../config/settings.ts';
 import { openConfiguredWarehouse } from '../warehouse/index.ts';
-import type { Warehouse } from '../warehouse/types.ts';
-import { ConfigError, ExitCode } from '../util/errors.ts';
+import type { RunRecord, Warehouse } from '../warehouse/types.ts';
+import { ConfigError, CredentialsError, ExitCode, GrantflowError, StoppedError } from '../util/errors.ts';
+import { redact } from '../util/redact.ts';
+import { stoppableClient } from './stoppable-client.ts';
 import type { Logger } from '../util/logger.ts';
 import { isJsonObject, type JsonValue } from '../util/json.ts';
 import { credentialsFromEnv, envCredentials, fileCredentialStore, WarehouseCredentialStore } from './credentials.ts';
@@ -25,17 +27,36 @@ export interface SyncRequest {
   readonly env?: NodeJS.ProcessEnv;
   /** Live progress lines (default: when stderr is a TTY). */
   readonly tty?: boolean;
+  /**
+   * Aborted (with a StoppedError naming why, e.g. a signal) to stop the sync: no new request starts, commits under
+   * way finish, the run is recorded as interrupted (the next sync resumes it) and runSync throws SyncStoppedError.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface SyncResult {
   readonly runId: string;
-  readonly status: 'succeeded' | 'partial' | 'failed';
+  readonly status: 'succeeded' | 'partial' | 'failed' | 'interrupted';
   readonly resumed: boolean;
   readonly streams: readonly StreamInfo[];
   readonly client: ClientStats;
   readonly after: AfterLoadInfo | null;
   readonly durationMs: number;
   readonly exitCode: number;
+}
+
+/**
+ * A sync that stopped before it finished (a signal, or credentials rejected mid-run): its run is recorded (failed or
+ * interrupted, resumable), `result` reports the streams it committed, and the error's code is the exit code.
+ */
+export class SyncStoppedError extends GrantflowError {
+  constructor(
+    message: string,
+    exitCode: ExitCode,
+    readonly result: SyncResult,
+  ) {
+    super(message, exitCode, 'stopped');
+  }
 }
 
 /**
@@ -58,23 +79,38 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   if (settings.landRaw)
     checkWritableDir(settings.rawDir, 'raw page directory', 'choose another one with --raw-dir or fix its permissions');
 
+  // Stopped by the caller (a signal) or by a stream meeting credentials rejected for good.
+  const stop = new AbortController();
+  const stopFromCaller = (): void => stop.abort(request.signal?.reason);
+  if (request.signal?.aborted) stopFromCaller();
+  request.signal?.addEventListener('abort', stopFromCaller, { once: true });
+  /** Before the run is recorded, a stop is just the error that stopped it: nothing needs resuming yet. */
+  const stopError = (error: unknown): unknown =>
+    stop.signal.aborted && error instanceof StoppedError ? stopReason(stop.signal) : error;
+  const throwIfStopped = (): void => {
+    if (stop.signal.aborted) throw stopReason(stop.signal);
+  };
+
   let client: SiteClient | null = null;
   const makeClient = (store: CredentialStore): SiteClient =>
-    createSiteClient({
-      baseUrl: site,
-      store,
-      rate: settings.rate,
-      perPage: settings.perPage,
-      concurrency: settings.concurrency,
-      logger,
-    });
+    stoppableClient(
+      createSiteClient({
+        baseUrl: site,
+        store,
+        rate: settings.rate,
+        perPage: settings.perPage,
+        concurrency: settings.concurrency,
+        logger,
+      }),
+      stop.signal,
+    );
 
   // With a credentials file the site is checked before the warehouse is even opened: a wrong site writes nothing.
   if (fileStore) {
     client = makeClient(fileStore);
     await preflight(client).catch(async (e: unknown) => {
       await client?.close();
-      throw e;
+      throw stopError(e);
     });
   }
 
@@ -90,11 +126,14 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
     await warehouse.migrate(tables);
     if (!client) {
       client = makeClient(new WarehouseCredentialStore(warehouse, site, envCreds!, logger));
-      await preflight(client);
+      await preflight(client).catch((e: unknown) => {
+        throw stopError(e);
+      });
     }
+    throwIfStopped();
 
     const last = (await warehouse.listRuns(1))[0];
-    const resumed = last?.status === 'running';
+    const resumed = last !== undefined && resumable(last);
     const runId = resumed && last ? last.runId : newRunId();
     const startedAt = resumed && last ? last.startedAt : new Date(started).toISOString();
     // A resumed run keeps the intent it started with: a --full-refresh killed halfway and resumed by a plain sync must
@@ -118,6 +157,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
           runId,
           extractedAt: new Date().toISOString(),
           resuming: resumed,
+          stop,
           logger,
           progress,
           options: {
@@ -133,6 +173,41 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       );
     } finally {
       await raw?.close();
+    }
+
+    if (stop.signal.aborted) {
+      // Stopped: what was committed stays, the run is recorded with why (never a secret), and the next sync resumes
+      // it. Credentials rejected for good are a configuration problem (exit 2: a person must issue new ones).
+      const reason = stopReason(stop.signal);
+      const credentials = reason instanceof CredentialsError;
+      const status = credentials ? 'failed' : 'interrupted';
+      const durationMs = Date.now() - started;
+      const error = redact(reason.message);
+      await warehouse.saveRun({
+        runId,
+        startedAt,
+        finishedAt: new Date().toISOString(),
+        status,
+        summary: JSON.parse(
+          JSON.stringify({ streams: infos, client: client.stats, durationMs, options, error, resumable: true }),
+        ) as JsonValue,
+      });
+      const exitCode = credentials ? ExitCode.usage : ExitCode.runFailed;
+      const result: SyncResult = {
+        runId,
+        status,
+        resumed,
+        streams: infos,
+        client: { ...client.stats },
+        after: null,
+        durationMs,
+        exitCode,
+      };
+      throw new SyncStoppedError(
+        `${error}; the streams committed before are kept and the next sync resumes run ${runId}`,
+        exitCode,
+        result,
+      );
     }
 
     const failed = infos.some((i) => i.status === 'failed');
@@ -161,9 +236,25 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       exitCode: status === 'succeeded' ? ExitCode.ok : ExitCode.runFailed,
     };
   } finally {
+    request.signal?.removeEventListener('abort', stopFromCaller);
     await client?.close();
     await warehouse.close();
   }
+}
+
+/**
+ * A run to continue rather than start afresh: one that died (still `running`), one stopped by a signal, or one
+ * stopped by credentials rejected mid-run (`failed`, marked resumable): their committed work is not fetched again.
+ */
+function resumable(run: RunRecord): boolean {
+  if (run.status === 'running' || run.status === 'interrupted') return true;
+  return run.status === 'failed' && isJsonObject(run.summary) && run.summary.resumable === true;
+}
+
+function stopReason(signal: AbortSignal): GrantflowError {
+  const reason: unknown = signal.reason;
+  if (reason instanceof GrantflowError) return reason;
+  return new StoppedError(reason instanceof Error ? reason.message : 'interrupted');
 }
 
 /** What a run was asked to do that a resume must do too; kept in its `_grantflow_runs` row (summary.options). */

@@ -39,6 +39,16 @@ export class LockedError extends GrantflowError {
   }
 }
 
+/**
+ * A sync told to stop (SIGINT/SIGTERM, or credentials rejected mid-run): no new request starts, commits under way
+ * finish, and the run is recorded so the next sync resumes it. Exit 1: the run did not complete.
+ */
+export class StoppedError extends GrantflowError {
+  constructor(message: string) {
+    super(message, ExitCode.runFailed, 'stopped');
+  }
+}
+
 export function isGrantflowError(e: unknown): e is GrantflowError {
   return e instanceof GrantflowError;
 }

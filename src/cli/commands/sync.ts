@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
-import { runSync } from '../../pipeline/sync.ts';
+import { runSync, SyncStoppedError } from '../../pipeline/sync.ts';
+import { ExitCode, StoppedError } from '../../util/errors.ts';
 import { formatSummary } from '../../pipeline/summary.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
@@ -46,16 +47,39 @@ Examples:
   grantflow sync --site https://yoursite.example.com --credentials creds.json
   grantflow sync --pipeline pipelines/example.json --streams applications,application_tasks --full-refresh
 
-Exit codes: 0 success; 1 the run failed or was partial (see the summary); 2 bad usage or configuration.`,
+Exit codes: 0 success; 1 the run failed or was partial (see the summary), or was interrupted (SIGINT/SIGTERM:
+no new requests, commits under way finish, the next sync resumes it; a second signal exits at once); 2 bad usage
+or configuration, including credentials the site rejects (also mid-run: committed streams are kept).`,
     );
   addSettings(command, syncKeys);
   command.action(
     runAction(async (options: Record<string, unknown>) => {
       const settings = await settingsFrom(options, syncKeys);
       const logger = createLogger({ level: settings.logLevel });
-      const result = await runSync({ settings, logger });
-      process.stdout.write(formatSummary({ ...result, client: result.client, extra: result.after?.lines ?? [] }));
-      return result.exitCode;
+      const stop = new AbortController();
+      const onSignal = (signal: NodeJS.Signals): void => {
+        if (stop.signal.aborted) {
+          // A second signal: no more waiting. Committed work stays; the next sync resumes the run.
+          process.stderr.write(`grantflow: ${signal} again: exiting now; the next sync resumes the run\n`);
+          process.exit(ExitCode.runFailed);
+        }
+        logger.info({ signal }, 'stopping: no new requests; commits under way finish (send it again to exit at once)');
+        stop.abort(new StoppedError(`interrupted by ${signal}`));
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      try {
+        const result = await runSync({ settings, logger, signal: stop.signal });
+        process.stdout.write(formatSummary({ ...result, client: result.client, extra: result.after?.lines ?? [] }));
+        return result.exitCode;
+      } catch (error) {
+        // Stopped mid-run: report what was committed, then the one line saying why (runAction prints it).
+        if (error instanceof SyncStoppedError) process.stdout.write(formatSummary(error.result));
+        throw error;
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
     }),
   );
 }

@@ -1,0 +1,104 @@
+/**
+ * A sync stopped mid-run, by SIGTERM (a cancelled CI job) or by credentials revoked on the site: what was committed
+ * stays, the run is recorded (interrupted / failed, with why), the lock is released, one line says what happened and
+ * the exit code is documented; the next sync resumes the run and ends equal to an uninterrupted one.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SimulatorHandle } from '../../src/simulator/index.ts';
+import { openWarehouse } from '../../src/warehouse/index.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import type { RunRecord } from '../../src/warehouse/types.ts';
+import { referenceDump, siteWithWarehouse, syncCliArgs, type TableDump } from './harness.ts';
+import { assertNoSecretsLeaked, cli, expectSameWarehouse, recordIssuedSecrets } from './faults/support.ts';
+
+const tasks = 'GET /api/applications/{id}/tasks/';
+let site: Awaited<ReturnType<typeof siteWithWarehouse>>;
+let sim: SimulatorHandle;
+let reference: Record<string, TableDump>;
+
+beforeAll(async () => {
+  recordIssuedSecrets();
+  site = await siteWithWarehouse({ scale: 'tiny', seed: 23 });
+  sim = site.sim;
+  reference = await referenceDump(sim, site.dir);
+});
+afterAll(async () => {
+  await site?.remove();
+});
+
+/** Calls `act` once, as soon as the site has served `n` task requests (polled every 2 ms). */
+function when(child: ChildProcess, n: number, act: () => void): void {
+  const timer = setInterval(() => {
+    if (child.exitCode !== null || child.signalCode !== null) return clearInterval(timer);
+    if ((sim.control.counts().byTemplate[tasks] ?? 0) < n) return;
+    clearInterval(timer);
+    act();
+  }, 2);
+}
+
+async function lastRun(warehouse: string): Promise<RunRecord> {
+  const w = await openWarehouse(warehouse, { logger: silentLogger });
+  try {
+    return (await w.listRuns(1))[0]!;
+  } finally {
+    await w.close();
+  }
+}
+
+describe('a sync stopped mid-run', () => {
+  it('by SIGTERM: stops taking work, records the run as interrupted, releases the lock, exits 1; the next sync resumes', async () => {
+    const dir = join(site.dir, 'sigterm');
+    const warehouse = join(dir, 'warehouse.duckdb');
+    const args = syncCliArgs(sim.url, dir, { credentials: site.credentials });
+    sim.control.resetCounts();
+    sim.control.setLatency({ ms: 10 });
+    const stopped = await cli(args, { onSpawn: (child) => when(child, 5, () => child.kill('SIGTERM')) });
+    sim.control.setLatency({ ms: 0 });
+    expect(stopped.signal).toBeNull();
+    expect(stopped.code, stopped.stderr).toBe(1);
+    expect(stopped.stderr).toMatch(/^grantflow: interrupted by SIGTERM; [^\n]* resumes run \S+\n$/);
+    expect(stopped.stdout).toMatch(/: INTERRUPTED in /);
+    expect(existsSync(`${warehouse}.lock`)).toBe(false);
+    // Closed cleanly: the WAL was folded into the file.
+    expect(existsSync(`${warehouse}.wal`)).toBe(false);
+    const run = await lastRun(warehouse);
+    expect(run.status).toBe('interrupted');
+
+    const next = await cli(args);
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stdout).toMatch(/\(resumed\)/);
+    await expectSameWarehouse(warehouse, reference);
+  });
+
+  it('by credentials revoked on the site: records the run as failed with why, reports committed streams, exits 2', async () => {
+    const dir = join(site.dir, 'revoked');
+    const warehouse = join(dir, 'warehouse.duckdb');
+    const args = syncCliArgs(sim.url, dir, { credentials: site.credentials });
+    sim.control.resetCounts();
+    sim.control.setLatency({ ms: 10 });
+    const stopped = await cli(args, { onSpawn: (child) => when(child, 5, () => sim.control.revokeAllCredentials()) });
+    sim.control.setLatency({ ms: 0 });
+    expect(stopped.code, stopped.stderr).toBe(2);
+    expect(stopped.stderr).toMatch(/^grantflow: [^\n]*invalid_grant[^\n]*next sync resumes run \S+\n$/);
+    // The streams committed before are reported.
+    expect(stopped.stdout).toMatch(/: FAILED in /);
+    expect(stopped.stdout).toMatch(/^ {2}applications +ok /m);
+    expect(existsSync(`${warehouse}.lock`)).toBe(false);
+    const run = await lastRun(warehouse);
+    expect(run.status).toBe('failed');
+    expect(JSON.stringify(run.summary)).toMatch(/invalid_grant/);
+    assertNoSecretsLeaked([JSON.stringify(run.summary)]);
+
+    // An administrator issues new credentials; the next sync resumes the run.
+    await import('node:fs/promises').then((fs) =>
+      fs.writeFile(site.credentials, JSON.stringify(sim.control.issueCredentials()), { mode: 0o600 }),
+    );
+    const next = await cli(args);
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stdout).toMatch(/\(resumed\)/);
+    await expectSameWarehouse(warehouse, reference);
+  });
+});
