@@ -47,7 +47,7 @@ const networkDown = new Set(['EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDO
  * an unknown host is a wrong --site, reported at once (exit 2) instead of after ~20 s of the client's retries.
  * Anything else (a slow connect, a reset) is left to the real request and its retries.
  */
-async function probeConnect(baseUrl: string): Promise<void> {
+export async function probeConnect(baseUrl: string): Promise<void> {
   let url: URL;
   try {
     url = new URL(baseUrl);

@@ -15,7 +15,7 @@ import { stoppableClient } from './stoppable-client.ts';
 import type { Logger } from '../util/logger.ts';
 import { isJsonObject, type JsonValue } from '../util/json.ts';
 import { credentialsFromEnv, envCredentials, fileCredentialStore, WarehouseCredentialStore } from './credentials.ts';
-import { preflight } from './preflight.ts';
+import { preflight, probeConnect } from './preflight.ts';
 import { newRunId } from './run-id.ts';
 import { afterLoad, type AfterLoadInfo } from './after-load.ts';
 import { join } from 'node:path';
@@ -104,6 +104,11 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       }),
       stop.signal,
     );
+
+  // With credentials from GRANTFLOW_* variables the full preflight needs the warehouse (it may hold a newer rotated
+  // pair than the variables, and a refresh must be saved there before anything else), so it runs after opening it;
+  // a bare connect to the site needs no credentials, and a --site where nothing answers then writes nothing either.
+  if (!fileStore) await probeConnect(site);
 
   // With a credentials file the site is checked before the warehouse is even opened: a wrong site writes nothing.
   if (fileStore) {

@@ -106,3 +106,27 @@ describe('credentials from the environment, a sync killed after a rotation', () 
     expect(next.code).toBe(0);
   });
 });
+
+describe('credentials from the environment, a --site where nothing answers', () => {
+  it('exit 2 before the warehouse is created', async () => {
+    const dir = await tempDir();
+    cleanup.push(dir.remove);
+    const warehouse = join(dir.path, 'w.duckdb');
+    const result = await runCli(['sync'], {
+      env: {
+        GRANTFLOW_SITE: 'http://127.0.0.1:9',
+        GRANTFLOW_WAREHOUSE: warehouse,
+        GRANTFLOW_CLIENT_ID: 'id',
+        GRANTFLOW_CLIENT_SECRET: 'secret-not-used',
+        GRANTFLOW_ACCESS_TOKEN: 'access-not-used',
+        GRANTFLOW_REFRESH_TOKEN: 'refresh-not-used',
+        GRANTFLOW_SNAPSHOT: 'false',
+        GRANTFLOW_LAND_RAW: 'false',
+      },
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/^grantflow: nothing answers at http:\/\/127\.0\.0\.1:9 [^\n]*--site\n$/);
+    expect(existsSync(warehouse)).toBe(false);
+    expect(existsSync(dir.path + '/w.duckdb.wal')).toBe(false);
+  });
+});
