@@ -29,13 +29,16 @@ export const bookkeepingTables: readonly TableDef[] = [
     name: '_grantflow_runs',
     kind: 'bookkeeping',
     description:
-      'One row per sync. A sync whose row still says `running` when the next one starts (it was killed) is resumed under its own run id.',
+      'One row per sync. The next sync resumes, under the same run id, a run that did not finish: still `running` (killed), `interrupted` (stopped by a signal), or `failed` with `resumable` in its summary (credentials rejected mid-run).',
     primaryKey: ['run_id'],
     columns: [
       text('run_id', 'Run id (UTC start time and a random suffix); also the `_run_id` of the rows it wrote.'),
       at('started_at', 'When the run started (UTC).'),
       at('finished_at', 'When it finished (UTC); NULL while running or when it was killed.', false),
-      text('status', '`running`, `succeeded`, `partial` (a stream or an error-level data test failed) or `failed`.'),
+      text(
+        'status',
+        '`running`, `succeeded`, `partial` (a stream or an error-level data test failed), `interrupted` or `failed`.',
+      ),
       json(
         'summary',
         "Written when the run ends: per-stream status and counts (pages, records, rows, quarantined, untyped values, duplicates, deleted, parents), the client's requests by status, retries and token refreshes, the models and data tests, and the duration.",
