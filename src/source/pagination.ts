@@ -1,6 +1,6 @@
 import type { Logger } from '../util/logger.ts';
 import { isJsonObject, type JsonObject, type JsonValue } from '../util/json.ts';
-import { oneLine, SiteResponseError } from './errors.ts';
+import { oneLine, SiteHttpError, SiteResponseError } from './errors.ts';
 import type { FetchedPage, PaginateOptions, PaginationInfo, StopReason } from './types.ts';
 
 export interface ParsedPage {
@@ -116,7 +116,17 @@ export async function* walkPages(
   let stopReason: StopReason = 'end';
 
   for (;;) {
-    const res = await fetchPage(url);
+    let res: Awaited<ReturnType<PageFetcher>>;
+    try {
+      res = await fetchPage(url);
+    } catch (error) {
+      // A page past the first that is not there any more (Django: 404 "Invalid page.") means the list shrank while
+      // it was read: the walk ends, incomplete, keeping what it read, rather than failing the stream.
+      if (pages === 0 || !(error instanceof SiteHttpError) || error.status !== 404) throw error;
+      stopReason = 'page_gone';
+      options.logger.warn({ url: url.href }, 'a later page of the list is gone (the list shrank while read); stopping');
+      break;
+    }
     pages++;
     const { page } = res;
     const { fresh, repeated } = unseenRecords(page.records, keyOf, seenKeys);

@@ -35,7 +35,8 @@ export interface FetchedPage {
   readonly envelope: boolean;
 }
 
-export type StopReason = 'end' | 'empty_page' | 'repeated_next' | 'page_cap' | 'full_bare_array' | 'short_of_count';
+export type StopReason =
+  'end' | 'empty_page' | 'repeated_next' | 'page_cap' | 'full_bare_array' | 'short_of_count' | 'page_gone';
 
 export interface PaginationInfo {
   readonly pages: number;

@@ -119,6 +119,40 @@ describe('a deletion while a list is read', () => {
     expect(live(after)).toEqual([moved]);
   });
 
+  it('a later page gone because the list shrank ends the walk (kept, nothing deleted) instead of failing it', async () => {
+    const { sim, dir, credentials, warehouse, query, api } = await setup(8);
+    const landing = { landRaw: true, rawDir: join(dir, 'raw') };
+    const first = await syncOnce(sim, { credentials, warehouse, ...landing });
+    expect(first.status).toBe('succeeded');
+    const ids = sim.control.collection('applications').map((a) => Number(a.id));
+    // Page 2 holds one record until a deletion: then the site answers it with 404 (Django's "Invalid page.").
+    const perPage = ids.length - 1;
+    const [victim, moved] = [ids[0]!, ids[perPage]!];
+    let fired = false;
+    const proxy = await proxySite(sim.url, async (url) => {
+      if (!fired && url.pathname === '/api/applications/' && url.searchParams.get('page') === '2') {
+        fired = true;
+        expect(await api('DELETE', `/api/applications/${victim}/`)).toBe(204);
+      }
+    });
+    cleanup.push(proxy.close);
+    const result = await syncOnce({ ...sim, url: proxy.url }, { credentials, warehouse, perPage, ...landing });
+    expect(fired).toBe(true);
+    expect(result.status).toBe('succeeded');
+    const info = result.streams.find((i) => i.stream === 'applications');
+    expect(info).toMatchObject({ status: 'ok', complete: false, deleted: 0 });
+    const all = `SELECT id, _deleted_at IS NOT NULL AS deleted FROM applications ORDER BY id`;
+    expect(live(await query(all))).toEqual(ids);
+    const replay = await replayRuns(dir, [first.runId, result.runId]);
+    expect(replay.dump).toEqual(summarize(await dumpWarehouse(warehouse)));
+
+    // Read whole with nothing moving: only the victim goes.
+    await proxy.close();
+    expect((await syncOnce(sim, { credentials, warehouse, perPage })).status).toBe('succeeded');
+    expect(live(await query(all))).toEqual(ids.filter((id) => id !== victim));
+    expect(live(await query(all))).toContain(moved);
+  });
+
   it('does not soft-delete a live child that moved within its parent list', async () => {
     const { sim, dir, credentials, warehouse, query, api } = await setup(7);
     const perPage = 2;
