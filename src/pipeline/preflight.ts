@@ -2,6 +2,7 @@ import { connect } from 'node:net';
 import { SiteHttpError, SiteResponseError } from '../source/index.ts';
 import type { SiteClient } from '../source/types.ts';
 import { ConfigError, GrantflowError } from '../util/errors.ts';
+import { redact } from '../util/redact.ts';
 
 /**
  * One cheap call before anything is written: proves the URL is the API (JSON, not a web page or a 404) and that the
@@ -18,6 +19,14 @@ export async function preflight(client: SiteClient): Promise<void> {
       });
     }
     if (error instanceof SiteHttpError) {
+      // Not followed: a redirect would carry the access token to wherever it points.
+      if (error.status >= 300 && error.status < 400) {
+        const to = error.location ? ` to ${redact(error.location)}` : '';
+        throw new ConfigError(
+          `${client.baseUrl} redirects (HTTP ${error.status}${to}); grantflow follows no redirects, so give the address they lead to as --site`,
+          { cause: error },
+        );
+      }
       if (error.status === 404) {
         throw new ConfigError(
           `${client.baseUrl}/api/programs/ was not found (HTTP 404); check that --site is the site's base URL`,

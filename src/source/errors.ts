@@ -25,8 +25,16 @@ export class SiteHttpError extends GrantflowError {
     readonly body: string,
     /** `error` (or `code`) of a JSON error body, when there is one. */
     readonly errorCode?: string,
+    /** Where a redirect (3xx) points: the client follows none, so the message must say where to look. */
+    readonly location?: string,
   ) {
-    const detail = errorCode ? ` (${errorCode})` : body ? `: ${oneLine(body, 200)}` : '';
+    const detail = location
+      ? ` (a redirect to ${location}, which grantflow does not follow)`
+      : errorCode
+        ? ` (${errorCode})`
+        : body
+          ? `: ${oneLine(body, 200)}`
+          : '';
     super(redact(`site answered HTTP ${status} for ${url}${detail}`), ExitCode.runFailed, 'site_http');
   }
 }

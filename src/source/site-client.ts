@@ -224,7 +224,8 @@ class DefaultSiteClient implements SiteClient {
         } else if (status >= 500) {
           problem = `HTTP ${status}${res.body ? `: ${oneLine(res.body, 120)}` : ''}`;
         } else {
-          throw new SiteHttpError(status, url, redact(res.body.slice(0, 500)), errorCodeOf(res.body));
+          const location = status >= 300 && status < 400 ? res.headers.location : undefined;
+          throw new SiteHttpError(status, url, redact(res.body.slice(0, 500)), errorCodeOf(res.body), location);
         }
       }
       failures++;

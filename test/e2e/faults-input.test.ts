@@ -24,7 +24,13 @@ beforeAll(async () => {
   revokedSim = await startSite({ scale: 'tiny', seed: 3 });
   work = await tempDir('grantflow-faults-input-');
   // A web server that is not the API: every path answers 200 with a web page.
-  htmlSite = createServer((_req, res) => {
+  htmlSite = createServer((req, res) => {
+    // An http:// site that moved to https (the kind of redirect a wrong --site meets).
+    if (req.url?.startsWith('/moved/')) {
+      res.writeHead(301, { location: `https://grants.example.org${req.url.slice('/moved'.length)}` });
+      res.end();
+      return;
+    }
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end('<!doctype html><html><head><title>Welcome</title></head><body><h1>Our grants</h1></body></html>');
   });
@@ -87,6 +93,11 @@ const cases: InputCase[] = [
     name: 'a site answering an HTML page',
     prepare: () => Promise.resolve(['--site', htmlUrl]),
     message: /does not answer like the grant API.*--site/,
+  },
+  {
+    name: 'a site URL that redirects',
+    prepare: () => Promise.resolve(['--site', `${htmlUrl}/moved`]),
+    message: /redirects \(HTTP 301 to https:\/\/grants\.example\.org\/api\/programs\/.*--site/,
   },
   {
     name: 'an unwritable snapshot directory (a path under a regular file)',
