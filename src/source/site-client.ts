@@ -112,7 +112,17 @@ class DefaultSiteClient implements SiteClient {
           body: form.toString(),
           contentType: 'application/x-www-form-urlencoded',
         };
-        const out = await this.execute(req, false, parseJson);
+        // A 200 from the token endpoint has most likely rotated the pair already: asking again would only meet
+        // invalid_grant, and its body (the new tokens, unknown to redact yet) must never be quoted.
+        const out = await this.execute(req, false, parseTokenBody, { retryBadBody: false }).catch((e: unknown) => {
+          if (!(e instanceof SiteResponseError)) throw e;
+          throw new CredentialsError(
+            `the token endpoint ${e.url} answered a refresh with a body that is not a JSON token response (not ` +
+              'shown: it may hold tokens); the refresh may have used up the refresh token: if the next run says ' +
+              "invalid_grant, generate a new credential set in the site's integration settings",
+            { cause: e },
+          );
+        });
         return { body: out.value, url: out.url };
       },
     });
@@ -153,7 +163,12 @@ class DefaultSiteClient implements SiteClient {
   }
 
   /** One logical request: auth (single-flight refresh on 401), 429 backoff, retries of transient failures. */
-  private async execute<T>(req: HttpRequest, auth: boolean, parse: Parser<T>): Promise<Outcome<T>> {
+  private async execute<T>(
+    req: HttpRequest,
+    auth: boolean,
+    parse: Parser<T>,
+    options: { readonly retryBadBody?: boolean } = {},
+  ): Promise<Outcome<T>> {
     const url = req.url.href;
     let failures = 0;
     let rateLimited = 0;
@@ -221,6 +236,7 @@ class DefaultSiteClient implements SiteClient {
           if (parsed.ok) return { status, value: parsed.value, raw: res.body, url, fetchedAt };
           problem = parsed.problem;
           badBody = true;
+          if (options.retryBadBody === false) throw new SiteResponseError(url, problem);
         } else if (status >= 500) {
           problem = `HTTP ${status}${res.body ? `: ${oneLine(res.body, 120)}` : ''}`;
         } else {
@@ -252,4 +268,10 @@ function errorCodeOf(body: string): string | undefined {
 
 export function createSiteClient(options: SiteClientOptions): SiteClient {
   return new DefaultSiteClient(options);
+}
+
+/** Parses a token response without ever quoting it: a body that is not JSON may still carry the new tokens. */
+function parseTokenBody(text: string): ParseResult<JsonValue> {
+  const json = parseJson(text);
+  return json.ok ? json : { ok: false, problem: 'not JSON (the body is not shown: it may hold tokens)' };
 }

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSiteClient, FileCredentialStore } from '../../src/source/index.ts';
 import { ConfigError, CredentialsError } from '../../src/util/errors.ts';
 import { redact } from '../../src/util/redact.ts';
+import { silentLogger } from '../../src/util/logger.ts';
 import {
   json,
   MemoryStore,
@@ -85,6 +86,37 @@ describe('token refresh', () => {
     });
     // Rotated tokens are registered for redaction as soon as they are known.
     expect(redact(`x ${site.current().refresh} y`)).toBe('x [REDACTED] y');
+    await client.close();
+  });
+
+  it('a token response that is not JSON is asked once and never quoted: it may carry the new tokens', async () => {
+    const newTokens = 'access_token=NEW-ACCESS-secret-1234&refresh_token=NEW-REFRESH-secret-5678';
+    let tokenCalls = 0;
+    server = await startServer((_req, res, a) => {
+      if (a.path === '/api/o/token/') {
+        tokenCalls++;
+        res.writeHead(200, { 'content-type': 'application/x-www-form-urlencoded' });
+        res.end(newTokens);
+        return;
+      }
+      json(res, 401, { detail: 'Invalid token' });
+    });
+    const logged: string[] = [];
+    const logger = { ...silentLogger, warn: (o: unknown, m?: string) => logged.push(JSON.stringify(o) + (m ?? '')) };
+    const client = createSiteClient({ baseUrl: server.url, store: new MemoryStore(testCreds), rate: 50, logger });
+    const error = await client.getJson('/api/programs/').then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(CredentialsError);
+    expect(tokenCalls).toBe(1);
+    for (const text of [(error as Error).message, ...logged]) {
+      expect(text).not.toContain('NEW-ACCESS');
+      expect(text).not.toContain('NEW-REFRESH');
+    }
+    expect((error as Error).message).toMatch(
+      /not a JSON token response .*invalid_grant, generate a new credential set/,
+    );
     await client.close();
   });
 
