@@ -193,6 +193,9 @@ class DefaultSiteClient implements SiteClient {
           );
         }
         problem = describeNetworkError(e);
+        // Sent (it took a rate-limit slot) but never answered: counted, or `requests` understates the traffic.
+        this.stats.requests++;
+        this.stats.byStatus.network = (this.stats.byStatus.network ?? 0) + 1;
       }
       if (res) {
         this.stats.requests++;

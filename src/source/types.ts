@@ -62,6 +62,7 @@ export interface PaginateOptions {
 
 export interface ClientStats {
   requests: number;
+  /** Responses by HTTP status; `network`: attempts that got no answer (reset, timeout). */
   byStatus: Record<string, number>;
   retries: number;
   rateLimited: number;

@@ -116,6 +116,8 @@ describe('transient failures are retried', () => {
     });
     expect((await client.getJson('/api/x/')).body).toEqual({ ok: true });
     expect(n).toBe(3);
+    // Every attempt counts as a request, those that got no answer too.
+    expect(client.stats.requests).toBe(n);
     await client.close();
   });
 
@@ -129,6 +131,8 @@ describe('transient failures are retried', () => {
       { timeoutMs: 300 },
     );
     expect((await client.getJson('/api/x/')).body).toEqual({ ok: true });
+    expect(client.stats.requests).toBe(n);
+    expect(client.stats.byStatus).toEqual({ '200': 1, network: 1 });
     await client.close();
   });
 });
