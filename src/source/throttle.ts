@@ -12,12 +12,19 @@ export interface RateLimiterOptions {
   readonly now?: () => number;
 }
 
+/** Releases without a 429 before the spacing shrinks one step back towards `rate`. */
+const recoverEvery = 20;
+const maxSlowdown = 10;
+
 export class RateLimiter {
   private readonly baseIntervalMs: number;
   private readonly now: () => number;
   private lastRelease = Number.NEGATIVE_INFINITY;
   private pausedUntil = 0;
-  private slowUntil = 0;
+  /** How much further apart than `rate` requests go, learned from 429s (see `penalize`). */
+  private slowdown = 1;
+  private lastSlowdownAt = Number.NEGATIVE_INFINITY;
+  private releasesSinceChange = 0;
   private readonly waiters: Array<() => void> = [];
   private timer: NodeJS.Timeout | null = null;
 
@@ -29,8 +36,12 @@ export class RateLimiter {
   }
 
   get intervalMs(): number {
-    // While slowed after a 429, space requests 1.5 × further apart.
-    return this.now() < this.slowUntil ? this.baseIntervalMs * 1.5 : this.baseIntervalMs;
+    return this.baseIntervalMs * this.slowdown;
+  }
+
+  /** The rate in force now, in requests per second (below `rate` after 429s). */
+  get effectiveRate(): number {
+    return 1000 / this.intervalMs;
   }
 
   /** Resolves when the caller may start one request. FIFO. */
@@ -41,11 +52,21 @@ export class RateLimiter {
     });
   }
 
-  /** After a 429: nobody starts for `pauseMs`, then the rate is lowered for `slowForMs`. */
-  penalize(pauseMs: number, slowForMs = 10_000): void {
+  /**
+   * After a 429: nobody starts for `pauseMs`, and requests go 25 % further apart from then on (up to 10 ×), once per
+   * burst of 429s (those of requests already in flight count as one). Every `recoverEvery` releases without a 429
+   * the spacing shrinks by 5 % back towards `rate`. When the site's real limit is below `rate` (a plan that changed,
+   * a limit shared with another client), the pace settles just under it, meeting a 429 every hundred requests or so,
+   * instead of one in two.
+   */
+  penalize(pauseMs: number): void {
     const now = this.now();
     this.pausedUntil = Math.max(this.pausedUntil, now + pauseMs);
-    this.slowUntil = Math.max(this.slowUntil, now + pauseMs + slowForMs);
+    if (now >= this.lastSlowdownAt + Math.max(pauseMs, 1000)) {
+      this.slowdown = Math.min(this.slowdown * 1.25, maxSlowdown);
+      this.lastSlowdownAt = now;
+      this.releasesSinceChange = 0;
+    }
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = null;
@@ -65,6 +86,10 @@ export class RateLimiter {
     while (at <= now && this.waiters.length > 0) {
       this.lastRelease = Math.max(at, now - 3);
       this.waiters.shift()?.();
+      if (this.slowdown > 1 && ++this.releasesSinceChange >= recoverEvery) {
+        this.slowdown = Math.max(1, this.slowdown * 0.95);
+        this.releasesSinceChange = 0;
+      }
       at = this.lastRelease + this.intervalMs;
     }
     // Schedule the following waiter relative to the last release.

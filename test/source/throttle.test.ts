@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSiteClient } from '../../src/source/index.ts';
+import { startSimulator } from '../../src/simulator/index.ts';
 import { json, maxInWindow, MemoryStore, startServer, type TestServer } from './helpers.ts';
 
 let server: TestServer | undefined;
@@ -43,6 +44,24 @@ describe('rate limiter', { retry: 2 }, () => {
     for (let i = 1; i < sorted.length; i++) {
       // Even spacing, not bursts: no two arrivals closely together (1/10 s apart, minus loopback jitter).
       expect(sorted[i]! - sorted[i - 1]!).toBeGreaterThan(40);
+    }
+  });
+});
+
+describe('a site whose real limit is below --rate', () => {
+  it('settles under it (the simulator limiting at 4/s, the client told 10/s): few 429s, every request answered', async () => {
+    const sim = await startSimulator({ scale: 'tiny', seed: 1, rate: 4 });
+    const client = createSiteClient({ baseUrl: sim.url, store: new MemoryStore(sim.credentials), rate: 10 });
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 60 }, () => client.getJson('/api/programs/', { per_page: 1 })),
+      );
+      expect(results.every((r) => r.status === 200)).toBe(true);
+      // A fixed slowdown after each 429 met one in four or more here; the learned pace about one in ten.
+      expect(client.stats.rateLimited / client.stats.requests).toBeLessThan(0.2);
+    } finally {
+      await client.close();
+      await sim.close();
     }
   });
 });
