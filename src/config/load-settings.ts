@@ -3,8 +3,21 @@ import { z } from 'zod';
 import { ConfigError } from '../util/errors.ts';
 import { envName, settingKinds, settingsSchema, type SettingKey, type Settings } from './settings.ts';
 
-type Source = 'flag' | 'environment' | 'pipeline file';
+export type SettingSource = 'flag' | 'environment' | 'pipeline file';
+type Source = SettingSource;
 type Raw = Partial<Record<SettingKey, unknown>>;
+
+/** Where each setting of a loaded Settings object came from (defaults are not recorded). */
+const sources = new WeakMap<Settings, ReadonlyMap<SettingKey, Source>>();
+
+/**
+ * Where `loadSettings` found a setting: a flag, an environment variable or the pipeline file; undefined for a
+ * default (or for settings not made by `loadSettings`, such as a copy). Lets a caller weigh a setting against
+ * something that is not a setting (`--credentials FILE` against GRANTFLOW_CLIENT_ID and friends).
+ */
+export function settingSource(settings: Settings, key: SettingKey): SettingSource | undefined {
+  return sources.get(settings)?.get(key);
+}
 
 /**
  * Merges defaults < pipeline file < environment < flags and validates once, at the edge. Every message names the
@@ -18,7 +31,7 @@ export async function loadSettings(
   const pipelinePath = options.pipeline ?? env.GRANTFLOW_PIPELINE;
   const fromFile = pipelinePath ? await readPipelineFile(pipelinePath) : {};
   const fromEnv = readEnv(env);
-  const origin = new Map<string, Source>();
+  const origin = new Map<SettingKey, Source>();
   const merged: Raw = {};
   for (const [source, values] of [
     ['pipeline file', fromFile],
@@ -28,11 +41,12 @@ export async function loadSettings(
     for (const [k, v] of Object.entries(values)) {
       if (v === undefined) continue;
       merged[k as SettingKey] = v;
-      origin.set(k, source);
+      origin.set(k as SettingKey, source);
     }
   }
   const parsed = settingsSchema.safeParse(merged);
   if (!parsed.success) throw new ConfigError(describeIssues(parsed.error, origin, pipelinePath));
+  sources.set(parsed.data, origin);
   return parsed.data;
 }
 
@@ -89,14 +103,14 @@ export function parseSettingText(key: SettingKey, text: string, where: string): 
   }
 }
 
-function describeIssues(error: z.ZodError, origin: Map<string, Source>, pipelinePath?: string): string {
+function describeIssues(error: z.ZodError, origin: ReadonlyMap<SettingKey, Source>, pipelinePath?: string): string {
   return error.issues
     .map((issue) => {
       const key = String(issue.path[0] ?? '');
       if (issue.code === 'unrecognized_keys') {
         return `pipeline file ${pipelinePath ?? ''} has unknown setting${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}; known: ${Object.keys(settingKinds).join(', ')}`;
       }
-      const source = origin.get(key);
+      const source = origin.get(key as SettingKey);
       const where =
         source === 'environment'
           ? `environment variable ${envName(key)}`

@@ -3,6 +3,8 @@ import type { CredentialStore, Credentials } from '../source/types.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import { ConfigError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { settingSource } from '../config/load-settings.ts';
+import type { Settings } from '../config/settings.ts';
 
 const envKeys = {
   client_id: 'GRANTFLOW_CLIENT_ID',
@@ -14,6 +16,37 @@ const envKeys = {
 /** True when the credentials come from environment variables (a CI runner with read-only secrets). */
 export function credentialsFromEnv(env: NodeJS.ProcessEnv): boolean {
   return Object.values(envKeys).some((k) => env[k]);
+}
+
+/**
+ * Which credentials a command uses. A credentials file wins when it was given as a flag (`--credentials FILE`):
+ * flags win over variables. The GRANTFLOW_CLIENT_ID / _SECRET / _ACCESS_TOKEN / _REFRESH_TOKEN variables win
+ * over a credentials file named in the pipeline file, as every variable wins over that file. A file named by
+ * GRANTFLOW_CREDENTIALS next to those variables is ambiguous (both are variables): a ConfigError says to drop one.
+ */
+export function credentialsSource(settings: Settings, env: NodeJS.ProcessEnv): 'file' | 'environment' {
+  if (!credentialsFromEnv(env)) return 'file';
+  const fileFrom = settings.credentials === undefined ? undefined : settingSource(settings, 'credentials');
+  if (fileFrom === 'flag') return 'file';
+  if (fileFrom === 'environment') {
+    const set = Object.values(envKeys).filter((k) => env[k]);
+    throw new ConfigError(
+      `credentials are given twice: GRANTFLOW_CREDENTIALS names a file and ${set.join(', ')} ${set.length > 1 ? 'are' : 'is'} ` +
+        'set too; unset one of them (or pass --credentials FILE, which wins over both)',
+    );
+  }
+  return 'environment';
+}
+
+/**
+ * The environment as `runSync` should see it: without the GRANTFLOW_* credential variables when the credentials
+ * file wins (see credentialsSource), since runSync decides by `credentialsFromEnv(env)` alone.
+ */
+export function environmentForCredentials(settings: Settings, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (credentialsSource(settings, env) === 'environment' || !credentialsFromEnv(env)) return env;
+  const out = { ...env };
+  for (const k of Object.values(envKeys)) delete out[k];
+  return out;
 }
 
 /**

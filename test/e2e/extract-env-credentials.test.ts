@@ -5,9 +5,10 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { copyFileSync, existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { postgresSchema, runCli, startSite, tempDir } from './harness.ts';
+import { postgresSchema, runCli, siteWithWarehouse, startSite, syncCliArgs, tempDir } from './harness.ts';
 import { killWhen } from './faults/support.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
@@ -129,5 +130,37 @@ describe('credentials from the environment, a --site where nothing answers', () 
     expect(result.stderr).toMatch(/^grantflow: nothing answers at http:\/\/127\.0\.0\.1:9 [^\n]*--site\n$/);
     expect(existsSync(warehouse)).toBe(false);
     expect(existsSync(dir.path + '/w.duckdb.wal')).toBe(false);
+  });
+});
+
+describe('--credentials FILE next to GRANTFLOW_CLIENT_* variables', () => {
+  it('the flag wins: the file is used and rotated, the variables are ignored', async () => {
+    const site = await siteWithWarehouse({ scale: 'tiny', seed: 32, tokenTtlSeconds: 1, latency: { ms: 10 } });
+    cleanup.push(site.remove);
+    const env = { GRANTFLOW_CLIENT_ID: 'x' };
+    const initialRefresh = site.sim.credentials.refresh_token;
+    const sync = await runCli(syncCliArgs(site.sim.url, site.dir, { credentials: site.credentials }), { env });
+    expect(sync.stderr).toBe('');
+    expect(sync.code).toBe(0);
+    // The file was used (its refresh token rotated), not the warehouse store the variables would have chosen.
+    const saved = JSON.parse(await readFile(site.credentials, 'utf8')) as { refresh_token: string };
+    expect(saved.refresh_token).not.toBe(initialRefresh);
+
+    const doctor = await runCli(['doctor', '--site', site.sim.url, '--credentials', site.credentials], { env });
+    expect(doctor.stdout).toMatch(/^ok\s+credentials\s+.*creds\.json \(mode 600\)/m);
+    expect(doctor.stdout).toMatch(/^ok\s+site\s+.*accepts the credentials/m);
+  });
+
+  it('GRANTFLOW_CREDENTIALS next to them is ambiguous: exit 2, one line naming both, nothing written', async () => {
+    const site = await siteWithWarehouse({ scale: 'tiny', seed: 33 });
+    cleanup.push(site.remove);
+    const args = syncCliArgs(site.sim.url, site.dir).filter(
+      (a, i, all) => a !== '--credentials' && all[i - 1] !== '--credentials',
+    );
+    const r = await runCli(args, { env: { GRANTFLOW_CREDENTIALS: site.credentials, GRANTFLOW_CLIENT_ID: 'x' } });
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/GRANTFLOW_CREDENTIALS names a file and GRANTFLOW_CLIENT_ID is set/);
+    expect(existsSync(join(site.dir, 'warehouse.duckdb'))).toBe(false);
   });
 });

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
-import { credentialsFromEnv, envCredentials, fileCredentialStore } from '../../pipeline/credentials.ts';
+import { credentialsSource, envCredentials, fileCredentialStore } from '../../pipeline/credentials.ts';
 import { preflight } from '../../pipeline/preflight.ts';
 import { createSiteClient } from '../../source/index.ts';
 import { duckdbVersion, isPostgresTarget, openConfiguredWarehouse } from '../../warehouse/index.ts';
@@ -33,11 +33,12 @@ export function registerDoctor(program: Command): void {
     runAction(async (options: Record<string, unknown>) => {
       const settings = await settingsFrom(options, keys);
       const logger = createLogger({ level: settings.logLevel === 'info' ? 'warn' : settings.logLevel });
+      const fromEnv = credentialsSource(settings, process.env) === 'environment';
       const checks: Check[] = [
         {
           name: 'credentials',
           run: async () => {
-            if (credentialsFromEnv(process.env)) {
+            if (fromEnv) {
               envCredentials(process.env);
               return 'from GRANTFLOW_* environment variables (rotations are kept in the warehouse)';
             }
@@ -50,8 +51,7 @@ export function registerDoctor(program: Command): void {
           name: 'site',
           run: async () => {
             if (!settings.site) throw new Error('no --site given');
-            if (credentialsFromEnv(process.env))
-              return `${settings.site} (not called: credentials live in the warehouse; run a sync)`;
+            if (fromEnv) return `${settings.site} (not called: credentials live in the warehouse; run a sync)`;
             const client = createSiteClient({
               baseUrl: settings.site,
               store: await fileCredentialStore(settings.credentials),

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
+import { environmentForCredentials } from '../../pipeline/credentials.ts';
 import { runSync, SyncStoppedError } from '../../pipeline/sync.ts';
 import { ExitCode, StoppedError } from '../../util/errors.ts';
 import { formatSummary } from '../../pipeline/summary.ts';
@@ -41,7 +42,8 @@ export function registerSync(program: Command): void {
       `
 Every option can also come from the GRANTFLOW_* variable shown, or from a pipeline file (camelCase keys);
 flags win over variables, which win over the file. Credentials may instead come from GRANTFLOW_CLIENT_ID,
-GRANTFLOW_CLIENT_SECRET, GRANTFLOW_ACCESS_TOKEN and GRANTFLOW_REFRESH_TOKEN (rotations are kept in the warehouse).
+GRANTFLOW_CLIENT_SECRET, GRANTFLOW_ACCESS_TOKEN and GRANTFLOW_REFRESH_TOKEN (rotations are kept in the warehouse);
+--credentials FILE wins over those variables, and they win over a credentials file named in the pipeline file.
 
 Examples:
   grantflow sync --site https://yoursite.example.com --credentials creds.json
@@ -69,7 +71,9 @@ or configuration, including credentials the site rejects (also mid-run: committe
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       try {
-        const result = await runSync({ settings, logger, signal: stop.signal });
+        // --credentials FILE wins over GRANTFLOW_CLIENT_ID and friends (flags win over variables).
+        const env = environmentForCredentials(settings, process.env);
+        const result = await runSync({ settings, logger, env, signal: stop.signal });
         process.stdout.write(formatSummary({ ...result, client: result.client, extra: result.after?.lines ?? [] }));
         return result.exitCode;
       } catch (error) {
