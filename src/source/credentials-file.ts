@@ -1,5 +1,5 @@
-import { open, readFile, rename, unlink, chmod } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { open, readFile, readlink, realpath, rename, unlink, chmod } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ConfigError, GrantflowError } from '../util/errors.ts';
 import { registerSecret } from '../util/redact.ts';
@@ -79,8 +79,7 @@ export class FileCredentialStore implements CredentialStore {
 
   async save(credentials: Credentials): Promise<void> {
     registerCredentialSecrets(credentials);
-    const dir = dirname(this.path);
-    const tmp = join(dir, `.${basename(this.path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+    let tmp: string | null = null;
     const body = `${JSON.stringify(
       {
         client_id: credentials.client_id,
@@ -92,6 +91,11 @@ export class FileCredentialStore implements CredentialStore {
       2,
     )}\n`;
     try {
+      // A symlinked file (a secrets mount, a shared folder) is rewritten where it points: renaming over the link
+      // would replace it with a regular file and leave the dead refresh token in its target.
+      const target = await linkTarget(this.path);
+      const dir = dirname(target);
+      tmp = join(dir, `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
       const fh = await open(tmp, 'wx', 0o600);
       try {
         await fh.writeFile(body, 'utf8');
@@ -100,11 +104,12 @@ export class FileCredentialStore implements CredentialStore {
       } finally {
         await fh.close();
       }
-      await rename(tmp, this.path);
-      await chmod(this.path, 0o600);
+      await rename(tmp, target);
+      tmp = null;
+      await chmod(target, 0o600);
       await syncDir(dir);
     } catch (e) {
-      await unlink(tmp).catch(() => undefined);
+      if (tmp) await unlink(tmp).catch(() => undefined);
       throw new GrantflowError(
         `could not save rotated credentials to ${this.description} (${errnoCode(e) ?? 'write failed'}); ` +
           'the site has already replaced the old refresh token, so fix the file permissions and regenerate ' +
@@ -115,6 +120,29 @@ export class FileCredentialStore implements CredentialStore {
       );
     }
   }
+}
+
+/**
+ * The file a write to `path` must replace: the end of its chain of symlinks (resolved like the OS does, relative
+ * to each link's folder), or `path` itself when it is not a link. A dangling link gives the missing file it names.
+ */
+async function linkTarget(path: string): Promise<string> {
+  let current = path;
+  for (let hops = 0; hops < 40; hops++) {
+    try {
+      return await realpath(current);
+    } catch (e) {
+      if (errnoCode(e) !== 'ENOENT') throw e;
+    }
+    let next: string;
+    try {
+      next = await readlink(current);
+    } catch {
+      return current; // no file yet, and not a link: created here
+    }
+    current = resolve(dirname(current), next);
+  }
+  throw Object.assign(new Error(`too many symbolic links at ${path}`), { code: 'ELOOP' });
 }
 
 async function syncDir(dir: string): Promise<void> {

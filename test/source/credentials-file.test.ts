@@ -1,4 +1,4 @@
-import { chmod, readdir, readFile, stat } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readdir, readFile, readlink, stat, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileCredentialStore } from '../../src/source/index.ts';
@@ -75,5 +75,35 @@ describe('FileCredentialStore', () => {
     const path = join(dir, 'fresh.json');
     await new FileCredentialStore(path).save(testCreds);
     expect((await stat(path)).mode & 0o777).toBe(0o600);
+  });
+
+  it('rewrites the target of a symlinked file, keeping the link (relative links and chains too)', async () => {
+    const secrets = join(dir, 'secrets');
+    await mkdir(secrets);
+    const real = join(secrets, 'real.json');
+    await writeCredsFile(real, testCreds, 0o644);
+    await symlink('secrets/real.json', join(dir, 'middle.json'));
+    const path = join(dir, 'creds.json');
+    await symlink('middle.json', path);
+    const next = { ...testCreds, access_token: 'new-access-token-1234', refresh_token: 'new-refresh-token-5678' };
+    await new FileCredentialStore(path).save(next);
+    expect((await lstat(path)).isSymbolicLink()).toBe(true);
+    expect(await readlink(path)).toBe('middle.json');
+    expect((await lstat(join(dir, 'middle.json'))).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(await readFile(real, 'utf8'))).toEqual(next);
+    expect((await stat(real)).mode & 0o777).toBe(0o600);
+    // The temp file was made next to the target and renamed: nothing left over in either folder.
+    expect((await readdir(secrets)).sort()).toEqual(['real.json']);
+    expect((await readdir(dir)).sort()).toEqual(['creds.json', 'middle.json', 'secrets']);
+    expect(await new FileCredentialStore(path).load()).toEqual(next);
+  });
+
+  it('creates the missing target of a dangling symlink instead of replacing the link', async () => {
+    const path = join(dir, 'creds.json');
+    await symlink('target.json', path);
+    await new FileCredentialStore(path).save(testCreds);
+    expect((await lstat(path)).isSymbolicLink()).toBe(true);
+    expect(JSON.parse(await readFile(join(dir, 'target.json'), 'utf8'))).toEqual(testCreds);
+    expect((await stat(join(dir, 'target.json'))).mode & 0o777).toBe(0o600);
   });
 });
