@@ -55,6 +55,10 @@ export function environmentForCredentials(settings: Settings, env: NodeJS.Proces
  */
 export class WarehouseCredentialStore implements CredentialStore {
   readonly description: string;
+  /** The variables are the operator's copy; the warehouse only keeps rotations of them. */
+  readonly replaceAdvice =
+    'update the CI secrets GRANTFLOW_CLIENT_ID, GRANTFLOW_CLIENT_SECRET, GRANTFLOW_ACCESS_TOKEN and ' +
+    'GRANTFLOW_REFRESH_TOKEN with it';
 
   constructor(
     private readonly warehouse: Warehouse,

@@ -115,18 +115,19 @@ export class TokenManager implements AuthGate {
 
   private explain(e: unknown): unknown {
     if (!(e instanceof SiteHttpError)) return e;
-    const where = this.options.store.description;
+    const store = this.options.store;
+    const advice = store.replaceAdvice ?? `put it in ${store.description}`;
     if (e.errorCode === 'invalid_grant') {
       return new CredentialsError(
         `the site rejected the refresh token (invalid_grant: used, expired or revoked); generate a new ` +
-          `credential set in the site's integration settings and put it in ${where}`,
+          `credential set in the site's integration settings and ${advice}`,
         { cause: e },
       );
     }
     if (e.errorCode === 'invalid_client') {
       return new CredentialsError(
-        `the site rejected the client id / client secret (invalid_client); copy them again (or generate a ` +
-          `new credential set) from the site's integration settings into ${where}`,
+        `the site rejected the client id / client secret (invalid_client); generate a new credential set (or copy ` +
+          `the client id and secret again) in the site's integration settings and ${advice}`,
         { cause: e },
       );
     }

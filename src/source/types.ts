@@ -11,6 +11,11 @@ export interface Credentials {
 export interface CredentialStore {
   /** Where they live, for messages (never the secrets themselves). */
   readonly description: string;
+  /**
+   * What the operator does with a new credential set, completing "generate a new credential set in the site's
+   * integration settings and ...". Default: "put it in <description>".
+   */
+  readonly replaceAdvice?: string;
   load(): Promise<Credentials>;
   save(credentials: Credentials): Promise<void>;
 }

@@ -164,3 +164,32 @@ describe('--credentials FILE next to GRANTFLOW_CLIENT_* variables', () => {
     expect(existsSync(join(site.dir, 'warehouse.duckdb'))).toBe(false);
   });
 });
+
+describe('credentials from the environment that the site rejects', () => {
+  it('exit 2 with one line saying to issue a new set and update the CI secrets, no secret in it', async () => {
+    const site = await siteWithWarehouse({ scale: 'tiny', seed: 34 });
+    cleanup.push(site.remove);
+    const creds = site.sim.credentials;
+    const env = {
+      GRANTFLOW_CLIENT_ID: creds.client_id,
+      GRANTFLOW_CLIENT_SECRET: creds.client_secret,
+      GRANTFLOW_ACCESS_TOKEN: 'access-token-that-expired-0000',
+      GRANTFLOW_REFRESH_TOKEN: 'refresh-token-already-used-0000',
+    };
+    const args = syncCliArgs(site.sim.url, site.dir).filter(
+      (a, i, all) => a !== '--credentials' && all[i - 1] !== '--credentials',
+    );
+    const r = await runCli(args, { env });
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/invalid_grant.*generate a new credential set in the site's integration settings/);
+    expect(r.stderr).toMatch(
+      /update the CI secrets GRANTFLOW_CLIENT_ID, GRANTFLOW_CLIENT_SECRET, GRANTFLOW_ACCESS_TOKEN and GRANTFLOW_REFRESH_TOKEN/,
+    );
+    expect(r.stderr).not.toMatch(/put it in the warehouse|seeded from/);
+    for (const value of [...Object.values(env), creds.access_token, creds.refresh_token].filter(
+      (v) => v !== creds.client_id,
+    ))
+      expect(r.stderr).not.toContain(value);
+  });
+});
