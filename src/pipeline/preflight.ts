@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
-import { SiteHttpError, SiteResponseError } from '../source/index.ts';
+import { request } from 'undici';
+import { checkBaseUrl, describeNetworkError, SiteHttpError, SiteResponseError, tlsFailure } from '../source/index.ts';
 import type { SiteClient } from '../source/types.ts';
 import { ConfigError, GrantflowError } from '../util/errors.ts';
 import { redact } from '../util/redact.ts';
@@ -44,6 +45,68 @@ export async function preflight(client: SiteClient): Promise<void> {
     }
     throw error;
   }
+}
+
+/**
+ * Checks that the site is reachable and is the grant API without sending any credentials (`grantflow doctor` with
+ * credentials from GRANTFLOW_* variables: using them would rotate a pair the operator cannot rewrite). One
+ * unauthenticated GET of the programs list: the API answers it with a JSON 401 (or 403, or even 200); a web page,
+ * a 404 or no answer at all means --site is wrong. Returns what was seen, for the report line.
+ */
+export async function probeSiteWithoutCredentials(baseUrl: string, timeoutMs = 15_000): Promise<string> {
+  const base = checkBaseUrl(baseUrl);
+  await probeConnect(base.href);
+  const url = new URL(`${base.pathname.replace(/\/+$/, '')}/api/programs/?per_page=1`, base);
+  let status: number;
+  let body: string;
+  try {
+    const res = await request(url, {
+      method: 'GET',
+      headers: { accept: 'application/json', 'user-agent': 'grantflow/0.1 (doctor)' },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    status = res.statusCode;
+    body = await res.body.text();
+  } catch (error) {
+    const tls = tlsFailure(error);
+    if (tls) {
+      throw new ConfigError(
+        `${base.origin} failed the TLS check (${tls}); check --site, or trust its certificate authority with ` +
+          'NODE_EXTRA_CA_CERTS',
+        { cause: error },
+      );
+    }
+    throw new GrantflowError(
+      `cannot reach ${url.href} (${describeNetworkError(error)}); try again later`,
+      1,
+      'site_unavailable',
+      {
+        cause: error,
+      },
+    );
+  }
+  if (status === 404) {
+    throw new ConfigError(`${url.href} was not found (HTTP 404); check that --site is the site's base URL`);
+  }
+  if (status >= 500) {
+    throw new GrantflowError(
+      `${url.href} answered HTTP ${status}; the site seems down, try again later`,
+      1,
+      'site_unavailable',
+    );
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    json = undefined;
+  }
+  if (typeof json !== 'object' || json === null) {
+    throw new ConfigError(
+      `${base.href.replace(/\/+$/, '')} does not answer like the grant API (HTTP ${status} without a JSON body for /api/programs/); check --site`,
+    );
+  }
+  return `HTTP ${status} with a JSON body for /api/programs/ without credentials`;
 }
 
 /** Failures of a bare TCP connect that mean "nothing of ours is there", not "the site is briefly down". */

@@ -46,7 +46,8 @@ export function isLoopbackHost(hostname: string): boolean {
   return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
 }
 
-function checkBaseUrl(baseUrl: string): URL {
+/** Parses a site URL and enforces the HTTPS rule (plain http only to a loopback host); ConfigError if bad. */
+export function checkBaseUrl(baseUrl: string): URL {
   let url: URL;
   try {
     url = new URL(baseUrl);

@@ -4,6 +4,8 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { readdir, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
@@ -71,6 +73,53 @@ describe('grantflow doctor', () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toMatch(/^FAIL\s+credentials .*bad\.json/m);
     expect(r.stdout).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('grantflow doctor with credentials from GRANTFLOW_* variables', () => {
+  const envCreds = (): Record<string, string> => ({
+    GRANTFLOW_CLIENT_ID: sim.credentials.client_id,
+    GRANTFLOW_CLIENT_SECRET: sim.credentials.client_secret,
+    GRANTFLOW_ACCESS_TOKEN: sim.credentials.access_token,
+    GRANTFLOW_REFRESH_TOKEN: sim.credentials.refresh_token,
+  });
+  const warehouse = (): string[] => ['--warehouse', join(dir.path, 'doctor-env.duckdb')];
+
+  it('checks that the site answers like the API without sending (and so rotating) the credentials', async () => {
+    const before = sim.credentials;
+    const r = await runCli(['doctor', '--site', sim.url, ...warehouse()], { env: envCreds() });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^ok\s+site\s+.*answers like the grant API \(HTTP 401 .*the credentials were not sent/m);
+    expect(sim.credentials).toEqual(before);
+  });
+
+  it('fails the site check (exit 2) when nothing answers there', async () => {
+    const r = await runCli(['doctor', '--site', 'http://127.0.0.1:9', ...warehouse()], { env: envCreds() });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(/^FAIL\s+site\s+nothing answers at http:\/\/127\.0\.0\.1:9 \(ECONNREFUSED\)/m);
+  });
+
+  it('fails the site check (exit 2) for a web server that is not the API', async () => {
+    const web = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html><body>Welcome</body></html>');
+    });
+    await new Promise<void>((done) => web.listen(0, '127.0.0.1', done));
+    try {
+      const url = `http://127.0.0.1:${(web.address() as AddressInfo).port}`;
+      const r = await runCli(['doctor', '--site', url, ...warehouse()], { env: envCreds() });
+      expect(r.code).toBe(2);
+      expect(r.stdout).toMatch(/^FAIL\s+site\s+.* does not answer like the grant API/m);
+    } finally {
+      await new Promise((done) => web.close(done));
+    }
+  });
+
+  it('without --site names the missing setting and exits 2', async () => {
+    const r = await runCli(['doctor', '--credentials', credentials, ...warehouse()], { env: { GRANTFLOW_SITE: '' } });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(/^FAIL\s+site\s+no site: pass --site URL/m);
   });
 });
 

@@ -4,11 +4,11 @@ import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 import { credentialsSource, envCredentials, fileCredentialStore } from '../../pipeline/credentials.ts';
-import { preflight } from '../../pipeline/preflight.ts';
+import { preflight, probeSiteWithoutCredentials } from '../../pipeline/preflight.ts';
 import { createSiteClient } from '../../source/index.ts';
 import { duckdbVersion, isPostgresTarget, openConfiguredWarehouse } from '../../warehouse/index.ts';
 import { checkSnapshotDir } from '../../snapshot/index.ts';
-import { ExitCode, isGrantflowError } from '../../util/errors.ts';
+import { ConfigError, ExitCode, isGrantflowError } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { redact } from '../../util/redact.ts';
 import { checkWritableDir } from '../../util/writable-dir.ts';
@@ -50,8 +50,13 @@ export function registerDoctor(program: Command): void {
         {
           name: 'site',
           run: async () => {
-            if (!settings.site) throw new Error('no --site given');
-            if (fromEnv) return `${settings.site} (not called: credentials live in the warehouse; run a sync)`;
+            if (!settings.site)
+              throw new ConfigError('no site: pass --site URL (or GRANTFLOW_SITE, or "site" in the pipeline file)');
+            if (fromEnv) {
+              // Using them would rotate a pair the operator cannot rewrite: reachability and the API only.
+              const seen = await probeSiteWithoutCredentials(settings.site);
+              return `${settings.site} answers like the grant API (${seen}); the credentials were not sent (a sync uses them, keeping rotations in the warehouse)`;
+            }
             const client = createSiteClient({
               baseUrl: settings.site,
               store: await fileCredentialStore(settings.credentials),
