@@ -10,7 +10,7 @@ const help: Readonly<Record<SettingKey, string>> = {
   warehouse: 'DuckDB file path or postgres:// URL (default data/warehouse.duckdb)',
   schema: 'Postgres schema for the tables (default public)',
   duckdbMemoryLimit:
-    'memory DuckDB may use before it spills to <warehouse>.tmp/, e.g. 256MB or 2GB (default 256MB; ignored for Postgres)',
+    'memory DuckDB may use before it spills to <warehouse>.tmp/, e.g. 256MB or 2GB, at least 64MB (default 256MB; ignored for Postgres)',
   snapshots: 'directory for Parquet snapshots (default data/snapshots)',
   rawDir: 'directory for raw pages, one folder per run (default data/raw)',
   landRaw: 'keep every fetched page under the raw dir (default true)',

@@ -8,6 +8,31 @@ import { z } from 'zod';
 export const defaultDuckDBMemoryLimit = '256MB';
 
 /**
+ * The smallest memory limit accepted. Measured with a whole sync (load, models, snapshots) of the simulator: the
+ * tiny site fails with DuckDB's out-of-memory error at 28MB and the small one (~1,000 applications) at 32MB; both
+ * succeed at 48MB and 64MB. Below this a sync would fail in the middle (exit 1) instead of at validation (exit 2).
+ */
+export const minDuckDBMemoryLimit = '64MB';
+
+const sizeUnits: Readonly<Record<string, number>> = {
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  tb: 1e12,
+  kib: 2 ** 10,
+  mib: 2 ** 20,
+  gib: 2 ** 30,
+  tib: 2 ** 40,
+};
+
+/** Bytes of a size as DuckDB reads it (KB = 1000 bytes, KiB = 1024), or null when it is not a size. */
+export function sizeBytes(text: string): number | null {
+  const m = /^(\d+(?:\.\d+)?)\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.exec(text.trim());
+  if (!m?.[1] || !m[2]) return null;
+  return Number(m[1]) * (sizeUnits[m[2].toLowerCase()] ?? NaN);
+}
+
+/**
  * Every setting of a sync, as a pipeline file spells it (camelCase). Each one can also come from a flag
  * (`--kebab-case`) or an environment variable (`GRANTFLOW_SNAKE_CASE`); flags win over the environment,
  * which wins over the pipeline file, which wins over the defaults below.
@@ -24,6 +49,10 @@ export const settingsSchema = z
     duckdbMemoryLimit: z
       .string()
       .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'must be a size such as 256MB or 2GB')
+      .refine(
+        (text) => (sizeBytes(text) ?? Infinity) >= (sizeBytes(minDuckDBMemoryLimit) ?? 0),
+        `must be at least ${minDuckDBMemoryLimit}: DuckDB cannot load even a small site with less`,
+      )
       .default(defaultDuckDBMemoryLimit),
     snapshots: z.string().min(1).default('data/snapshots'),
     rawDir: z.string().min(1).default('data/raw'),

@@ -76,6 +76,19 @@ describe('settings', () => {
     );
   });
 
+  it('refuse a DuckDB memory limit below the minimum a sync needs, in any unit', async () => {
+    for (const small of ['0MB', '1KB', '63MB', '61MiB', '0.05GB']) {
+      expect(await configError(loadSettings({ duckdbMemoryLimit: small }, { env: {} }))).toMatch(
+        /^--duckdb-memory-limit: must be at least 64MB/,
+      );
+    }
+    expect(await configError(loadSettings({}, { env: { GRANTFLOW_DUCKDB_MEMORY_LIMIT: '16MB' } }))).toMatch(
+      /^environment variable GRANTFLOW_DUCKDB_MEMORY_LIMIT: must be at least 64MB/,
+    );
+    for (const ok of ['64MB', '62MiB', '0.5GB', '2GiB'])
+      expect((await loadSettings({ duckdbMemoryLimit: ok }, { env: {} })).duckdbMemoryLimit).toBe(ok);
+  });
+
   it('every shipped pipeline file is valid and uses only known keys', async () => {
     const root = new URL('../../pipelines/', import.meta.url).pathname;
     const files = (await readdir(root)).filter((f) => f.endsWith('.json'));

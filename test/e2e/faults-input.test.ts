@@ -140,6 +140,16 @@ const cases: InputCase[] = [
     message: /perPage/,
   },
   {
+    name: 'a DuckDB memory limit of 0MB',
+    prepare: () => Promise.resolve(['--duckdb-memory-limit', '0MB']),
+    message: /--duckdb-memory-limit: must be at least 64MB/,
+  },
+  {
+    name: 'a DuckDB memory limit of 1KB',
+    prepare: () => Promise.resolve(['--duckdb-memory-limit', '1KB']),
+    message: /--duckdb-memory-limit: must be at least 64MB/,
+  },
+  {
     name: 'an unknown stream name',
     prepare: () => Promise.resolve(['--streams', 'applications,grant_wishes']),
     message: /unknown stream "grant_wishes"/,

@@ -2,7 +2,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { defaultDuckDBMemoryLimit } from '../../src/config/settings.ts';
+import { defaultDuckDBMemoryLimit, minDuckDBMemoryLimit } from '../../src/config/settings.ts';
+import { siteWithWarehouse, syncOnce } from '../e2e/harness.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'gf-duck-settings-'));
@@ -28,6 +29,23 @@ describe('DuckDB instance settings', () => {
   it('bounds DuckDB memory by default and by the duckdbMemoryLimit setting', async () => {
     expect(await settingOf(join(dir, 'default.duckdb'), 'memory_limit')).toBe(mib(defaultDuckDBMemoryLimit));
     expect(await settingOf(join(dir, 'set.duckdb'), 'memory_limit', '300MB')).toBe(mib('300MB'));
+  });
+
+  it('a whole sync (models and snapshots too) succeeds at the smallest memory limit the settings accept', async () => {
+    const site = await siteWithWarehouse({ scale: 'tiny', seed: 5 });
+    try {
+      const result = await syncOnce(site.sim, {
+        credentials: site.credentials,
+        warehouse: site.warehouse,
+        duckdbMemoryLimit: minDuckDBMemoryLimit,
+        snapshot: true,
+        snapshots: join(site.dir, 'snapshots'),
+      });
+      expect(result.status).toBe('succeeded');
+      expect(await settingOf(site.warehouse, 'memory_limit', minDuckDBMemoryLimit)).toBe(mib(minDuckDBMemoryLimit));
+    } finally {
+      await site.remove();
+    }
   });
 
   it('checkpoints a load by WAL size well above DuckDB default of 16 MB', async () => {
