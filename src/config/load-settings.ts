@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../util/errors.ts';
 import { envName, settingKinds, settingsSchema, type SettingKey, type Settings } from './settings.ts';
@@ -68,8 +69,20 @@ async function readPipelineFile(path: string): Promise<Raw> {
     throw new ConfigError(`pipeline file ${path} must hold a JSON object of settings`);
   }
   // "$comment" keys document a pipeline file without being settings.
-  return Object.fromEntries(Object.entries(value).filter(([k]) => !k.startsWith('$'))) as Raw;
+  const settings = Object.fromEntries(Object.entries(value).filter(([k]) => !k.startsWith('$'))) as Raw;
+  // A pipeline file names its paths relative to its own folder, so it works from any working directory (cron).
+  const folder = dirname(resolve(path));
+  for (const key of pathSettings) {
+    const v = settings[key];
+    if (typeof v === 'string' && v !== '' && !isAbsolute(v) && !/^[a-z][a-z0-9+.-]*:\/\//i.test(v)) {
+      settings[key] = resolve(folder, v);
+    }
+  }
+  return settings;
 }
+
+/** Settings that are file or directory paths (the warehouse may instead be a postgres:// URL, left as it is). */
+const pathSettings = ['credentials', 'warehouse', 'snapshots', 'rawDir'] as const satisfies readonly SettingKey[];
 
 function readEnv(env: NodeJS.ProcessEnv): Raw {
   const out: Raw = {};

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSettings } from '../../src/config/load-settings.ts';
@@ -31,7 +31,7 @@ describe('settings', () => {
     const s = await loadSettings({ rate: 4 }, { pipeline: file, env });
     expect(s.rate).toBe(4);
     expect(s.perPage).toBe(60);
-    expect(s.warehouse).toBe('from-file.duckdb');
+    expect(s.warehouse).toBe(join(dir, 'from-file.duckdb')); // relative to the pipeline file's folder
     expect(s.concurrency).toBe(8);
     expect(s.siteTimeZone).toBe('UTC');
   });
@@ -87,6 +87,31 @@ describe('settings', () => {
     );
     for (const ok of ['64MB', '62MiB', '0.5GB', '2GiB'])
       expect((await loadSettings({ duckdbMemoryLimit: ok }, { env: {} })).duckdbMemoryLimit).toBe(ok);
+  });
+
+  it("resolve a pipeline file's relative paths against its folder, not the working directory", async () => {
+    const folder = join(dir, 'prod', 'pipelines');
+    await mkdir(folder, { recursive: true });
+    const file = join(folder, 'production.json');
+    await writeFile(
+      file,
+      JSON.stringify({ credentials: 'creds.json', warehouse: '../w.duckdb', snapshots: 'snap', rawDir: '/abs/raw' }),
+    );
+    const s = await loadSettings({}, { pipeline: file, env: {} });
+    expect(s.credentials).toBe(join(folder, 'creds.json'));
+    expect(s.warehouse).toBe(join(dir, 'prod', 'w.duckdb'));
+    expect(s.snapshots).toBe(join(folder, 'snap'));
+    expect(s.rawDir).toBe('/abs/raw');
+    // A Postgres URL is not a path; flags and variables stay relative to the working directory.
+    const pgFile = join(folder, 'pg.json');
+    await writeFile(pgFile, JSON.stringify({ warehouse: 'postgres://u@h:5432/db', credentials: 'creds.json' }));
+    const p = await loadSettings(
+      { credentials: 'mine.json' },
+      { pipeline: pgFile, env: { GRANTFLOW_SNAPSHOTS: 'snaps' } },
+    );
+    expect(p.warehouse).toBe('postgres://u@h:5432/db');
+    expect(p.credentials).toBe('mine.json');
+    expect(p.snapshots).toBe('snaps');
   });
 
   it('every shipped pipeline file is valid and uses only known keys', async () => {

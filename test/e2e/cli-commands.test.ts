@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -120,6 +120,37 @@ describe('grantflow doctor with credentials from GRANTFLOW_* variables', () => {
     const r = await runCli(['doctor', '--credentials', credentials, ...warehouse()], { env: { GRANTFLOW_SITE: '' } });
     expect(r.code).toBe(2);
     expect(r.stdout).toMatch(/^FAIL\s+site\s+no site: pass --site URL/m);
+  });
+});
+
+describe('a pipeline file in another folder than the working directory', () => {
+  it('has its relative paths resolved against its own folder', async () => {
+    const folder = join(dir.path, 'prod', 'pipelines');
+    await mkdir(folder, { recursive: true });
+    await writeCredentials(sim, join(folder, 'creds.json'));
+    const pipeline = join(folder, 'production.json');
+    await writeFile(
+      pipeline,
+      JSON.stringify({
+        site: sim.url,
+        credentials: 'creds.json',
+        warehouse: '../w.duckdb',
+        rawDir: '../raw',
+        snapshot: false,
+        rate: 500,
+      }),
+    );
+    // runCli works in the repository root: nothing of the pipeline lives there.
+    const r = await runCli(['sync', '--pipeline', pipeline]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(existsSync(join(dir.path, 'prod', 'w.duckdb'))).toBe(true);
+    expect(existsSync(join(dir.path, 'prod', 'raw'))).toBe(true);
+
+    await writeFile(pipeline, JSON.stringify({ site: sim.url, credentials: 'missing.json', warehouse: '../w.duckdb' }));
+    const missing = await runCli(['sync', '--pipeline', pipeline]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`credentials file ${join(folder, 'missing.json')} does not exist`);
   });
 });
 
