@@ -4,7 +4,7 @@ import { loadSettings, parseSettingText } from '../config/load-settings.ts';
 import type { Settings } from '../config/settings.ts';
 
 const help: Readonly<Record<SettingKey, string>> = {
-  site: 'base URL of the site, e.g. https://yoursite.example.com',
+  site: 'root URL of the site, e.g. https://yoursite.example.com (without /api)',
   credentials:
     'credentials JSON file {client_id, client_secret, access_token, refresh_token}; rewritten (0600) on each token refresh',
   warehouse: 'DuckDB file path or postgres:// URL (default data/warehouse.duckdb)',

@@ -39,7 +39,15 @@ export function sizeBytes(text: string): number | null {
  */
 export const settingsSchema = z
   .object({
-    site: z.string().url('must be a URL such as https://yoursite.example.com').optional(),
+    site: z
+      .string()
+      .url('must be a URL such as https://yoursite.example.com')
+      // grantflow adds /api/... itself: https://host/api would ask for /api/api/programs/ and end in a 401.
+      .refine(
+        (url) => !URL.canParse(url) || !/(^|\/)api(\/|$)/i.test(new URL(url).pathname),
+        "must be the site's root URL such as https://yoursite.example.com, without /api (grantflow adds /api/... itself)",
+      )
+      .optional(),
     credentials: z.string().min(1).optional(),
     warehouse: z.string().min(1).default('data/warehouse.duckdb'),
     schema: z

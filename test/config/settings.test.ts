@@ -114,6 +114,22 @@ describe('settings', () => {
     expect(p.snapshots).toBe('snaps');
   });
 
+  it("refuse a site URL that ends in /api: it must be the site's root URL", async () => {
+    for (const site of [
+      'http://127.0.0.1:9/api',
+      'https://grants.example.org/api/',
+      'https://x.example.org/API/programs/',
+    ])
+      expect(await configError(loadSettings({ site }, { env: {} }))).toMatch(
+        /^--site: must be the site's root URL .*without \/api/,
+      );
+    expect(await configError(loadSettings({}, { env: { GRANTFLOW_SITE: 'https://x.example.org/api' } }))).toMatch(
+      /^environment variable GRANTFLOW_SITE: must be the site's root URL/,
+    );
+    for (const site of ['https://grants.example.org', 'https://grants.example.org/', 'https://example.org/apis-portal'])
+      expect((await loadSettings({ site }, { env: {} })).site).toBe(site);
+  });
+
   it('every shipped pipeline file is valid and uses only known keys', async () => {
     const root = new URL('../../pipelines/', import.meta.url).pathname;
     const files = (await readdir(root)).filter((f) => f.endsWith('.json'));

@@ -140,6 +140,11 @@ const cases: InputCase[] = [
     message: /perPage/,
   },
   {
+    name: 'a site URL ending in /api',
+    prepare: () => Promise.resolve(['--site', `${sim.url}/api`]),
+    message: /--site: must be the site's root URL .*without \/api/,
+  },
+  {
     name: 'a DuckDB memory limit of 0MB',
     prepare: () => Promise.resolve(['--duckdb-memory-limit', '0MB']),
     message: /--duckdb-memory-limit: must be at least 64MB/,
