@@ -22,9 +22,13 @@ export function parseCredentials(value: unknown, where: string): Credentials {
   const record = value as Record<string, unknown>;
   for (const key of keys) {
     const v = record[key];
-    if (typeof v !== 'string' || v.length === 0) {
-      throw new ConfigError(`${where} is missing "${key}" (a non-empty string)`);
+    if (v === undefined || v === null) throw new ConfigError(`${where} is missing "${key}" (a non-empty string)`);
+    // The type is named, never the value (it may be a secret).
+    if (typeof v !== 'string') {
+      const type = Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+      throw new ConfigError(`${where}: "${key}" must be a string (in quotes), not ${type}`);
     }
+    if (v.length === 0) throw new ConfigError(`${where}: "${key}" is empty (it must be a non-empty string)`);
   }
   const c: Credentials = {
     client_id: record.client_id as string,

@@ -46,6 +46,18 @@ describe('FileCredentialStore', () => {
     expect((await loadError([1, 2])).message).toMatch(/JSON object/);
   });
 
+  it('says a value of the wrong type must be a string, instead of calling it missing (value never shown)', async () => {
+    const number = (await loadError({ ...testCreds, client_id: 1234567 })).message;
+    expect(number).toMatch(/"client_id" must be a string \(in quotes\), not a number/);
+    expect(number).not.toMatch(/missing|1234567/);
+    expect((await loadError({ ...testCreds, refresh_token: ['x'] })).message).toMatch(
+      /"refresh_token" must be a string .*not an array/,
+    );
+    expect((await loadError({ ...testCreds, client_secret: true })).message).toMatch(/not a boolean/);
+    expect((await loadError({ ...testCreds, access_token: '' })).message).toMatch(/"access_token" is empty/);
+    expect((await loadError({ ...testCreds, access_token: null })).message).toMatch(/missing "access_token"/);
+  });
+
   it('explains an unreadable file', async () => {
     if (process.getuid?.() === 0) {
       // root reads anything: a directory in place of the file is the unreadable case here.
