@@ -120,5 +120,6 @@ export async function fileCredentialStore(path: string | undefined): Promise<Cre
   }
   const store = new FileCredentialStore(path);
   await store.load();
+  await store.checkWritable();
   return store;
 }

@@ -81,9 +81,33 @@ export class FileCredentialStore implements CredentialStore {
     return parseCredentials(parsed, this.description);
   }
 
+  /**
+   * Proves, before any request, that a rotated pair could be saved: the site kills the old refresh token the moment
+   * it issues a new one, so a save that fails afterwards loses the credentials for good. Either a temporary file can
+   * be created next to the file (the atomic write) or the file itself can be written (the fallback in `save`).
+   */
+  async checkWritable(): Promise<void> {
+    const target = await linkTarget(this.path);
+    const probe = join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.probe`);
+    try {
+      await (await open(probe, 'wx', 0o600)).close();
+      await unlink(probe);
+      return;
+    } catch (e) {
+      if (!folderRefused(e)) throw e;
+    }
+    try {
+      await (await open(target, 'r+')).close();
+    } catch (e) {
+      throw new ConfigError(
+        `${this.description} cannot be rewritten (${errnoCode(e) ?? 'write failed'}, and its folder is not ` +
+          'writable either): a token refresh would lose the rotated refresh token; fix the permissions first',
+      );
+    }
+  }
+
   async save(credentials: Credentials): Promise<void> {
     registerCredentialSecrets(credentials);
-    let tmp: string | null = null;
     const body = `${JSON.stringify(
       {
         client_id: credentials.client_id,
@@ -98,22 +122,15 @@ export class FileCredentialStore implements CredentialStore {
       // A symlinked file (a secrets mount, a shared folder) is rewritten where it points: renaming over the link
       // would replace it with a regular file and leave the dead refresh token in its target.
       const target = await linkTarget(this.path);
-      const dir = dirname(target);
-      tmp = join(dir, `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-      const fh = await open(tmp, 'wx', 0o600);
       try {
-        await fh.writeFile(body, 'utf8');
-        await fh.chmod(0o600); // umask can only narrow the mode, but be explicit
-        await fh.sync();
-      } finally {
-        await fh.close();
+        await replaceAtomically(target, body);
+      } catch (e) {
+        // A folder we may not write (a root-owned secrets folder) with a file we may: rewriting the file in place
+        // is not atomic, but losing the only working refresh token is worse.
+        if (!folderRefused(e)) throw e;
+        await rewriteInPlace(target, body);
       }
-      await rename(tmp, target);
-      tmp = null;
-      await chmod(target, 0o600);
-      await syncDir(dir);
     } catch (e) {
-      if (tmp) await unlink(tmp).catch(() => undefined);
       throw new GrantflowError(
         `could not save rotated credentials to ${this.description} (${errnoCode(e) ?? 'write failed'}); ` +
           'the site has already replaced the old refresh token, so fix the file permissions and regenerate ' +
@@ -123,6 +140,46 @@ export class FileCredentialStore implements CredentialStore {
         { cause: e },
       );
     }
+  }
+}
+
+/** Errors of creating a file in a folder that say "not allowed here", as opposed to a broken disk. */
+function folderRefused(e: unknown): boolean {
+  const code = errnoCode(e);
+  return code === 'EACCES' || code === 'EPERM' || code === 'EROFS';
+}
+
+/** Temp file next to `target`, fsync, rename over it, fsync the folder: readers see the old or the new file. */
+async function replaceAtomically(target: string, body: string): Promise<void> {
+  const dir = dirname(target);
+  const tmp = join(dir, `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const fh = await open(tmp, 'wx', 0o600);
+  try {
+    try {
+      await fh.writeFile(body, 'utf8');
+      await fh.chmod(0o600); // umask can only narrow the mode, but be explicit
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, target);
+  } catch (e) {
+    await unlink(tmp).catch(() => undefined);
+    throw e;
+  }
+  await chmod(target, 0o600);
+  await syncDir(dir);
+}
+
+async function rewriteInPlace(target: string, body: string): Promise<void> {
+  const fh = await open(target, 'r+');
+  try {
+    await fh.truncate(0);
+    await fh.write(body, 0, 'utf8');
+    await fh.chmod(0o600).catch(() => undefined); // not ours to chmod, perhaps; the content matters more
+    await fh.sync();
+  } finally {
+    await fh.close();
   }
 }
 

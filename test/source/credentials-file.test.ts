@@ -1,9 +1,15 @@
-import { chmod, lstat, mkdir, readdir, readFile, readlink, stat, symlink } from 'node:fs/promises';
+import { execFile, execFileSync } from 'node:child_process';
+import { chmod, chown, lstat, mkdir, readdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FileCredentialStore } from '../../src/source/index.ts';
 import { ConfigError } from '../../src/util/errors.ts';
 import { tempDir, testCreds, writeCredsFile } from './helpers.ts';
+
+const run = promisify(execFile);
+/** The uid of `nobody`, who runs the permission cases when the tests run as root. */
+const nobody = (): number => Number(execFileSync('id', ['-u', 'nobody'], { encoding: 'utf8' }).trim());
 
 let dir: string;
 let cleanup: () => Promise<void>;
@@ -117,5 +123,70 @@ describe('FileCredentialStore', () => {
     expect((await lstat(path)).isSymbolicLink()).toBe(true);
     expect(JSON.parse(await readFile(join(dir, 'target.json'), 'utf8'))).toEqual(testCreds);
     expect((await stat(join(dir, 'target.json'))).mode & 0o777).toBe(0o600);
+  });
+});
+
+/**
+ * Runs `store.checkWritable()` and then `store.save(rotated)` as a user the folder's permissions apply to: root
+ * ignores them, so as root the store runs in a child process as `nobody`.
+ */
+async function saveAsUnprivileged(path: string): Promise<{ check: string; save: string }> {
+  const script = join(dir, 'save.mts');
+  const source = new URL('../../src/source/credentials-file.ts', import.meta.url).pathname;
+  await writeFile(
+    script,
+    `import { FileCredentialStore } from ${JSON.stringify(source)};
+const store = new FileCredentialStore(${JSON.stringify(path)});
+const outcome = async (f) => { try { await f(); return 'ok'; } catch (e) { return e.constructor.name + ': ' + e.message; } };
+const check = await outcome(() => store.checkWritable());
+const save = await outcome(() => store.save(${JSON.stringify(rotated)}));
+console.log(JSON.stringify({ check, save }));`,
+  );
+  const root = process.getuid?.() === 0;
+  if (root) {
+    await chmod(dir, 0o755);
+    await chmod(script, 0o644);
+  }
+  const argv = [process.execPath, '--import', 'tsx', script];
+  const { stdout } = await run(root ? 'runuser' : argv[0]!, root ? ['-u', 'nobody', '--', ...argv] : argv.slice(1), {
+    cwd: new URL('../..', import.meta.url).pathname,
+  });
+  return JSON.parse(stdout.trim().split('\n').pop()!) as { check: string; save: string };
+}
+
+const rotated = { ...testCreds, access_token: 'rotated-access-aaaa', refresh_token: 'rotated-refresh-bbbb' };
+
+describe('FileCredentialStore in a folder it may not write', () => {
+  it('rewrites the file in place rather than lose the rotated pair', async () => {
+    const folder = join(dir, 'secrets');
+    await mkdir(folder);
+    const path = join(folder, 'creds.json');
+    await writeCredsFile(path, testCreds);
+    if (process.getuid?.() === 0) await chown(path, nobody(), -1);
+    await chmod(folder, 0o555);
+    try {
+      expect(await saveAsUnprivileged(path)).toEqual({ check: 'ok', save: 'ok' });
+      expect(JSON.parse(await readFile(path, 'utf8'))).toEqual(rotated);
+      expect((await stat(path)).mode & 0o777).toBe(0o600);
+    } finally {
+      await chmod(folder, 0o755);
+    }
+  });
+
+  it('refuses before any request when neither the folder nor the file can be written', async () => {
+    const folder = join(dir, 'locked');
+    await mkdir(folder);
+    const path = join(folder, 'creds.json');
+    await writeCredsFile(path, testCreds);
+    await chmod(path, 0o444);
+    await chmod(folder, 0o555);
+    try {
+      const outcome = await saveAsUnprivileged(path);
+      expect(outcome.check).toMatch(
+        /^ConfigError: credentials file .*creds\.json cannot be rewritten .*fix the permissions/,
+      );
+    } finally {
+      await chmod(folder, 0o755);
+    }
   });
 });
