@@ -97,6 +97,8 @@ export class TokenManager implements AuthGate {
     try {
       result = await this.options.refreshCall(form);
     } catch (e) {
+      if (e instanceof SiteHttpError && e.errorCode === 'invalid_grant' && (await this.adoptNewerStored(current)))
+        return;
       throw this.explain(e);
     }
     const next = parseTokenResponse(result.body, current, result.url);
@@ -111,6 +113,28 @@ export class TokenManager implements AuthGate {
       const lifeMs = expiresIn * 1000;
       this.refreshAt = Date.now() + Math.max(lifeMs - (this.options.earlyMs ?? 120_000), lifeMs / 2);
     }
+  }
+
+  /**
+   * Another process using the same store (a `doctor` during a scheduled sync, two pipelines sharing one file) may
+   * have refreshed first, killing the refresh token this one holds: the store then holds the newer pair. Adopted, the
+   * caller retries with it instead of failing with invalid_grant. The other process may still be saving, so the store
+   * is read a few times.
+   */
+  private async adoptNewerStored(current: Credentials): Promise<boolean> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 500));
+      const stored = await this.options.store.load().catch(() => null);
+      if (stored && stored.refresh_token !== current.refresh_token && stored.client_id === current.client_id) {
+        this.creds = stored;
+        this.options.logger.warn(
+          { store: this.options.store.description },
+          'the refresh token was used by another process sharing these credentials; continuing with the pair it saved',
+        );
+        return true;
+      }
+    }
+    return false;
   }
 
   private explain(e: unknown): unknown {

@@ -120,6 +120,31 @@ describe('token refresh', () => {
     await client.close();
   });
 
+  it('two processes sharing one credentials file: the one that refreshes second takes the pair the first saved', async () => {
+    const { dir, cleanup } = await tempDir();
+    try {
+      const path = join(dir, 'creds.json');
+      await writeCredsFile(path, testCreds);
+      const site = rotatingSite([]);
+      server = await startServer(site.handler);
+      const [a, b] = [0, 1].map(() =>
+        createSiteClient({ baseUrl: server!.url, store: new FileCredentialStore(path), rate: 50 }),
+      );
+      await a!.getJson('/api/programs/1/'); // both hold the same pair
+      await b!.getJson('/api/programs/1/');
+      site.expire();
+      await b!.getJson('/api/programs/2/'); // b refreshes: the refresh token a holds is dead now
+      const afterB = site.current();
+      expect((await a!.getJson('/api/programs/3/')).status).toBe(200);
+      expect(a!.stats.refreshes).toBe(0);
+      expect(JSON.parse(await readFile(path, 'utf8'))).toMatchObject({ refresh_token: afterB.refresh });
+      await a!.close();
+      await b!.close();
+    } finally {
+      await cleanup();
+    }
+  });
+
   it('rotates the credentials file: new pair on disk, mode 0600', async () => {
     const { dir, cleanup } = await tempDir();
     try {
