@@ -180,34 +180,34 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       await raw?.close();
     }
 
-    if (stop.signal.aborted) {
-      // Stopped: what was committed stays, the run is recorded with why (never a secret), and the next sync resumes
-      // it. Credentials rejected for good are a configuration problem (exit 2: a person must issue new ones).
-      const reason = stopReason(stop.signal);
-      const credentials = reason instanceof CredentialsError;
-      const status = credentials ? 'failed' : 'interrupted';
+    /** Records how the run ended and what it reports. */
+    const finish = async (
+      status: SyncResult['status'],
+      after: AfterLoadInfo | null,
+      exitCode: ExitCode,
+      extra: Record<string, unknown>,
+    ): Promise<SyncResult> => {
       const durationMs = Date.now() - started;
-      const error = redact(reason.message);
       await warehouse.saveRun({
         runId,
         startedAt,
         finishedAt: new Date().toISOString(),
         status,
         summary: JSON.parse(
-          JSON.stringify({ streams: infos, client: client.stats, durationMs, options, error, resumable: true }),
+          JSON.stringify({ streams: infos, client: client!.stats, durationMs, options, ...extra }),
         ) as JsonValue,
       });
+      return { runId, status, resumed, streams: infos, client: { ...client!.stats }, after, durationMs, exitCode };
+    };
+
+    if (stop.signal.aborted) {
+      // Stopped: what was committed stays, the run is recorded with why (never a secret), and the next sync resumes
+      // it. Credentials rejected for good are a configuration problem (exit 2: a person must issue new ones).
+      const reason = stopReason(stop.signal);
+      const credentials = reason instanceof CredentialsError;
+      const error = redact(reason.message);
       const exitCode = credentials ? ExitCode.usage : ExitCode.runFailed;
-      const result: SyncResult = {
-        runId,
-        status,
-        resumed,
-        streams: infos,
-        client: { ...client.stats },
-        after: null,
-        durationMs,
-        exitCode,
-      };
+      const result = await finish(credentials ? 'failed' : 'interrupted', null, exitCode, { error, resumable: true });
       throw new SyncStoppedError(
         `${error}; the streams committed before are kept and the next sync resumes run ${runId}`,
         exitCode,
@@ -219,27 +219,10 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
     // Models and analysts query next; loads took no statistics (see refreshStatistics).
     await warehouse.refreshStatistics();
     const after = await afterLoad(warehouse, settings, runId, failed, logger);
-    const status: SyncResult['status'] = failed || after.failed ? 'partial' : 'succeeded';
-    const durationMs = Date.now() - started;
-    await warehouse.saveRun({
-      runId,
-      startedAt,
-      finishedAt: new Date().toISOString(),
-      status,
-      summary: JSON.parse(
-        JSON.stringify({ streams: infos, client: client.stats, after: after.summary, durationMs, options }),
-      ) as JsonValue,
+    const succeeded = !failed && !after.failed;
+    return await finish(succeeded ? 'succeeded' : 'partial', after, succeeded ? ExitCode.ok : ExitCode.runFailed, {
+      after: after.summary,
     });
-    return {
-      runId,
-      status,
-      resumed,
-      streams: infos,
-      client: { ...client.stats },
-      after,
-      durationMs,
-      exitCode: status === 'succeeded' ? ExitCode.ok : ExitCode.runFailed,
-    };
   } finally {
     request.signal?.removeEventListener('abort', stopFromCaller);
     await client?.close();

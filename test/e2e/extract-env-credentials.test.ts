@@ -4,12 +4,29 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
+import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { copyFileSync, existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { postgresSchema, runCli, siteWithWarehouse, startSite, syncCliArgs, tempDir } from './harness.ts';
 import { killWhen } from './faults/support.ts';
+
+/** What a CI job sets: the site, the warehouse and the four credential variables of the site's first set. */
+function ciEnvironment(sim: SimulatorHandle, warehouse: string, dir: string): NodeJS.ProcessEnv {
+  const initial = sim.credentials;
+  return {
+    GRANTFLOW_SITE: sim.url,
+    GRANTFLOW_WAREHOUSE: warehouse,
+    GRANTFLOW_CLIENT_ID: initial.client_id,
+    GRANTFLOW_CLIENT_SECRET: initial.client_secret,
+    GRANTFLOW_ACCESS_TOKEN: initial.access_token,
+    GRANTFLOW_REFRESH_TOKEN: initial.refresh_token,
+    GRANTFLOW_SNAPSHOT: 'false',
+    GRANTFLOW_RAW_DIR: join(dir, 'raw'),
+    GRANTFLOW_RATE: '500',
+  };
+}
 
 const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -30,17 +47,7 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
       schemaArgs = ['--schema', pg.schema];
     }
     const initial = sim.credentials;
-    const env = {
-      GRANTFLOW_SITE: sim.url,
-      GRANTFLOW_WAREHOUSE: warehouse,
-      GRANTFLOW_CLIENT_ID: initial.client_id,
-      GRANTFLOW_CLIENT_SECRET: initial.client_secret,
-      GRANTFLOW_ACCESS_TOKEN: initial.access_token,
-      GRANTFLOW_REFRESH_TOKEN: initial.refresh_token,
-      GRANTFLOW_SNAPSHOT: 'false',
-      GRANTFLOW_RAW_DIR: join(dir.path, 'raw'),
-      GRANTFLOW_RATE: '500',
-    };
+    const env = ciEnvironment(sim, warehouse, dir.path);
     const first = await runCli(['sync', ...schemaArgs], { env });
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
@@ -74,18 +81,7 @@ describe('credentials from the environment, a sync killed after a rotation', () 
     const sim = await startSite({ scale: 'tiny', seed: 32, tokenTtlSeconds: 1, latency: { ms: 10 } });
     const dir = await tempDir();
     cleanup.push(() => sim.close(), dir.remove);
-    const initial = sim.credentials;
-    const env = (warehouse: string): NodeJS.ProcessEnv => ({
-      GRANTFLOW_SITE: sim.url,
-      GRANTFLOW_WAREHOUSE: warehouse,
-      GRANTFLOW_CLIENT_ID: initial.client_id,
-      GRANTFLOW_CLIENT_SECRET: initial.client_secret,
-      GRANTFLOW_ACCESS_TOKEN: initial.access_token,
-      GRANTFLOW_REFRESH_TOKEN: initial.refresh_token,
-      GRANTFLOW_SNAPSHOT: 'false',
-      GRANTFLOW_RAW_DIR: join(dir.path, 'raw'),
-      GRANTFLOW_RATE: '500',
-    });
+    const env = (warehouse: string): NodeJS.ProcessEnv => ciEnvironment(sim, warehouse, dir.path);
     const killedAt = join(dir.path, 'killed.duckdb');
     let afterRefresh: number | null = null;
     const killed = await runCli(['sync'], {

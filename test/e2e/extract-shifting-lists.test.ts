@@ -48,6 +48,24 @@ async function setup(seed: number): Promise<{
   return { sim, dir, credentials, warehouse, query, api };
 }
 
+/** A proxy of the site that deletes `victim` through the API just before page 2 of `list` is requested. */
+async function deletingBeforePage(
+  sim: SimulatorHandle,
+  api: (method: string, path: string) => Promise<number>,
+  list: string,
+  victim: string,
+): Promise<{ url: string; fired: () => boolean; close: () => Promise<void> }> {
+  let fired = false;
+  const proxy = await proxySite(sim.url, async (url) => {
+    if (!fired && url.pathname === list && url.searchParams.get('page') === '2') {
+      fired = true;
+      expect(await api('DELETE', victim)).toBe(204);
+    }
+  });
+  cleanup.push(proxy.close);
+  return { ...proxy, fired: () => fired };
+}
+
 /** The runs' landed pages replayed in order into a new warehouse: its dump, and the last replay's stream infos. */
 async function replayRuns(
   dir: string,
@@ -84,16 +102,9 @@ describe('a deletion while a list is read', () => {
     expect(first.status).toBe('succeeded');
     const ids = sim.control.collection('applications').map((a) => Number(a.id));
     const [victim, moved] = [ids[0]!, ids[perPage]!]; // `moved` opens page 2, until the victim goes
-    let fired = false;
-    const proxy = await proxySite(sim.url, async (url) => {
-      if (!fired && url.pathname === '/api/applications/' && url.searchParams.get('page') === '2') {
-        fired = true;
-        expect(await api('DELETE', `/api/applications/${victim}/`)).toBe(204);
-      }
-    });
-    cleanup.push(proxy.close);
+    const proxy = await deletingBeforePage(sim, api, '/api/applications/', `/api/applications/${victim}/`);
     const result = await syncOnce({ ...sim, url: proxy.url }, { credentials, warehouse, perPage, ...landing });
-    expect(fired).toBe(true);
+    expect(proxy.fired()).toBe(true);
     expect(result.status).toBe('succeeded');
     // A replay of the landed pages (both walks) loads the same tables and counts the same.
     const replay = await replayRuns(dir, [first.runId, result.runId]);
@@ -128,16 +139,9 @@ describe('a deletion while a list is read', () => {
     // Page 2 holds one record until a deletion: then the site answers it with 404 (Django's "Invalid page.").
     const perPage = ids.length - 1;
     const [victim, moved] = [ids[0]!, ids[perPage]!];
-    let fired = false;
-    const proxy = await proxySite(sim.url, async (url) => {
-      if (!fired && url.pathname === '/api/applications/' && url.searchParams.get('page') === '2') {
-        fired = true;
-        expect(await api('DELETE', `/api/applications/${victim}/`)).toBe(204);
-      }
-    });
-    cleanup.push(proxy.close);
+    const proxy = await deletingBeforePage(sim, api, '/api/applications/', `/api/applications/${victim}/`);
     const result = await syncOnce({ ...sim, url: proxy.url }, { credentials, warehouse, perPage, ...landing });
-    expect(fired).toBe(true);
+    expect(proxy.fired()).toBe(true);
     expect(result.status).toBe('succeeded');
     const info = result.streams.find((i) => i.stream === 'applications');
     expect(info).toMatchObject({ status: 'ok', complete: false, deleted: 0 });
@@ -166,17 +170,11 @@ describe('a deletion while a list is read', () => {
     const first = await syncOnce(sim, { credentials, warehouse, perPage, ...landing });
     expect(first.status).toBe('succeeded');
     expect(await api('PATCH', `/api/applications/${app}/`, { title: 'touched' })).toBe(200); // its notes are read again
-    let fired = false;
-    const proxy = await proxySite(sim.url, async (url) => {
-      if (!fired && url.pathname === `/api/applications/${app}/notes/` && url.searchParams.get('page') === '2') {
-        fired = true;
-        expect(await api('DELETE', `/api/applications/${app}/notes/${before[0]}/`)).toBe(204);
-      }
-    });
-    cleanup.push(proxy.close);
+    const notesList = `/api/applications/${app}/notes/`;
+    const proxy = await deletingBeforePage(sim, api, notesList, `${notesList}${before[0]}/`);
     const result = await syncOnce({ ...sim, url: proxy.url }, { credentials, warehouse, perPage, ...landing });
     expect(result.status).toBe('succeeded');
-    expect(fired).toBe(true);
+    expect(proxy.fired()).toBe(true);
     const rows = await query(
       `SELECT id, _deleted_at IS NOT NULL AS deleted FROM application_notes WHERE application_id = ${app}`,
     );
