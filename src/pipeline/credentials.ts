@@ -49,6 +49,10 @@ export function environmentForCredentials(settings: Settings, env: NodeJS.Proces
   return out;
 }
 
+const updateCiSecrets =
+  'update the CI secrets GRANTFLOW_CLIENT_ID, GRANTFLOW_CLIENT_SECRET, GRANTFLOW_ACCESS_TOKEN and ' +
+  'GRANTFLOW_REFRESH_TOKEN with it';
+
 /**
  * Credentials from environment variables cannot be rewritten, yet each refresh rotates them: the rotated pair is
  * kept in the warehouse (`_grantflow_credentials`, keyed by site) and later runs read it first.
@@ -56,9 +60,7 @@ export function environmentForCredentials(settings: Settings, env: NodeJS.Proces
 export class WarehouseCredentialStore implements CredentialStore {
   readonly description: string;
   /** The variables are the operator's copy; the warehouse only keeps rotations of them. */
-  readonly replaceAdvice =
-    'update the CI secrets GRANTFLOW_CLIENT_ID, GRANTFLOW_CLIENT_SECRET, GRANTFLOW_ACCESS_TOKEN and ' +
-    'GRANTFLOW_REFRESH_TOKEN with it';
+  readonly replaceAdvice = updateCiSecrets;
 
   constructor(
     private readonly warehouse: Warehouse,
@@ -122,4 +124,36 @@ export async function fileCredentialStore(path: string | undefined): Promise<Cre
   await store.load();
   await store.checkWritable();
   return store;
+}
+
+/**
+ * The variables' pair on a first run, before the warehouse exists: no rotated pair can be stored yet, so the site is
+ * checked with the variables before anything is created (a bad secret then writes nothing). A rotation during that
+ * check is held here until `attach` hands it to the warehouse's store, before any further request is sent.
+ */
+export class FirstRunCredentialStore implements CredentialStore {
+  readonly description = 'GRANTFLOW_* environment variables (no warehouse yet)';
+  readonly replaceAdvice = updateCiSecrets;
+  private target: CredentialStore | null = null;
+  private pending: Credentials | null = null;
+
+  constructor(private readonly fromEnv: Credentials) {}
+
+  load(): Promise<Credentials> {
+    registerCredentialSecrets(this.fromEnv);
+    return Promise.resolve(this.pending ?? this.fromEnv);
+  }
+
+  async save(credentials: Credentials): Promise<void> {
+    registerCredentialSecrets(credentials);
+    if (this.target) return this.target.save(credentials);
+    this.pending = credentials;
+  }
+
+  /** From now on rotations go to `target`; one made before is saved there at once. */
+  async attach(target: CredentialStore): Promise<void> {
+    this.target = target;
+    if (this.pending) await target.save(this.pending);
+    this.pending = null;
+  }
 }

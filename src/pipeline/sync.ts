@@ -7,18 +7,25 @@ import { tables } from '../normalize/index.ts';
 import { createSiteClient } from '../source/index.ts';
 import type { ClientStats, CredentialStore, SiteClient } from '../source/types.ts';
 import type { Settings } from '../config/settings.ts';
-import { openConfiguredWarehouse } from '../warehouse/index.ts';
+import { isPostgresTarget, openConfiguredWarehouse } from '../warehouse/index.ts';
 import type { RunRecord, Warehouse } from '../warehouse/types.ts';
 import { ConfigError, CredentialsError, ExitCode, GrantflowError, StoppedError } from '../util/errors.ts';
 import { redact } from '../util/redact.ts';
 import { stoppableClient } from './stoppable-client.ts';
 import type { Logger } from '../util/logger.ts';
 import { isJsonObject, type JsonValue } from '../util/json.ts';
-import { credentialsFromEnv, envCredentials, fileCredentialStore, WarehouseCredentialStore } from './credentials.ts';
+import {
+  credentialsFromEnv,
+  envCredentials,
+  fileCredentialStore,
+  FirstRunCredentialStore,
+  WarehouseCredentialStore,
+} from './credentials.ts';
 import { preflight, probeConnect } from './preflight.ts';
 import { newRunId } from './run-id.ts';
 import { afterLoad, type AfterLoadInfo } from './after-load.ts';
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { checkWritableDir } from '../util/writable-dir.ts';
 
 export interface SyncRequest {
@@ -108,7 +115,21 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   // With credentials from GRANTFLOW_* variables the full preflight needs the warehouse (it may hold a newer rotated
   // pair than the variables, and a refresh must be saved there before anything else), so it runs after opening it;
   // a bare connect to the site needs no credentials, and a --site where nothing answers then writes nothing either.
-  if (!fileStore) await probeConnect(site);
+  // On a first run (no DuckDB file yet) nothing can be stored, so the variables' pair is checked before the file is
+  // created; a rotation meanwhile waits in the FirstRunCredentialStore until the warehouse can keep it.
+  let firstRun: FirstRunCredentialStore | null = null;
+  if (!fileStore) {
+    await probeConnect(site);
+    if (!isPostgresTarget(settings.warehouse) && !existsSync(settings.warehouse)) {
+      checkWritableDir(dirname(resolve(settings.warehouse)), 'warehouse directory', 'choose another --warehouse');
+      firstRun = new FirstRunCredentialStore(envCreds!);
+      client = makeClient(firstRun);
+      await preflight(client).catch(async (e: unknown) => {
+        await client?.close();
+        throw stopError(e);
+      });
+    }
+  }
 
   // With a credentials file the site is checked before the warehouse is even opened: a wrong site writes nothing.
   if (fileStore) {
@@ -129,6 +150,8 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   try {
     await warehouse.acquireLock(`grantflow sync (pid ${process.pid})`);
     await warehouse.migrate(tables);
+    // A first run's client is already checked: only its store moves into the warehouse.
+    if (firstRun) await firstRun.attach(new WarehouseCredentialStore(warehouse, site, envCreds!, logger));
     if (!client) {
       client = makeClient(new WarehouseCredentialStore(warehouse, site, envCreds!, logger));
       await preflight(client).catch((e: unknown) => {

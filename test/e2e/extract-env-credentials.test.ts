@@ -129,6 +129,44 @@ describe('credentials from the environment, a --site where nothing answers', () 
   });
 });
 
+describe('credentials from the environment, a first run (no warehouse yet)', () => {
+  it('a secret the site rejects: exit 2, no warehouse created', async () => {
+    const sim = await startSite({ scale: 'tiny', seed: 34 });
+    const dir = await tempDir();
+    cleanup.push(() => sim.close(), dir.remove);
+    const warehouse = join(dir.path, 'w.duckdb');
+    sim.control.expireAccessTokens(); // the check must refresh, and the site rejects the secret
+    const r = await runCli(['sync'], {
+      env: { ...ciEnvironment(sim, warehouse, dir.path), GRANTFLOW_CLIENT_SECRET: 'wrong' },
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^grantflow: .*invalid_client.*update the CI secrets/);
+    expect(existsSync(warehouse)).toBe(false);
+    expect(existsSync(`${warehouse}.wal`)).toBe(false);
+  });
+
+  it('a refresh during the check is kept: the warehouse created after it holds the rotated pair', async () => {
+    const sim = await startSite({ scale: 'tiny', seed: 35 });
+    const dir = await tempDir();
+    cleanup.push(() => sim.close(), dir.remove);
+    const warehouse = join(dir.path, 'w.duckdb');
+    const env = ciEnvironment(sim, warehouse, dir.path);
+    const initialRefresh = env.GRANTFLOW_REFRESH_TOKEN;
+    sim.control.expireAccessTokens(); // the first request refreshes: the variables' refresh token dies
+    const first = await runCli(['sync'], { env });
+    expect(first.code, first.stderr).toBe(0);
+    const w = await openWarehouse(warehouse, { logger: silentLogger });
+    const stored = await w.readCredentials(sim.url);
+    await w.close();
+    expect(stored?.refresh_token).toBeDefined();
+    expect(stored?.refresh_token).not.toBe(initialRefresh);
+    // The same variables again: only the pair kept in the warehouse can work now.
+    sim.control.expireAccessTokens();
+    const second = await runCli(['sync'], { env });
+    expect(second.code, second.stderr).toBe(0);
+  });
+});
+
 describe('--credentials FILE next to GRANTFLOW_CLIENT_* variables', () => {
   it('the flag wins: the file is used and rotated, the variables are ignored', async () => {
     const site = await siteWithWarehouse({ scale: 'tiny', seed: 32, tokenTtlSeconds: 1, latency: { ms: 10 } });
