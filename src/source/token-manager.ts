@@ -20,6 +20,17 @@ export interface TokenManagerOptions {
   readonly earlyMs?: number;
 }
 
+/** Every refresh under way in this process, from its request until its new pair is saved (or it failed). */
+const refreshesInFlight = new Set<Promise<void>>();
+
+/**
+ * Resolves once no refresh is under way. A process about to exit at once (a second Ctrl-C) waits for this first: the
+ * site kills the old refresh token the moment it answers, so exiting before the new pair is saved loses both.
+ */
+export async function refreshesSettled(): Promise<void> {
+  while (refreshesInFlight.size > 0) await Promise.allSettled([...refreshesInFlight]);
+}
+
 /**
  * Holds the current credentials. Refreshes are single-flight: every 401 that arrives while one is running
  * waits for it, and a 401 for an already-replaced token only retries. While a refresh runs (until the store
@@ -74,15 +85,18 @@ export class TokenManager implements AuthGate {
     if (this.refreshing) return this.refreshing;
     if (!this.creds || this.creds.access_token !== staleToken) return;
     const current = this.creds;
-    this.refreshing = this.doRefresh(current)
+    const refreshing: Promise<void> = this.doRefresh(current)
       .catch((e: unknown) => {
         if (e instanceof GrantflowError && e.code !== 'site_unavailable') this.fatal = e;
         throw e;
       })
       .finally(() => {
         this.refreshing = null;
+        refreshesInFlight.delete(refreshing);
       });
-    return this.refreshing;
+    refreshesInFlight.add(refreshing);
+    this.refreshing = refreshing;
+    return refreshing;
   }
 
   private async doRefresh(current: Credentials): Promise<void> {

@@ -2,6 +2,7 @@ import { stat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSiteClient, FileCredentialStore } from '../../src/source/index.ts';
+import { refreshesSettled } from '../../src/source/token-manager.ts';
 import { ConfigError, CredentialsError } from '../../src/util/errors.ts';
 import { redact } from '../../src/util/redact.ts';
 import { silentLogger } from '../../src/util/logger.ts';
@@ -143,6 +144,25 @@ describe('token refresh', () => {
     } finally {
       await cleanup();
     }
+  });
+
+  it('refreshesSettled waits until a refresh under way has saved its new pair (what a second Ctrl-C waits for)', async () => {
+    const site = rotatingSite([]);
+    site.expire();
+    server = await startServer(site.handler);
+    let saved = false;
+    const store = new MemoryStore(testCreds, async () => {
+      await new Promise((r) => setTimeout(r, 300)); // a slow disk
+      saved = true;
+    });
+    const client = createSiteClient({ baseUrl: server.url, store, rate: 50 });
+    const request = client.getJson('/api/programs/1/');
+    while (server.arrivals.every((a) => a.path !== '/api/o/token/')) await new Promise((r) => setTimeout(r, 5));
+    await refreshesSettled();
+    expect(saved).toBe(true);
+    await request;
+    await refreshesSettled(); // none under way: resolves at once
+    await client.close();
   });
 
   it('rotates the credentials file: new pair on disk, mode 0600', async () => {

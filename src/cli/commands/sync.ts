@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 import { environmentForCredentials } from '../../pipeline/credentials.ts';
 import { runSync, SyncStoppedError } from '../../pipeline/sync.ts';
+import { refreshesSettled } from '../../source/token-manager.ts';
 import { ExitCode, StoppedError } from '../../util/errors.ts';
 import { formatSummary } from '../../pipeline/summary.ts';
 import { createLogger } from '../../util/logger.ts';
@@ -50,7 +51,7 @@ Examples:
   grantflow sync --pipeline pipelines/example.json --streams applications,application_tasks --full-refresh
 
 Exit codes: 0 success; 1 the run failed or was partial (see the summary), or was interrupted (SIGINT/SIGTERM:
-no new requests, commits under way finish, the next sync resumes it; a second signal exits at once); 2 bad usage
+no new requests, commits under way finish, the next sync resumes it; a second signal exits at once, once a token refresh under way is saved; a signal after the extraction lets models and snapshots finish); 2 bad usage
 or configuration, including credentials the site rejects (also mid-run: committed streams are kept).`,
     );
   addSettings(command, syncKeys);
@@ -59,12 +60,17 @@ or configuration, including credentials the site rejects (also mid-run: committe
       const settings = await settingsFrom(options, syncKeys);
       const logger = createLogger({ level: settings.logLevel });
       const stop = new AbortController();
+      let signals = 0;
       const onSignal = (signal: NodeJS.Signals): void => {
-        if (stop.signal.aborted) {
-          // A second signal: no more waiting. Committed work stays; the next sync resumes the run.
+        signals++;
+        if (signals === 2) {
+          // A second signal: no more waiting for commits (they stay; the next sync resumes the run), but a token
+          // refresh under way must save its new pair first: the site has already killed the old one.
           process.stderr.write(`grantflow: ${signal} again: exiting now; the next sync resumes the run\n`);
-          process.exit(ExitCode.runFailed);
+          void refreshesSettled().finally(() => process.exit(ExitCode.runFailed));
+          return;
         }
+        if (signals > 2) process.exit(ExitCode.runFailed);
         logger.info({ signal }, 'stopping: no new requests; commits under way finish (send it again to exit at once)');
         stop.abort(new StoppedError(`interrupted by ${signal}`));
       };
