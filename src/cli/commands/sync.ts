@@ -51,8 +51,9 @@ Examples:
   grantflow sync --pipeline pipelines/example.json --streams applications,application_tasks --full-refresh
 
 Exit codes: 0 success; 1 the run failed or was partial (see the summary), or was interrupted (SIGINT/SIGTERM:
-no new requests, commits under way finish, the next sync resumes it; a second signal exits at once, once a token refresh under way is saved; a signal after the extraction lets models and snapshots finish); 2 bad usage
-or configuration, including credentials the site rejects (also mid-run: committed streams are kept).`,
+no new requests, commits under way finish, the next sync resumes it; a second signal exits at once, once a token
+refresh under way is saved; a signal after the extraction lets models and snapshots finish); 2 bad usage or
+configuration, including credentials the site rejects (also mid-run: committed streams are kept).`,
     );
   addSettings(command, syncKeys);
   command.action(
