@@ -226,11 +226,14 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
     if (stop.signal.aborted) {
       // Stopped: what was committed stays, the run is recorded with why (never a secret), and the next sync resumes
       // it. Credentials rejected for good are a configuration problem (exit 2: a person must issue new ones).
+      // Only the caller's stop (a signal) is an interruption; a stream's error that ended the run is a failure.
       const reason = stopReason(stop.signal);
+      const interrupted = request.signal?.aborted === true && stop.signal.reason === request.signal.reason;
       const credentials = reason instanceof CredentialsError;
       const error = redact(reason.message);
       const exitCode = credentials ? ExitCode.usage : ExitCode.runFailed;
-      const result = await finish(credentials ? 'failed' : 'interrupted', null, exitCode, { error, resumable: true });
+      const status = interrupted ? 'interrupted' : 'failed';
+      const result = await finish(status, null, exitCode, { error, resumable: true });
       throw new SyncStoppedError(
         `${error}; the streams committed before are kept and the next sync resumes run ${runId}`,
         exitCode,

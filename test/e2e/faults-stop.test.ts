@@ -6,12 +6,13 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import type { RunRecord } from '../../src/warehouse/types.ts';
-import { referenceDump, siteWithWarehouse, syncCliArgs, type TableDump } from './harness.ts';
+import { postgresSchema, referenceDump, siteWithWarehouse, syncCliArgs, type TableDump } from './harness.ts';
 import { assertNoSecretsLeaked, cli, expectSameWarehouse, recordIssuedSecrets } from './faults/support.ts';
 
 const tasks = 'GET /api/applications/{id}/tasks/';
@@ -100,5 +101,36 @@ describe('a sync stopped mid-run', () => {
     expect(next.code, next.stderr).toBe(0);
     expect(next.stdout).toMatch(/\(resumed\)/);
     await expectSameWarehouse(warehouse, reference);
+  });
+
+  it('by an error that ends the run (a table refusing rows): records the run as failed, not interrupted', async () => {
+    const pgSchema = await postgresSchema();
+    try {
+      const dir = join(site.dir, 'refused');
+      const args = syncCliArgs(sim.url, dir, {
+        credentials: site.credentials,
+        warehouse: ['--warehouse', pgSchema.url, '--schema', pgSchema.schema],
+      });
+      expect((await cli(args)).code).toBe(0);
+      const client = new pg.Client({ connectionString: pgSchema.url });
+      await client.connect();
+      try {
+        await client.query(`ALTER TABLE ${pgSchema.schema}.programs ADD CONSTRAINT refuse CHECK (false) NOT VALID`);
+      } finally {
+        await client.end();
+      }
+      const failed = await cli(args);
+      expect(failed.code, failed.stderr).toBe(1);
+      const w = await openWarehouse(pgSchema.url, { schema: pgSchema.schema, logger: silentLogger });
+      try {
+        const run = (await w.listRuns(1))[0]!;
+        expect(run.status).toBe('failed');
+        expect(JSON.stringify(run.summary)).toMatch(/refuse/);
+      } finally {
+        await w.close();
+      }
+    } finally {
+      await pgSchema.drop();
+    }
   });
 });
