@@ -42,7 +42,7 @@ export async function runFanOutStream(
   const marks = await ctx.mutex.run(() => ctx.warehouse.readParentMarks(def.name));
   const lastFull = state.lastFullRefreshAt ? Date.parse(state.lastFullRefreshAt) : NaN;
   const fullRefresh =
-    ctx.options.fullRefresh ||
+    ctx.options.fullRefreshStreams.has(def.name) ||
     state.fullRefreshPending === true ||
     !Number.isFinite(lastFull) ||
     Date.parse(ctx.extractedAt) - lastFull > ctx.options.fullRefreshAfterDays * dayMs;

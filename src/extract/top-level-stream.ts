@@ -90,7 +90,7 @@ export async function runTopLevelStream(
           if (Number.isFinite(id)) maxId = Math.max(maxId ?? id, id);
         }
         // --full-refresh reads an append-only list whole, to fill any gap an earlier walk left.
-        if (allHeld && descending && !ctx.options.fullRefresh) {
+        if (allHeld && descending && !ctx.options.fullRefreshStreams.has(def.name)) {
           stoppedEarly = true;
           await pages.return(undefined as unknown as PaginationInfo);
           break;

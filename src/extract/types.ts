@@ -6,8 +6,11 @@ import type { RawLanding } from './raw-landing.ts';
 import type { Progress } from './progress.ts';
 
 export interface ExtractOptions {
-  /** Ignore change markers: fetch every parent's children again. */
-  readonly fullRefresh: boolean;
+  /**
+   * Streams read as `--full-refresh` asks: fan-out streams fetch every parent's children again (change markers
+   * ignored), append-only logs are read whole. Only the streams of the run that asked, when a later sync resumes it.
+   */
+  readonly fullRefreshStreams: ReadonlySet<string>;
   /** Fan-out streams do a full refresh when the last one is older than this (child edits that do not touch the parent). */
   readonly fullRefreshAfterDays: number;
   /** IANA zone for timestamps the site sends without one. */

@@ -165,11 +165,23 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
     const runId = resumed && last ? last.runId : newRunId();
     const startedAt = resumed && last ? last.startedAt : new Date(started).toISOString();
     // A resumed run keeps the intent it started with: a --full-refresh killed halfway and resumed by a plain sync must
-    // still read every parent's children, or child edits only a full refresh sees are missed.
-    const fullRefresh = settings.fullRefresh || (resumed && runOptionsOf(last?.summary).fullRefresh === true);
-    const options: RunOptions = { fullRefresh };
+    // still read every parent's children, or child edits only a full refresh sees are missed; but only for the streams
+    // that run selected (a record from before the selection was kept: the streams of this sync).
+    const selected = streams.map((d) => d.name);
+    const stored = resumed ? runOptionsOf(last?.summary) : {};
+    const fullRefreshStreams = new Set([
+      ...(settings.fullRefresh ? selected : []),
+      ...(stored.fullRefresh ? (stored.fullRefreshStreams ?? selected) : []),
+    ]);
+    const fullRefresh = fullRefreshStreams.size > 0;
+    const options: RunOptions = { fullRefresh, fullRefreshStreams: [...fullRefreshStreams] };
     if (resumed) logger.warn({ runId, fullRefresh }, 'the previous run did not finish: resuming it');
-    await warehouse.saveRun({ runId, startedAt, status: 'running', summary: { options: { ...options } } });
+    await warehouse.saveRun({
+      runId,
+      startedAt,
+      status: 'running',
+      summary: { options: { fullRefresh, fullRefreshStreams: [...fullRefreshStreams] } },
+    });
 
     const raw = settings.landRaw ? new RawLanding(join(settings.rawDir, runId)) : null;
     await raw?.open();
@@ -189,7 +201,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
           logger,
           progress,
           options: {
-            fullRefresh,
+            fullRefreshStreams,
             fullRefreshAfterDays: settings.fullRefreshAfterDays,
             siteTimeZone: settings.siteTimeZone,
             fanOutConcurrency: settings.concurrency,
@@ -274,11 +286,17 @@ function stopReason(signal: AbortSignal): GrantflowError {
 /** What a run was asked to do that a resume must do too; kept in its `_grantflow_runs` row (summary.options). */
 interface RunOptions {
   readonly fullRefresh: boolean;
+  /** The streams the full refresh covers: those the run selected. */
+  readonly fullRefreshStreams?: readonly string[];
 }
 
 function runOptionsOf(summary: JsonValue | undefined): Partial<RunOptions> {
   const options = isJsonObject(summary) ? summary.options : undefined;
-  return isJsonObject(options) && typeof options.fullRefresh === 'boolean' ? { fullRefresh: options.fullRefresh } : {};
+  if (!isJsonObject(options) || typeof options.fullRefresh !== 'boolean') return {};
+  const names = options.fullRefreshStreams;
+  const fullRefreshStreams =
+    Array.isArray(names) && names.every((n) => typeof n === 'string') ? (names as string[]) : undefined;
+  return { fullRefresh: options.fullRefresh, ...(fullRefreshStreams ? { fullRefreshStreams } : {}) };
 }
 
 async function checkSnapshots(dir: string): Promise<void> {

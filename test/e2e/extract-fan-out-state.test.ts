@@ -97,4 +97,26 @@ describe('fan-out state between runs', () => {
     const tables = ['application_tasks', 'task_responses', 'application_notes', 'application_stages'];
     expect(await liveRows(warehouse, tables)).toEqual(await liveRows(fresh, tables));
   });
+
+  it('a resumed --full-refresh covers only the streams its run selected', async () => {
+    const { sim, dir, credentials } = await setup(18);
+    const warehouse = join(dir, 'w.duckdb');
+    expect((await syncOnce(sim, { credentials, warehouse })).status).toBe('succeeded');
+    sim.control.resetCounts();
+    sim.control.setLatency({ ms: 10 });
+    const tasks = 'GET /api/applications/{id}/tasks/';
+    const selection = ['--streams', 'applications,application_tasks', '--full-refresh'];
+    const killed = await runCli(
+      [...syncCliArgs(sim.url, dir, { credentials, warehouse: ['--warehouse', warehouse] }), ...selection],
+      { onSpawn: (child) => killWhen(child, () => (sim.control.counts().byTemplate[tasks] ?? 0) >= 5) },
+    );
+    expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    sim.control.setLatency({ ms: 0 });
+    const resumed = await syncOnce(sim, { credentials, warehouse });
+    expect(resumed.resumed).toBe(true);
+    const refreshed = (name: string) => resumed.streams.find((s) => s.stream === name)?.fullRefresh;
+    expect(refreshed('application_tasks')).toBe(true);
+    for (const other of ['application_notes', 'application_stages', 'organization_members'])
+      expect(refreshed(other), other).toBe(false);
+  });
 });
