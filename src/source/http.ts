@@ -61,9 +61,12 @@ export class HttpTransport {
     for (;;) {
       // Wait for a refresh before taking a slot, so slots never sit blocked while the refresh needs one.
       if (auth) await auth.ready();
-      const release = await this.semaphore.acquire();
+      // An unauthenticated request is a token refresh, which every authenticated one waits for: it goes first, or
+      // requests queued before it would each spend a rate-limit slot only to find the refresh under way.
+      const first = auth === null;
+      const release = await this.semaphore.acquire(first);
       try {
-        await this.limiter.acquire();
+        await this.limiter.acquire(first);
         if (auth?.blocked) continue; // a refresh began while we queued: wait for it, then queue again
         return await this.once(req, auth ? auth.accessToken : null);
       } finally {

@@ -44,10 +44,11 @@ export class RateLimiter {
     return 1000 / this.intervalMs;
   }
 
-  /** Resolves when the caller may start one request. FIFO. */
-  acquire(): Promise<void> {
+  /** Resolves when the caller may start one request. FIFO, but a `first` caller goes before every waiter. */
+  acquire(first = false): Promise<void> {
     return new Promise<void>((resolve) => {
-      this.waiters.push(resolve);
+      if (first) this.waiters.unshift(resolve);
+      else this.waiters.push(resolve);
       this.pump();
     });
   }
@@ -117,8 +118,10 @@ export class Semaphore {
     if (!(limit >= 1)) throw new RangeError('concurrency must be >= 1');
   }
 
-  async acquire(): Promise<() => void> {
-    if (this.active >= this.limit) await new Promise<void>((resolve) => this.queue.push(resolve));
+  /** A `first` caller goes before every waiter. */
+  async acquire(first = false): Promise<() => void> {
+    if (this.active >= this.limit)
+      await new Promise<void>((resolve) => (first ? this.queue.unshift(resolve) : this.queue.push(resolve)));
     else this.active++;
     let released = false;
     return () => {

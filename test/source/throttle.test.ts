@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSiteClient } from '../../src/source/index.ts';
+import { createSiteClient, RateLimiter, Semaphore } from '../../src/source/index.ts';
 import { startSimulator } from '../../src/simulator/index.ts';
 import { json, maxInWindow, MemoryStore, startServer, type TestServer } from './helpers.ts';
 
@@ -63,5 +63,38 @@ describe('a site whose real limit is below --rate', () => {
       await client.close();
       await sim.close();
     }
+  });
+});
+
+describe('a token refresh goes before queued requests', () => {
+  it('the rate limiter releases a `first` caller before every waiter queued earlier', async () => {
+    const limiter = new RateLimiter({ rate: 20 });
+    const order: string[] = [];
+    const waits = ['a', 'b', 'c', 'd'].map((n) => limiter.acquire().then(() => order.push(n)));
+    waits.push(limiter.acquire(true).then(() => order.push('refresh')));
+    await Promise.all(waits);
+    // `a` had the free slot; the refresh takes the next one.
+    expect(order).toEqual(['a', 'refresh', 'b', 'c', 'd']);
+  });
+
+  it('the concurrency cap hands the next free slot to a `first` caller', async () => {
+    const cap = new Semaphore(1);
+    const held = await cap.acquire();
+    const order: string[] = [];
+    const waits = ['a', 'b'].map((n) =>
+      cap.acquire().then((release) => {
+        order.push(n);
+        release();
+      }),
+    );
+    waits.push(
+      cap.acquire(true).then((release) => {
+        order.push('refresh');
+        release();
+      }),
+    );
+    held();
+    await Promise.all(waits);
+    expect(order).toEqual(['refresh', 'a', 'b']);
   });
 });
