@@ -174,7 +174,10 @@ class DefaultSiteClient implements SiteClient {
     let failures = 0;
     let rateLimited = 0;
     let staleRetries = 0;
-    let refreshedForThis = false;
+    // Tokens this request saw rejected and refreshed. A request queued through 429 pauses can outlive the token a
+    // refresh gave it (short lifetimes): past its early-refresh point it is refreshed again, while a token refused
+    // while still fresh means the credentials are not this site's.
+    const refreshedFrom = new Set<string>();
     let backoffTotal = 0;
     for (;;) {
       let res: HttpResponse | null = null;
@@ -213,8 +216,11 @@ class DefaultSiteClient implements SiteClient {
           if (used !== null && used !== this.tokens.accessToken) {
             // Sent with a token another request already replaced: just retry with the new one.
             if (++staleRetries <= 5) continue;
-          } else if (!refreshedForThis) {
-            refreshedForThis = true;
+          } else if (
+            !refreshedFrom.has(used ?? '') &&
+            (refreshedFrom.size === 0 || (this.tokens.dueForRefresh && refreshedFrom.size < 3))
+          ) {
+            refreshedFrom.add(used ?? '');
             await this.tokens.refresh(used ?? '');
             continue;
           }

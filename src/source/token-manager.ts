@@ -51,6 +51,11 @@ export class TokenManager implements AuthGate {
     return this.refreshing !== null;
   }
 
+  /** The current access token is past the point where it is refreshed early: it may have expired by now. */
+  get dueForRefresh(): boolean {
+    return this.refreshAt !== null && Date.now() >= this.refreshAt;
+  }
+
   get storeDescription(): string {
     return this.options.store.description;
   }
@@ -74,7 +79,7 @@ export class TokenManager implements AuthGate {
       }
     }
     while (this.refreshing) await this.refreshing;
-    if (this.refreshAt !== null && Date.now() >= this.refreshAt) {
+    if (this.dueForRefresh) {
       this.options.logger.debug('access token near expiry; refreshing early');
       await this.refresh(this.accessToken);
     }

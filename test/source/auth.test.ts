@@ -2,6 +2,7 @@ import { stat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSiteClient, FileCredentialStore } from '../../src/source/index.ts';
+import { startSimulator } from '../../src/simulator/index.ts';
 import { refreshesSettled } from '../../src/source/token-manager.ts';
 import { ConfigError, CredentialsError } from '../../src/util/errors.ts';
 import { redact } from '../../src/util/redact.ts';
@@ -301,5 +302,29 @@ describe('HTTPS rule', () => {
   ])('accepts %s', async (baseUrl) => {
     const client = createSiteClient({ baseUrl, store });
     await client.close();
+  });
+});
+
+describe('short token lifetimes under a tight rate limit', () => {
+  it('a request queued through 429 pauses past its refreshed token refreshes again instead of failing', async () => {
+    // 6 s tokens, a site limiting at the client's own rate (so 429 pauses), 8 requests in flight: some requests
+    // wait long enough for the token they were refreshed with to expire too.
+    const sim = await startSimulator({ scale: 'tiny', seed: 1, rate: 5, tokenTtlSeconds: 6 });
+    const client = createSiteClient({
+      baseUrl: sim.url,
+      store: new MemoryStore(sim.credentials),
+      rate: 5,
+      concurrency: 8,
+    });
+    try {
+      const results = await Promise.all(
+        Array.from({ length: 60 }, () => client.getJson('/api/programs/', { per_page: 1 })),
+      );
+      expect(results.every((r) => r.status === 200)).toBe(true);
+      expect(client.stats.refreshes).toBeGreaterThanOrEqual(1);
+    } finally {
+      await client.close();
+      await sim.close();
+    }
   });
 });
