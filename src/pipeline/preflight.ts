@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { request } from 'undici';
-import { checkBaseUrl, describeNetworkError, SiteHttpError, SiteResponseError, tlsFailure } from '../source/index.ts';
+import { checkBaseUrl, describeNetworkError, SiteHttpError, SiteResponseError, tlsError } from '../source/index.ts';
 import type { SiteClient } from '../source/types.ts';
 import { ConfigError, GrantflowError } from '../util/errors.ts';
 import { redact } from '../util/redact.ts';
@@ -68,14 +68,8 @@ export async function probeSiteWithoutCredentials(baseUrl: string, timeoutMs = 1
     status = res.statusCode;
     body = await res.body.text();
   } catch (error) {
-    const tls = tlsFailure(error);
-    if (tls) {
-      throw new ConfigError(
-        `${base.origin} failed the TLS check (${tls}); check --site, or trust its certificate authority with ` +
-          'NODE_EXTRA_CA_CERTS',
-        { cause: error },
-      );
-    }
+    const tls = tlsError(base.origin, error);
+    if (tls) throw tls;
     throw new GrantflowError(
       `cannot reach ${url.href} (${describeNetworkError(error)}); try again later`,
       1,

@@ -88,7 +88,7 @@ export class FileCredentialStore implements CredentialStore {
    */
   async checkWritable(): Promise<void> {
     const target = await linkTarget(this.path);
-    const probe = join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.probe`);
+    const probe = hiddenSibling(target, 'probe');
     try {
       await (await open(probe, 'wx', 0o600)).close();
       await unlink(probe);
@@ -149,10 +149,15 @@ function folderRefused(e: unknown): boolean {
   return code === 'EACCES' || code === 'EPERM' || code === 'EROFS';
 }
 
+/** A fresh hidden file name next to `target` (same folder, so a rename over it stays on one file system). */
+function hiddenSibling(target: string, suffix: string): string {
+  return join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.${suffix}`);
+}
+
 /** Temp file next to `target`, fsync, rename over it, fsync the folder: readers see the old or the new file. */
 async function replaceAtomically(target: string, body: string): Promise<void> {
   const dir = dirname(target);
-  const tmp = join(dir, `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const tmp = hiddenSibling(target, 'tmp');
   const fh = await open(tmp, 'wx', 0o600);
   try {
     try {

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { ConfigError } from '../util/errors.ts';
 
 /** Exponential backoff with "equal jitter": half fixed, half random, so retries of many callers spread out. */
 export function backoffMs(attempt: number, baseMs: number, maxMs = 10_000): number {
@@ -45,6 +46,16 @@ export function tlsFailure(e: unknown): string | null {
     if (code && tlsCodes.test(code)) return code;
   }
   return null;
+}
+
+/** The configuration error (exit 2) for a certificate or TLS handshake failure reaching `origin`; null for others. */
+export function tlsError(origin: string, e: unknown): ConfigError | null {
+  const tls = tlsFailure(e);
+  if (!tls) return null;
+  return new ConfigError(
+    `${origin} failed the TLS check (${tls}); check --site, or trust its certificate authority with NODE_EXTRA_CA_CERTS`,
+    { cause: e },
+  );
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -6,7 +6,7 @@ import { isJsonObject, type JsonValue } from '../util/json.ts';
 import { oneLine, SiteHttpError, SiteResponseError, SiteUnavailableError } from './errors.ts';
 import { HttpTransport, type HttpRequest, type HttpResponse } from './http.ts';
 import { parseJson, parseListPage, walkPages, type ParseResult } from './pagination.ts';
-import { backoffMs, describeNetworkError, retryAfterMs, sleep, tlsFailure } from './retry.ts';
+import { backoffMs, describeNetworkError, retryAfterMs, sleep, tlsError } from './retry.ts';
 import { TokenManager } from './token-manager.ts';
 import type {
   ClientStats,
@@ -188,14 +188,8 @@ class DefaultSiteClient implements SiteClient {
         res = await this.transport.send(req, auth ? this.tokens : null);
       } catch (e) {
         if (e instanceof GrantflowError) throw e;
-        const tls = tlsFailure(e);
-        if (tls) {
-          throw new ConfigError(
-            `${req.url.origin} failed the TLS check (${tls}); check --site, or trust its certificate authority with ` +
-              'NODE_EXTRA_CA_CERTS',
-            { cause: e },
-          );
-        }
+        const tls = tlsError(req.url.origin, e);
+        if (tls) throw tls;
         problem = describeNetworkError(e);
         // Sent (it took a rate-limit slot) but never answered: counted, or `requests` understates the traffic.
         this.stats.requests++;

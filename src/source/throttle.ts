@@ -39,11 +39,6 @@ export class RateLimiter {
     return this.baseIntervalMs * this.slowdown;
   }
 
-  /** The rate in force now, in requests per second (below `rate` after 429s). */
-  get effectiveRate(): number {
-    return 1000 / this.intervalMs;
-  }
-
   /** Resolves when the caller may start one request. FIFO, but a `first` caller goes before every waiter. */
   acquire(first = false): Promise<void> {
     return new Promise<void>((resolve) => {

@@ -5,6 +5,7 @@ import { isJsonObject, type JsonValue } from '../util/json.ts';
 import { registerCredentialSecrets } from './credentials-file.ts';
 import { SiteHttpError, SiteResponseError } from './errors.ts';
 import type { AuthGate } from './http.ts';
+import { sleep } from './retry.ts';
 import type { Credentials, CredentialStore } from './types.ts';
 
 /** Sends the refresh form (through the shared limiter, with retries) and returns the parsed body. */
@@ -142,7 +143,7 @@ export class TokenManager implements AuthGate {
    */
   private async adoptNewerStored(current: Credentials): Promise<boolean> {
     for (let attempt = 0; attempt < 3; attempt++) {
-      if (attempt > 0) await new Promise((r) => setTimeout(r, 500));
+      if (attempt > 0) await sleep(500);
       const stored = await this.options.store.load().catch(() => null);
       if (stored && stored.refresh_token !== current.refresh_token && stored.client_id === current.client_id) {
         this.creds = stored;
