@@ -7,7 +7,7 @@ import { tables } from '../normalize/index.ts';
 import { createSiteClient } from '../source/index.ts';
 import type { ClientStats, CredentialStore, SiteClient } from '../source/types.ts';
 import type { Settings } from '../config/settings.ts';
-import { isPostgresTarget, openConfiguredWarehouse } from '../warehouse/index.ts';
+import { isNewDuckDBFile, openConfiguredWarehouse } from '../warehouse/index.ts';
 import type { RunRecord, Warehouse } from '../warehouse/types.ts';
 import { ConfigError, CredentialsError, ExitCode, GrantflowError, StoppedError } from '../util/errors.ts';
 import { redact } from '../util/redact.ts';
@@ -24,7 +24,6 @@ import {
 import { preflight, probeConnect } from './preflight.ts';
 import { newRunId } from './run-id.ts';
 import { afterLoad, type AfterLoadInfo } from './after-load.ts';
-import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { checkWritableDir } from '../util/writable-dir.ts';
 
@@ -120,20 +119,17 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   let firstRun: FirstRunCredentialStore | null = null;
   if (!fileStore) {
     await probeConnect(site);
-    if (!isPostgresTarget(settings.warehouse) && !existsSync(settings.warehouse)) {
+    if (isNewDuckDBFile(settings.warehouse)) {
       checkWritableDir(dirname(resolve(settings.warehouse)), 'warehouse directory', 'choose another --warehouse');
       firstRun = new FirstRunCredentialStore(envCreds!);
-      client = makeClient(firstRun);
-      await preflight(client).catch(async (e: unknown) => {
-        await client?.close();
-        throw stopError(e);
-      });
     }
   }
 
-  // With a credentials file the site is checked before the warehouse is even opened: a wrong site writes nothing.
-  if (fileStore) {
-    client = makeClient(fileStore);
+  // With a credentials file (or the variables on a first run) the site is checked before the warehouse is even
+  // opened: a wrong site or secret writes nothing.
+  const earlyStore = fileStore ?? firstRun;
+  if (earlyStore) {
+    client = makeClient(earlyStore);
     await preflight(client).catch(async (e: unknown) => {
       await client?.close();
       throw stopError(e);
@@ -159,6 +155,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       });
     }
     throwIfStopped();
+    const siteClient = client;
 
     const last = (await warehouse.listRuns(1))[0];
     const resumed = last !== undefined && resumable(last);
@@ -174,14 +171,9 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       ...(stored.fullRefresh ? (stored.fullRefreshStreams ?? selected) : []),
     ]);
     const fullRefresh = fullRefreshStreams.size > 0;
-    const options: RunOptions = { fullRefresh, fullRefreshStreams: [...fullRefreshStreams] };
+    const options = { fullRefresh, fullRefreshStreams: [...fullRefreshStreams] } satisfies RunOptions;
     if (resumed) logger.warn({ runId, fullRefresh }, 'the previous run did not finish: resuming it');
-    await warehouse.saveRun({
-      runId,
-      startedAt,
-      status: 'running',
-      summary: { options: { fullRefresh, fullRefreshStreams: [...fullRefreshStreams] } },
-    });
+    await warehouse.saveRun({ runId, startedAt, status: 'running', summary: { options } });
 
     const raw = settings.landRaw ? new RawLanding(join(settings.rawDir, runId)) : null;
     await raw?.open();
@@ -190,7 +182,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
     try {
       infos = await runExtract(
         {
-          client,
+          client: siteClient,
           warehouse,
           mutex: new Mutex(),
           raw,
@@ -229,10 +221,10 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
         finishedAt: new Date().toISOString(),
         status,
         summary: JSON.parse(
-          JSON.stringify({ streams: infos, client: client!.stats, durationMs, options, ...extra }),
+          JSON.stringify({ streams: infos, client: siteClient.stats, durationMs, options, ...extra }),
         ) as JsonValue,
       });
-      return { runId, status, resumed, streams: infos, client: { ...client!.stats }, after, durationMs, exitCode };
+      return { runId, status, resumed, streams: infos, client: { ...siteClient.stats }, after, durationMs, exitCode };
     };
 
     if (stop.signal.aborted) {

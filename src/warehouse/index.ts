@@ -27,6 +27,11 @@ export function isPostgresTarget(target: string): boolean {
   return /^postgres(ql)?:\/\//i.test(target);
 }
 
+/** A DuckDB target whose file does not exist yet (the first sync creates it); false for Postgres. */
+export function isNewDuckDBFile(target: string): boolean {
+  return !isPostgresTarget(target) && !existsSync(target);
+}
+
 /** Open a DuckDB file (parent directories created) or a `postgres://` / `postgresql://` URL. */
 export async function openWarehouse(target: string, options: OpenWarehouseOptions = {}): Promise<Warehouse> {
   const logger = options.logger ?? silentLogger;

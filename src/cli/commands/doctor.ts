@@ -1,12 +1,11 @@
 import type { Command } from 'commander';
-import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 import { credentialsSource, envCredentials, fileCredentialStore } from '../../pipeline/credentials.ts';
 import { preflight, probeSiteWithoutCredentials } from '../../pipeline/preflight.ts';
 import { createSiteClient } from '../../source/index.ts';
-import { duckdbVersion, isPostgresTarget, openConfiguredWarehouse } from '../../warehouse/index.ts';
+import { duckdbVersion, isNewDuckDBFile, openConfiguredWarehouse } from '../../warehouse/index.ts';
 import { checkSnapshotDir } from '../../snapshot/index.ts';
 import { ConfigError, ExitCode, isGrantflowError } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
@@ -76,7 +75,7 @@ export function registerDoctor(program: Command): void {
           name: 'warehouse',
           run: async () => {
             // Syncs nothing, so creates nothing: a DuckDB file that does not exist yet is checked by its directory.
-            if (!isPostgresTarget(settings.warehouse) && !existsSync(settings.warehouse)) {
+            if (isNewDuckDBFile(settings.warehouse)) {
               checkWritableDir(
                 dirname(resolve(settings.warehouse)),
                 'warehouse directory',
