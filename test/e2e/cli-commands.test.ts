@@ -1,8 +1,6 @@
 /** The operator's commands as a user runs them: doctor before, status and replay after a sync. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,6 +8,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
+import { holdDuckDBFile } from '../warehouse/fixtures.ts';
 import { dumpWarehouse, runCli, startSite, summarize, tempDir, writeCredentials, syncCliArgs } from './harness.ts';
 
 let sim: SimulatorHandle;
@@ -213,23 +212,14 @@ describe('after a sync', () => {
     const demoDir = join(dir.path, 'held-demo');
     const target = join(demoDir, 'warehouse.duckdb');
     await (await openWarehouse(target)).close();
-    const nodeApi = createRequire(import.meta.url).resolve('@duckdb/node-api');
-    const holder = spawn(
-      process.execPath,
-      [
-        '-e',
-        `require(${JSON.stringify(nodeApi)}).DuckDBInstance.create(${JSON.stringify(target)}).then(() => { console.log('held'); setInterval(() => {}, 1000); })`,
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
+    const holder = await holdDuckDBFile(target);
     try {
-      await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
       const r = await runCli(['demo', '--dir', demoDir, '--scale', 'tiny']);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(`held open by process ${holder.pid}`);
       expect(existsSync(target)).toBe(true);
     } finally {
-      holder.kill();
+      holder.release();
     }
   });
 

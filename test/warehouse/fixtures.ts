@@ -1,4 +1,6 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -127,4 +129,22 @@ export const bothDialects: Dialect[] = ['duckdb', 'postgres'];
 export async function snapshot(wh: Warehouse, table: string, orderBy = 'id'): Promise<string> {
   const rows = await wh.query(`SELECT * FROM ${table} ORDER BY ${orderBy}`);
   return JSON.stringify(rows);
+}
+
+/**
+ * A process that is not grantflow holding `path` open in DuckDB (an analyst's shell), once it holds it. Its pid is
+ * what DuckDB's lock error names; `release` ends it.
+ */
+export async function holdDuckDBFile(path: string): Promise<{ pid: number; release: () => void }> {
+  const nodeApi = createRequire(import.meta.url).resolve('@duckdb/node-api');
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `require(${JSON.stringify(nodeApi)}).DuckDBInstance.create(${JSON.stringify(path)}).then(() => { console.log('held'); setInterval(() => {}, 1000); })`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+  return { pid: child.pid!, release: () => child.kill() };
 }

@@ -1,11 +1,9 @@
-import { spawn } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
 import { ConfigError, LockedError } from '../../src/util/errors.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
-import { catalog, harness, pgUrl, snapshot, thing, type Harness } from './fixtures.ts';
+import { catalog, harness, holdDuckDBFile, pgUrl, snapshot, thing, type Harness } from './fixtures.ts';
 
 const cleanups: Harness[] = [];
 afterAll(async () => {
@@ -33,25 +31,16 @@ describe('run lock', () => {
     cleanups.push(h);
     const wh = await h.open();
     await wh.close();
-    const nodeApi = createRequire(import.meta.url).resolve('@duckdb/node-api');
-    const child = spawn(
-      process.execPath,
-      [
-        '-e',
-        `require(${JSON.stringify(nodeApi)}).DuckDBInstance.create(${JSON.stringify(h.target)}).then(() => { console.log('held'); setInterval(() => {}, 1000); })`,
-      ],
-      { stdio: ['ignore', 'pipe', 'inherit'] },
-    );
+    const holder = await holdDuckDBFile(h.target);
     try {
-      await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
       const err = await openWarehouse(h.target).then(
         () => null,
         (e: unknown) => e,
       );
       expect(err).toBeInstanceOf(LockedError);
-      expect((err as Error).message).toContain(`held open by process ${child.pid}, not a grantflow run`);
+      expect((err as Error).message).toContain(`held open by process ${holder.pid}, not a grantflow run`);
     } finally {
-      child.kill();
+      holder.release();
     }
   });
 
