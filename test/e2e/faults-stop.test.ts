@@ -40,6 +40,17 @@ function when(child: ChildProcess, n: number, act: () => void): void {
   }, 2);
 }
 
+/** A sync into `<site>/<name>/` that `stop` acts on once 5 task requests were served (the site slowed meanwhile). */
+async function syncStopped(name: string, stop: (child: ChildProcess) => void) {
+  const dir = join(site.dir, name);
+  const args = syncCliArgs(sim.url, dir, { credentials: site.credentials });
+  sim.control.resetCounts();
+  sim.control.setLatency({ ms: 10 });
+  const stopped = await cli(args, { onSpawn: (child) => when(child, 5, () => stop(child)) });
+  sim.control.setLatency({ ms: 0 });
+  return { warehouse: join(dir, 'warehouse.duckdb'), args, stopped };
+}
+
 async function lastRun(warehouse: string): Promise<RunRecord> {
   const w = await openWarehouse(warehouse, { logger: silentLogger });
   try {
@@ -51,13 +62,7 @@ async function lastRun(warehouse: string): Promise<RunRecord> {
 
 describe('a sync stopped mid-run', () => {
   it('by SIGTERM: stops taking work, records the run as interrupted, releases the lock, exits 1; the next sync resumes', async () => {
-    const dir = join(site.dir, 'sigterm');
-    const warehouse = join(dir, 'warehouse.duckdb');
-    const args = syncCliArgs(sim.url, dir, { credentials: site.credentials });
-    sim.control.resetCounts();
-    sim.control.setLatency({ ms: 10 });
-    const stopped = await cli(args, { onSpawn: (child) => when(child, 5, () => child.kill('SIGTERM')) });
-    sim.control.setLatency({ ms: 0 });
+    const { warehouse, args, stopped } = await syncStopped('sigterm', (child) => child.kill('SIGTERM'));
     expect(stopped.signal).toBeNull();
     expect(stopped.code, stopped.stderr).toBe(1);
     expect(stopped.stderr).toMatch(/^grantflow: interrupted by SIGTERM; [^\n]* resumes run \S+\n$/);
@@ -75,13 +80,7 @@ describe('a sync stopped mid-run', () => {
   });
 
   it('by credentials revoked on the site: records the run as failed with why, reports committed streams, exits 2', async () => {
-    const dir = join(site.dir, 'revoked');
-    const warehouse = join(dir, 'warehouse.duckdb');
-    const args = syncCliArgs(sim.url, dir, { credentials: site.credentials });
-    sim.control.resetCounts();
-    sim.control.setLatency({ ms: 10 });
-    const stopped = await cli(args, { onSpawn: (child) => when(child, 5, () => sim.control.revokeAllCredentials()) });
-    sim.control.setLatency({ ms: 0 });
+    const { warehouse, args, stopped } = await syncStopped('revoked', () => sim.control.revokeAllCredentials());
     expect(stopped.code, stopped.stderr).toBe(2);
     expect(stopped.stderr).toMatch(/^grantflow: [^\n]*invalid_grant[^\n]*next sync resumes run \S+\n$/);
     // The streams committed before are reported.
