@@ -68,7 +68,8 @@ export async function handleControl(
 function applyConfig(control: SimulatorControl, body: JsonObject): void {
   const rate = num(body['rate']);
   if (rate !== undefined) control.setRate(rate);
-  if (typeof body['retryAfter'] === 'boolean') control.setRetryAfter(body['retryAfter']);
+  const retryAfter = body['retryAfter'];
+  if (typeof retryAfter === 'boolean' || typeof retryAfter === 'number') control.setRetryAfter(retryAfter);
   const ttl = num(body['tokenTtlSeconds']);
   if (ttl !== undefined) control.setTokenTtl(ttl);
   const perPageMax = num(body['perPageMax']);

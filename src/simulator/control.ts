@@ -6,6 +6,7 @@ import type { RequestCounter, RequestCounts } from './counts.ts';
 import type { Dataset } from './dataset.ts';
 import type { FaultInjector } from './faults.ts';
 import type { FaultKind, FaultOptions, Features, LatencyOptions, ListStyle, SimConfig } from './options.ts';
+import { retryAfterSeconds } from './options.ts';
 import type { SlidingWindowLimiter } from './rate-limit.ts';
 
 /** Test-only levers over a running simulator (also reachable over HTTP under `/_sim/`, see docs/simulator.md). */
@@ -24,7 +25,8 @@ export interface SimulatorControl {
   faultsInjected(): Readonly<Record<FaultKind, number>>;
   /** Requests per second per client; 0 disables the limit. Also clears the current windows. */
   setRate(rate: number): void;
-  setRetryAfter(on: boolean): void;
+  /** `Retry-After` on 429s: true for 1 s, a number of seconds, or false for none. */
+  setRetryAfter(setting: boolean | number): void;
   setLatency(latency: LatencyOptions): void;
   /** Lifetime of access tokens issued from now on. */
   setTokenTtl(seconds: number): void;
@@ -95,8 +97,8 @@ export function createControl(p: ControlParts): SimulatorControl {
       p.limiter.rate = rate;
       p.limiter.reset();
     },
-    setRetryAfter: (on) => {
-      p.config.retryAfter = on;
+    setRetryAfter: (setting) => {
+      p.config.retryAfterSeconds = retryAfterSeconds(setting);
     },
     setLatency: (latency) => {
       p.config.latency = latency;

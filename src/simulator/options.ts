@@ -37,8 +37,11 @@ export interface SimulatorOptions {
   readonly dataset?: Dataset;
   /** Requests per second per client (credential set); sliding 1 s window. Default 5; 0 disables. */
   readonly rate?: number;
-  /** Send `Retry-After: 1` with 429 responses. Default false (the spec does not promise it). */
-  readonly retryAfter?: boolean;
+  /**
+   * Send `Retry-After` with 429 responses: `true` for 1 second, or a number of seconds (a site that asks for a long
+   * pause). Default false (the spec does not promise the header).
+   */
+  readonly retryAfter?: boolean | number;
   readonly perPageDefault?: number;
   /** per_page above this is clamped. Default 100. */
   readonly perPageMax?: number;
@@ -78,7 +81,8 @@ export const ALL_PERMISSIONS = [
 /** The mutable run-time settings (changed through `control`). */
 export interface SimConfig {
   rate: number;
-  retryAfter: boolean;
+  /** Seconds of `Retry-After` on a 429; 0 sends none. */
+  retryAfterSeconds: number;
   perPageDefault: number;
   perPageMax: number;
   listStyle: ListStyle;
@@ -92,7 +96,7 @@ export interface SimConfig {
 export function configFrom(options: SimulatorOptions): SimConfig {
   return {
     rate: options.rate ?? 5,
-    retryAfter: options.retryAfter ?? false,
+    retryAfterSeconds: retryAfterSeconds(options.retryAfter ?? false),
     perPageDefault: options.perPageDefault ?? 25,
     perPageMax: options.perPageMax ?? 100,
     listStyle: options.listStyle ?? 'envelope',
@@ -102,4 +106,11 @@ export function configFrom(options: SimulatorOptions): SimConfig {
     faults: options.faults ?? { rate: 0 },
     latency: options.latency ?? { ms: 0 },
   };
+}
+
+/** `Retry-After` seconds for a `retryAfter` setting: true is 1 s, false none. */
+export function retryAfterSeconds(setting: boolean | number): number {
+  if (typeof setting === 'boolean') return setting ? 1 : 0;
+  if (!(setting >= 0)) throw new RangeError('retryAfter must be true, false or a number of seconds >= 0');
+  return setting;
 }

@@ -120,7 +120,7 @@ async function handle(p: Parts, control: SimulatorControl, req: IncomingMessage,
     return reply(
       429,
       { detail: 'Request was throttled. Expected available in 1 second.' },
-      p.config.retryAfter ? { headers: { 'Retry-After': '1' } } : {},
+      p.config.retryAfterSeconds > 0 ? { headers: { 'Retry-After': String(p.config.retryAfterSeconds) } } : {},
     );
   }
 

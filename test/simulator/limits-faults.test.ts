@@ -22,6 +22,12 @@ describe('rate limit', () => {
     const more = await Promise.all(Array.from({ length: 3 }, () => api(sim, '/api/programs/')));
     expect(more.filter((r) => r.status === 429)).toHaveLength(1);
     expect(more.find((r) => r.status === 429)?.headers.get('retry-after')).toBe('1');
+    // A site that asks for a long pause.
+    sim.control.setRetryAfter(300);
+    sim.control.setRate(1);
+    const paused = await Promise.all(Array.from({ length: 2 }, () => api(sim, '/api/programs/')));
+    expect(paused.find((r) => r.status === 429)?.headers.get('retry-after')).toBe('300');
+    expect(() => sim.control.setRetryAfter(-1)).toThrow(RangeError);
     sim.control.setRetryAfter(false);
   });
 
