@@ -3,8 +3,9 @@ import { StoppedError } from '../util/errors.ts';
 
 /**
  * The client of a sync that can be told to stop: once `signal` is aborted, no new request starts (each stream then
- * fails with a StoppedError and its already-fetched work is committed or discarded as usual). Requests already in
- * flight, a token refresh among them, are left to finish: abandoning a refresh would lose the rotated pair.
+ * fails with a StoppedError and its already-fetched work is committed or discarded as usual). The site client, given
+ * the same signal, gives up the requests that wait for a slot or a backoff; requests already in flight, a token
+ * refresh among them, are left to finish: abandoning a refresh would lose the rotated pair.
  */
 export function stoppableClient(client: SiteClient, signal: AbortSignal): SiteClient {
   const check = (): void => {

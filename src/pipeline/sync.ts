@@ -107,6 +107,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
         perPage: settings.perPage,
         concurrency: settings.concurrency,
         logger,
+        signal: stop.signal,
       }),
       stop.signal,
     );

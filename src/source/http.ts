@@ -57,16 +57,20 @@ export class HttpTransport {
     });
   }
 
-  async send(req: HttpRequest, auth: AuthGate | null): Promise<HttpResponse> {
+  /**
+   * `signal`, once aborted, takes a request still queued for a slot out of the queue (a StoppedError); one already
+   * sent is left to finish.
+   */
+  async send(req: HttpRequest, auth: AuthGate | null, signal?: AbortSignal): Promise<HttpResponse> {
     for (;;) {
       // Wait for a refresh before taking a slot, so slots never sit blocked while the refresh needs one.
       if (auth) await auth.ready();
       // An unauthenticated request is a token refresh, which every authenticated one waits for: it goes first, or
       // requests queued before it would each spend a rate-limit slot only to find the refresh under way.
       const first = auth === null;
-      const release = await this.semaphore.acquire(first);
+      const release = await this.semaphore.acquire(first, signal);
       try {
-        await this.limiter.acquire(first);
+        await this.limiter.acquire(first, signal);
         if (auth?.blocked) continue; // a refresh began while we queued: wait for it, then queue again
         return await this.once(req, auth ? auth.accessToken : null);
       } finally {

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { ConfigError } from '../util/errors.ts';
+import { ConfigError, StoppedError } from '../util/errors.ts';
 
 /** Exponential backoff with "equal jitter": half fixed, half random, so retries of many callers spread out. */
 export function backoffMs(attempt: number, baseMs: number, maxMs = 10_000): number {
@@ -58,4 +58,41 @@ export function tlsError(origin: string, e: unknown): ConfigError | null {
   );
 }
 
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** What a request that a stop finds waiting (for a backoff, a rate-limit slot) fails with: it was never sent. */
+export function stoppedWaiting(): StoppedError {
+  return new StoppedError('stopped before it finished: the run is stopping');
+}
+
+/**
+ * Waits until `resolve` is handed a value by `enqueue`, or, once `signal` is aborted, gives up: `dequeue` takes the
+ * waiter back out of its queue (so no slot is handed to it) and the wait fails with a StoppedError.
+ */
+export function abortableWait<T>(
+  signal: AbortSignal | undefined,
+  enqueue: (resolve: (value: T) => void) => void,
+  dequeue: (resolve: (value: T) => void) => void,
+): Promise<T> {
+  if (signal?.aborted) return Promise.reject(stoppedWaiting());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => {
+      dequeue(done);
+      reject(stoppedWaiting());
+    };
+    const done = (value: T): void => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(value);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    enqueue(done);
+  });
+}
+
+/** Resolves after `ms`; with a signal, fails with a StoppedError as soon as the signal is aborted. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return abortableWait<void>(
+    signal,
+    (resolve) => (timer = setTimeout(resolve, ms)),
+    () => clearTimeout(timer),
+  );
+}

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Logger } from '../util/logger.ts';
 import { silentLogger } from '../util/logger.ts';
 import { ConfigError, CredentialsError, GrantflowError } from '../util/errors.ts';
@@ -38,6 +39,12 @@ export interface SiteClientOptions {
   readonly rateMargin?: number;
   /** Cap on the sum of backoff sleeps of one request (default 30 s). */
   readonly maxBackoffTotalMs?: number;
+  /**
+   * Once aborted, a request not yet sent gives up at once with a StoppedError, whether it waits for a rate-limit
+   * slot, a 429 pause (a Retry-After may ask for minutes) or a retry's backoff. Requests in flight and token
+   * refreshes are left to finish: abandoning a refresh could lose the rotated pair.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** True for 127.0.0.0/8, ::1 and localhost: the only places credentials may go over plain HTTP. */
@@ -84,6 +91,7 @@ class DefaultSiteClient implements SiteClient {
   private readonly maxRetries: number;
   private readonly retryBaseMs: number;
   private readonly maxBackoffTotalMs: number;
+  private readonly signal: AbortSignal | undefined;
 
   constructor(options: SiteClientOptions) {
     this.base = checkBaseUrl(options.baseUrl);
@@ -93,6 +101,10 @@ class DefaultSiteClient implements SiteClient {
     this.maxRetries = options.maxRetries ?? 6;
     this.retryBaseMs = options.retryBaseMs ?? 400;
     this.maxBackoffTotalMs = options.maxBackoffTotalMs ?? 30_000;
+    this.signal = options.signal;
+    // Every request waiting for a slot or a backoff listens for the stop: far more than Node's default warning
+    // threshold of 10 listeners.
+    if (this.signal) setMaxListeners(0, this.signal);
     this.transport = new HttpTransport({
       origin: this.base.origin,
       rate: options.rate ?? 5,
@@ -179,13 +191,15 @@ class DefaultSiteClient implements SiteClient {
     // while still fresh means the credentials are not this site's.
     const refreshedFrom = new Set<string>();
     let backoffTotal = 0;
+    // A token refresh (the only unauthenticated request) is never abandoned.
+    const signal = auth ? this.signal : undefined;
     for (;;) {
       let res: HttpResponse | null = null;
       let problem: string;
       let badBody = false;
       const fetchedAt = new Date().toISOString();
       try {
-        res = await this.transport.send(req, auth ? this.tokens : null);
+        res = await this.transport.send(req, auth ? this.tokens : null, signal);
       } catch (e) {
         if (e instanceof GrantflowError) throw e;
         const tls = tlsError(req.url.origin, e);
@@ -232,7 +246,7 @@ class DefaultSiteClient implements SiteClient {
             throw new SiteUnavailableError(url, 'HTTP 429 rate limited on every attempt', rateLimited);
           }
           this.logger.warn({ url, waitMs: Math.round(wait), rateLimited }, 'rate limited (429); backing off');
-          await sleep(wait);
+          await sleep(wait, signal);
           continue;
         }
         if (status >= 200 && status < 300) {
@@ -257,7 +271,7 @@ class DefaultSiteClient implements SiteClient {
       backoffTotal += wait;
       this.stats.retries++;
       this.logger.warn({ url, attempt: failures, waitMs: Math.round(wait), problem: redact(problem!) }, 'retrying');
-      await sleep(wait);
+      await sleep(wait, signal);
     }
   }
 }

@@ -1,3 +1,5 @@
+import { abortableWait } from './retry.ts';
+
 /**
  * Evenly spaced rate limiter (GCRA with a burst of one): consecutive releases are at least
  * `1000 / (rate * (1 - margin))` ms apart (less at most 3 ms of forgiven timer lateness), measured from the
@@ -39,13 +41,20 @@ export class RateLimiter {
     return this.baseIntervalMs * this.slowdown;
   }
 
-  /** Resolves when the caller may start one request. FIFO, but a `first` caller goes before every waiter. */
-  acquire(first = false): Promise<void> {
-    return new Promise<void>((resolve) => {
-      if (first) this.waiters.unshift(resolve);
-      else this.waiters.push(resolve);
-      this.pump();
-    });
+  /**
+   * Resolves when the caller may start one request. FIFO, but a `first` caller goes before every waiter. Once
+   * `signal` is aborted the caller leaves the queue and the wait fails with a StoppedError.
+   */
+  acquire(first = false, signal?: AbortSignal): Promise<void> {
+    return abortableWait<void>(
+      signal,
+      (resolve) => {
+        if (first) this.waiters.unshift(resolve);
+        else this.waiters.push(resolve);
+        this.pump();
+      },
+      (resolve) => removeWaiter(this.waiters, resolve),
+    );
   }
 
   /**
@@ -113,10 +122,14 @@ export class Semaphore {
     if (!(limit >= 1)) throw new RangeError('concurrency must be >= 1');
   }
 
-  /** A `first` caller goes before every waiter. */
-  async acquire(first = false): Promise<() => void> {
+  /** A `first` caller goes before every waiter; once `signal` is aborted a waiter leaves with a StoppedError. */
+  async acquire(first = false, signal?: AbortSignal): Promise<() => void> {
     if (this.active >= this.limit)
-      await new Promise<void>((resolve) => (first ? this.queue.unshift(resolve) : this.queue.push(resolve)));
+      await abortableWait<void>(
+        signal,
+        (resolve) => (first ? this.queue.unshift(resolve) : this.queue.push(resolve)),
+        (resolve) => removeWaiter(this.queue, resolve),
+      );
     else this.active++;
     let released = false;
     return () => {
@@ -127,4 +140,9 @@ export class Semaphore {
       else this.active--;
     };
   }
+}
+
+function removeWaiter(queue: Array<() => void>, waiter: () => void): void {
+  const i = queue.indexOf(waiter);
+  if (i >= 0) queue.splice(i, 1);
 }

@@ -79,6 +79,38 @@ describe('a sync stopped mid-run', () => {
     await expectSameWarehouse(warehouse, reference);
   });
 
+  it('by SIGTERM while the site asks for a 5-minute pause (Retry-After): gives up the wait at once; the next sync resumes', async () => {
+    let stopped: Awaited<ReturnType<typeof syncStopped>>;
+    try {
+      stopped = await syncStopped('paused', (child) => {
+        // The site now lets one request a second through and tells the rest to come back in 300 s; the signal
+        // comes once the sync has been told so at least once.
+        sim.control.setRetryAfter(300);
+        sim.control.setRate(1);
+        const timer = setInterval(() => {
+          if (child.exitCode !== null || (sim.control.counts().byStatus['429'] ?? 0) > 0) {
+            clearInterval(timer);
+            child.kill('SIGTERM');
+          }
+        }, 2);
+      });
+    } finally {
+      sim.control.setRate(0);
+      sim.control.setRetryAfter(false);
+    }
+    const { warehouse, args } = stopped;
+    expect(stopped.stopped.code, stopped.stopped.stderr).toBe(1);
+    // After the site's warnings (the 429s, logged), the one line on the stop.
+    expect(stopped.stopped.stderr).toMatch(/rate limited \(429\)/);
+    expect(stopped.stopped.stderr).toMatch(/\ngrantflow: interrupted by SIGTERM; [^\n]* resumes run \S+\n$/);
+    expect((await lastRun(warehouse)).status).toBe('interrupted');
+
+    const next = await cli(args);
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stdout).toMatch(/\(resumed\)/);
+    await expectSameWarehouse(warehouse, reference);
+  });
+
   it('by credentials revoked on the site: records the run as failed with why, reports committed streams, exits 2', async () => {
     const { warehouse, args, stopped } = await syncStopped('revoked', () => sim.control.revokeAllCredentials());
     expect(stopped.code, stopped.stderr).toBe(2);

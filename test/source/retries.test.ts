@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSiteClient, SiteHttpError, SiteResponseError, SiteUnavailableError } from '../../src/source/index.ts';
 import type { SiteClientOptions } from '../../src/source/index.ts';
-import { ConfigError, GrantflowError } from '../../src/util/errors.ts';
+import { ConfigError, GrantflowError, StoppedError } from '../../src/util/errors.ts';
 import { json, MemoryStore, startServer, testCreds, type Handler, type TestServer } from './helpers.ts';
 
 let server: TestServer | undefined;
@@ -187,6 +187,58 @@ async function collect<T, R>(gen: AsyncGenerator<T, R>): Promise<{ items: T[]; i
     items.push(r.value);
   }
 }
+
+describe('a stop (the abort signal) gives up requests that are waiting, not sent', () => {
+  it('a request in a Retry-After pause, and one queued behind it, fail at once; nothing more is sent', async () => {
+    const stop = new AbortController();
+    const client = await setup((_q, res) => json(res, 429, { detail: 'slow down' }, { 'retry-after': '300' }), {
+      signal: stop.signal,
+      concurrency: 1,
+    });
+    const paused = client.getJson('/api/a/');
+    const queued = client.getJson('/api/b/');
+    await expect.poll(() => client.stats.rateLimited).toBe(1);
+    stop.abort();
+    await expect(paused).rejects.toBeInstanceOf(StoppedError);
+    await expect(queued).rejects.toBeInstanceOf(StoppedError);
+    expect(server!.arrivals.map((a) => a.path)).toEqual(['/api/a/']);
+    await client.close();
+  });
+
+  it("a request in a retry's backoff fails at once", async () => {
+    const stop = new AbortController();
+    const client = await setup((_q, res) => json(res, 503, {}), { signal: stop.signal, retryBaseMs: 600_000 });
+    const failing = client.getJson('/api/a/');
+    await expect.poll(() => client.stats.retries).toBe(1);
+    stop.abort();
+    await expect(failing).rejects.toBeInstanceOf(StoppedError);
+    expect(server!.arrivals).toHaveLength(1);
+    await client.close();
+  });
+
+  it('a token refresh is not abandoned: the rotated pair is saved', async () => {
+    const stop = new AbortController();
+    const store = new MemoryStore();
+    let refreshes = 0;
+    const client = await setup(
+      (req, res) => {
+        if (req.url === '/api/o/token/') {
+          // The refresh is answered once the stop has come.
+          refreshes++;
+          stop.abort();
+          return json(res, 200, { access_token: 'fresh-access', refresh_token: 'fresh-refresh', expires_in: 3600 });
+        }
+        if (req.headers.authorization === 'Bearer fresh-access') return json(res, 200, { ok: true });
+        json(res, 401, { detail: 'expired' });
+      },
+      { signal: stop.signal, store },
+    );
+    await expect(client.getJson('/api/a/')).rejects.toBeInstanceOf(StoppedError);
+    expect(refreshes).toBe(1);
+    expect(store.saves.at(-1)).toMatchObject({ access_token: 'fresh-access', refresh_token: 'fresh-refresh' });
+    await client.close();
+  });
+});
 
 describe('TLS failures are configuration errors, not outages', () => {
   it('a self-signed certificate fails at once (exit 2), after one handshake', async () => {
