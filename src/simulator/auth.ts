@@ -37,13 +37,17 @@ export class TokenStore {
     private readonly roles: readonly string[] = ['admin'],
   ) {}
 
-  /** A fresh credential set; by default the older sets stop working (spec 5.2). */
-  issue(keepExisting = false): Credentials {
+  /**
+   * A fresh credential set; by default the older sets stop working (spec 5.2). With `sameClient` it keeps the newest
+   * set's client id and secret (the spec leaves open whether a new set changes them) and only the tokens are new.
+   */
+  issue(keepExisting = false, sameClient = false): Credentials {
+    const previous = sameClient ? this.sets[this.sets.length - 1] : undefined;
     if (!keepExisting) this.revokeAll();
     const set: CredentialSet = {
       id: this.sets.length + 1,
-      client_id: `sim-client-${token(9)}`,
-      client_secret: token(32),
+      client_id: previous?.client_id ?? `sim-client-${token(9)}`,
+      client_secret: previous?.client_secret ?? token(32),
       access_token: token(),
       refresh_token: token(),
       accessExpiresAt: Date.now() + this.ttlSeconds * 1000,
@@ -82,7 +86,7 @@ export class TokenStore {
 
   /** Rate-limit key of a token request: its credential set when the client id is known. */
   clientKeyFor(clientId: string | undefined): string | undefined {
-    const set = this.sets.find((s) => s.client_id === clientId);
+    const set = this.newestOf(clientId);
     return set ? `set:${set.id}` : undefined;
   }
 
@@ -127,8 +131,14 @@ export class TokenStore {
   }
 
   private clientSet(body: Record<string, string>): CredentialSet | undefined {
-    const set = this.sets.find((s) => s.client_id === body['client_id']);
+    const set = this.newestOf(body['client_id']);
     return set && set.client_secret === body['client_secret'] ? set : undefined;
+  }
+
+  /** Sets issued with `sameClient` share a client id: the newest is the one that can still work. */
+  private newestOf(clientId: string | undefined): CredentialSet | undefined {
+    for (let i = this.sets.length - 1; i >= 0; i--) if (this.sets[i]!.client_id === clientId) return this.sets[i];
+    return undefined;
   }
 
   private kill(set: CredentialSet): void {

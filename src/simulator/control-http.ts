@@ -49,7 +49,12 @@ export async function handleControl(
     }
     if (method === 'GET' && path === '/_sim/faults') return sendJson(res, 200, { ...control.faultsInjected() });
     if (method === 'POST' && path === '/_sim/credentials')
-      return sendJson(res, 201, { ...control.issueCredentials({ keepExisting: body['keepExisting'] === true }) });
+      return sendJson(res, 201, {
+        ...control.issueCredentials({
+          keepExisting: body['keepExisting'] === true,
+          sameClient: body['sameClient'] === true,
+        }),
+      });
     if (method === 'POST' && path === '/_sim/credentials/revoke') {
       control.revokeAllCredentials();
       return sendJson(res, 204, undefined);

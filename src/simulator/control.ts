@@ -37,8 +37,8 @@ export interface SimulatorControl {
   setFeatures(features: Partial<Features>): void;
   /** Every token of every credential set stops working. */
   revokeAllCredentials(): void;
-  /** A fresh set (the previous sets stop working unless keepExisting). */
-  issueCredentials(options?: { keepExisting?: boolean }): Credentials;
+  /** A fresh set (the previous sets stop working unless keepExisting; sameClient keeps the client id and secret). */
+  issueCredentials(options?: { keepExisting?: boolean; sameClient?: boolean }): Credentials;
   /** Access tokens expire now; refresh tokens still work. */
   expireAccessTokens(): void;
 }
@@ -120,7 +120,7 @@ export function createControl(p: ControlParts): SimulatorControl {
       p.config.features = { ...p.config.features, ...features };
     },
     revokeAllCredentials: () => p.tokens.revokeAll(),
-    issueCredentials: (options) => p.tokens.issue(options?.keepExisting ?? false),
+    issueCredentials: (options) => p.tokens.issue(options?.keepExisting ?? false, options?.sameClient ?? false),
     expireAccessTokens: () => p.tokens.expireAccessTokens(),
   };
 }
