@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto';
 import { FileCredentialStore, parseCredentials, registerCredentialSecrets } from '../source/index.ts';
 import type { CredentialStore, Credentials } from '../source/types.ts';
-import type { Warehouse } from '../warehouse/types.ts';
+import type { StoredCredentials, Warehouse } from '../warehouse/types.ts';
 import { ConfigError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { settingSource } from '../config/load-settings.ts';
@@ -61,6 +62,8 @@ export class WarehouseCredentialStore implements CredentialStore {
   readonly description: string;
   /** The variables are the operator's copy; the warehouse only keeps rotations of them. */
   readonly replaceAdvice = updateCiSecrets;
+  /** Stored with each pair: which variables' refresh token it descends from (a hash: the token may be live). */
+  private readonly seed: string;
 
   constructor(
     private readonly warehouse: Warehouse,
@@ -69,22 +72,34 @@ export class WarehouseCredentialStore implements CredentialStore {
     private readonly logger?: Logger,
   ) {
     this.description = `the warehouse (${warehouse.description}), seeded from GRANTFLOW_* environment variables`;
+    this.seed = createHash('sha256').update(fromEnv.refresh_token).digest('hex');
   }
 
   async load(): Promise<Credentials> {
     const stored = await this.warehouse.readCredentials(this.site);
-    // Stored ones are newer, unless the operator issued a new set (a new client id or secret) since.
-    const creds =
-      stored && stored.client_id === this.fromEnv.client_id && stored.client_secret === this.fromEnv.client_secret
-        ? stored
-        : this.fromEnv;
+    const creds = stored && this.rotatedFromVariables(stored) ? pickCredentials(stored) : this.fromEnv;
     registerCredentialSecrets(creds);
     return creds;
   }
 
+  /**
+   * A stored pair is newer than the variables when it descends from them. The operator may have put a new set in
+   * the variables since (the old one dead); the site may keep the client id and secret across sets, so the refresh
+   * token the stored pair was rotated from tells them apart. A pair stored before that was kept goes by client alone.
+   */
+  private rotatedFromVariables(stored: StoredCredentials): boolean {
+    if (stored.client_id !== this.fromEnv.client_id || stored.client_secret !== this.fromEnv.client_secret)
+      return false;
+    return (
+      stored.seeded_from == null ||
+      stored.seeded_from === this.seed ||
+      stored.refresh_token === this.fromEnv.refresh_token
+    );
+  }
+
   async save(credentials: Credentials): Promise<void> {
     registerCredentialSecrets(credentials);
-    await this.warehouse.writeCredentials(this.site, credentials);
+    await this.warehouse.writeCredentials(this.site, { ...pickCredentials(credentials), seeded_from: this.seed });
     // Committed, the pair may still sit only in DuckDB's WAL (checkpoints wait for 1 GB of it): a runner that keeps
     // only the main file (a cache of warehouse.duckdb after a cancelled job) would restore the dead pair. A checkpoint
     // now is cheap (one row, and whatever loads committed since the last one) and puts the live pair in the file.
@@ -100,6 +115,15 @@ export class WarehouseCredentialStore implements CredentialStore {
       );
     }
   }
+}
+
+function pickCredentials(c: Credentials): Credentials {
+  return {
+    client_id: c.client_id,
+    client_secret: c.client_secret,
+    access_token: c.access_token,
+    refresh_token: c.refresh_token,
+  };
 }
 
 export function envCredentials(env: NodeJS.ProcessEnv): Credentials {

@@ -84,6 +84,11 @@ export const bookkeepingTables: readonly TableDef[] = [
       text('access_token', 'Current access token.'),
       text('refresh_token', 'Current refresh token (each refresh rotates it; the previous one stops working).'),
       at('updated_at', 'When the pair was saved (UTC).'),
+      text(
+        'seeded_from',
+        'SHA-256 (hex) of the GRANTFLOW_REFRESH_TOKEN this pair was rotated from: variables holding another refresh token are a new set and win. NULL for pairs stored before 003.',
+        false,
+      ),
     ],
   },
   {

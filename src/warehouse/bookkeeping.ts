@@ -27,6 +27,7 @@ export interface BookkeepingDb {
     client_secret: string;
     access_token: string;
     refresh_token: string;
+    seeded_from: string | null;
     updated_at: string;
   };
   _grantflow_catalog: { fingerprint: string; applied_at: string; tables: string };
@@ -88,7 +89,7 @@ export async function listRuns(db: BookkeepingKysely, limit: number): Promise<Ru
 export async function readCredentials(db: BookkeepingKysely, site: string): Promise<StoredCredentials | null> {
   const r = await db
     .selectFrom('_grantflow_credentials')
-    .select(['client_id', 'client_secret', 'access_token', 'refresh_token'])
+    .select(['client_id', 'client_secret', 'access_token', 'refresh_token', 'seeded_from'])
     .where('site', '=', site)
     .executeTakeFirst();
   return r ?? null;
@@ -109,6 +110,7 @@ function pickCreds(c: StoredCredentials): StoredCredentials {
     client_secret: c.client_secret,
     access_token: c.access_token,
     refresh_token: c.refresh_token,
+    seeded_from: c.seeded_from ?? null,
   };
 }
 

@@ -28,6 +28,7 @@ class SqlFileProvider implements MigrationProvider {
     return {
       '001_bookkeeping': sqlMigration('001_bookkeeping.sql', this.schemaPrefix),
       '002_catalog': sqlMigration('002_catalog.sql', this.schemaPrefix),
+      '003_credentials_seed': sqlMigration('003_credentials_seed.sql', this.schemaPrefix),
     };
   }
 }

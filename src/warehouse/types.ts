@@ -92,6 +92,8 @@ export interface StoredCredentials {
   readonly client_secret: string;
   readonly access_token: string;
   readonly refresh_token: string;
+  /** A SHA-256 (hex) of the GRANTFLOW_REFRESH_TOKEN this pair was rotated from; null when stored before it was kept. */
+  readonly seeded_from?: string | null;
 }
 
 export interface Warehouse {

@@ -74,6 +74,49 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
     }
     expect(existsSync(join(dir.path, 'creds.json'))).toBe(false);
   });
+
+  it('a new set put in the variables wins over the stored rotations of the old one, also with the same client id', async () => {
+    const sim = await startSite({ scale: 'tiny', seed: 35, tokenTtlSeconds: 1, latency: { ms: 10 } });
+    const dir = await tempDir();
+    cleanup.push(() => sim.close(), dir.remove);
+    let warehouse = join(dir.path, 'w.duckdb');
+    let schemaArgs: string[] = [];
+    if (dialect === 'postgres') {
+      const pg = await postgresSchema();
+      cleanup.push(pg.drop);
+      warehouse = pg.url;
+      schemaArgs = ['--schema', pg.schema];
+    }
+    const stored = async () => {
+      const w = await openWarehouse(warehouse, { schema: schemaArgs[1], logger: silentLogger });
+      try {
+        return await w.readCredentials(sim.url);
+      } finally {
+        await w.close();
+      }
+    };
+    const first = await runCli(['sync', ...schemaArgs], { env: ciEnvironment(sim, warehouse, dir.path) });
+    expect(first.code, first.stderr).toBe(0);
+    const rotatedOld = await stored();
+
+    // An administrator generates a new set (the old one dies); this site keeps the client id and secret.
+    const renewed = sim.control.issueCredentials({ sameClient: true });
+    expect(renewed.client_id).toBe(rotatedOld?.client_id);
+    const env = {
+      ...ciEnvironment(sim, warehouse, dir.path),
+      GRANTFLOW_ACCESS_TOKEN: renewed.access_token,
+      GRANTFLOW_REFRESH_TOKEN: renewed.refresh_token,
+    };
+    const second = await runCli(['sync', ...schemaArgs], { env });
+    expect(second.code, second.stderr).toBe(0);
+    const rotatedNew = await stored();
+    expect(rotatedNew?.refresh_token).not.toBe(rotatedOld?.refresh_token);
+    expect(rotatedNew?.refresh_token).not.toBe(renewed.refresh_token);
+
+    // The variables are unchanged and used up: the next run goes on from the new set's rotations.
+    const third = await runCli(['sync', ...schemaArgs], { env });
+    expect(third.code, third.stderr).toBe(0);
+  });
 });
 
 describe('credentials from the environment, a sync killed after a rotation', () => {
