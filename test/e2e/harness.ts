@@ -36,7 +36,6 @@ export async function writeCredentials(sim: SimulatorHandle, path: string): Prom
   return path;
 }
 
-/** A fresh Postgres schema for one test; dropped by `drop`. */
 /** A simulated site, its credentials and a DuckDB warehouse path in a temp folder; `remove` undoes all of it. */
 export async function siteWithWarehouse(options: SimulatorOptions = {}): Promise<{
   sim: SimulatorHandle;
@@ -59,6 +58,7 @@ export async function siteWithWarehouse(options: SimulatorOptions = {}): Promise
   };
 }
 
+/** A fresh Postgres schema for one test; dropped by `drop`. */
 export async function postgresSchema(): Promise<{ schema: string; url: string; drop: () => Promise<void> }> {
   const schema = `e2e_${randomBytes(4).toString('hex')}`;
   return {
