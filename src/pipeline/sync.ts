@@ -7,7 +7,7 @@ import { tables } from '../normalize/index.ts';
 import { createSiteClient } from '../source/index.ts';
 import type { ClientStats, CredentialStore, SiteClient } from '../source/types.ts';
 import type { Settings } from '../config/settings.ts';
-import { isNewDuckDBFile, openConfiguredWarehouse } from '../warehouse/index.ts';
+import { isNewDuckDBFile, openConfiguredWarehouse, warehouseMayHoldCredentials } from '../warehouse/index.ts';
 import type { RunRecord, Warehouse } from '../warehouse/types.ts';
 import { ConfigError, CredentialsError, ExitCode, GrantflowError, StoppedError } from '../util/errors.ts';
 import { redact } from '../util/redact.ts';
@@ -115,13 +115,15 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   // With credentials from GRANTFLOW_* variables the full preflight needs the warehouse (it may hold a newer rotated
   // pair than the variables, and a refresh must be saved there before anything else), so it runs after opening it;
   // a bare connect to the site needs no credentials, and a --site where nothing answers then writes nothing either.
-  // On a first run (no DuckDB file yet) nothing can be stored, so the variables' pair is checked before the file is
-  // created; a rotation meanwhile waits in the FirstRunCredentialStore until the warehouse can keep it.
+  // On a first run (no DuckDB file yet, or a Postgres schema holding no pair for the site) there is no newer pair, so
+  // the variables' pair is checked before the file or any table is created; a rotation meanwhile waits in the
+  // FirstRunCredentialStore until the warehouse can keep it.
   let firstRun: FirstRunCredentialStore | null = null;
   if (!fileStore) {
     await probeConnect(site);
-    if (isNewDuckDBFile(settings.warehouse)) {
-      checkWritableDir(dirname(resolve(settings.warehouse)), 'warehouse directory', 'choose another --warehouse');
+    if (!(await warehouseMayHoldCredentials(settings, site, logger))) {
+      if (isNewDuckDBFile(settings.warehouse))
+        checkWritableDir(dirname(resolve(settings.warehouse)), 'warehouse directory', 'choose another --warehouse');
       firstRun = new FirstRunCredentialStore(envCreds!);
     }
   }

@@ -37,15 +37,31 @@ export async function openWarehouse(target: string, options: OpenWarehouseOption
   const logger = options.logger ?? silentLogger;
   if (!target.trim()) throw new ConfigError('warehouse target is empty: give a DuckDB file path or a postgres:// URL');
   if (isPostgresTarget(target)) {
-    const schema = options.schema ?? 'public';
-    if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema)) {
-      throw new ConfigError(`warehouse schema "${schema}" is not a plain identifier (letters, digits, underscore)`);
-    }
-    return PostgresWarehouse.open(target, schema, logger, { create: !options.existingOnly });
+    return PostgresWarehouse.open(target, checkedSchema(options.schema), logger, { create: !options.existingOnly });
   }
   if (options.existingOnly && !existsSync(target))
     throw new ConfigError(`no warehouse at ${target}; run \`grantflow sync\` first or pass --warehouse`);
   return DuckDBWarehouse.open(target, logger, { memoryLimit: options.duckdbMemoryLimit ?? defaultDuckDBMemoryLimit });
+}
+
+function checkedSchema(schema = 'public'): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema)) {
+    throw new ConfigError(`warehouse schema "${schema}" is not a plain identifier (letters, digits, underscore)`);
+  }
+  return schema;
+}
+
+/**
+ * Whether the warehouse may hold a rotated credential pair for `site`, found without creating anything: a DuckDB
+ * file that exists (opening it would lock it), a Postgres schema with a stored pair for the site.
+ */
+export async function warehouseMayHoldCredentials(
+  settings: WarehouseSettings,
+  site: string,
+  logger: Logger,
+): Promise<boolean> {
+  if (!isPostgresTarget(settings.warehouse)) return !isNewDuckDBFile(settings.warehouse);
+  return PostgresWarehouse.holdsCredentials(settings.warehouse, checkedSchema(settings.schema), site, logger);
 }
 
 /** The warehouse a command's settings name, opened with their schema and DuckDB memory limit. */

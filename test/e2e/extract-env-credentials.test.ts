@@ -3,6 +3,7 @@
  * warehouse, and a later run with the same, now used-up, variables reads it from there and works.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
 import { join } from 'node:path';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { copyFileSync, existsSync } from 'node:fs';
@@ -172,43 +173,65 @@ describe('credentials from the environment, a --site where nothing answers', () 
   });
 });
 
-describe('credentials from the environment, a first run (no warehouse yet)', () => {
-  it('a secret the site rejects: exit 2, no warehouse created', async () => {
-    const sim = await startSite({ scale: 'tiny', seed: 34 });
-    const dir = await tempDir();
-    cleanup.push(() => sim.close(), dir.remove);
-    const warehouse = join(dir.path, 'w.duckdb');
-    sim.control.expireAccessTokens(); // the check must refresh, and the site rejects the secret
-    const r = await runCli(['sync'], {
-      env: { ...ciEnvironment(sim, warehouse, dir.path), GRANTFLOW_CLIENT_SECRET: 'wrong' },
-    });
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^grantflow: .*invalid_client.*update the CI secrets/);
-    expect(existsSync(warehouse)).toBe(false);
-    expect(existsSync(`${warehouse}.wal`)).toBe(false);
-  });
+describe.each(['duckdb', 'postgres'])(
+  'credentials from the environment, a first run (%s, no warehouse yet)',
+  (dialect) => {
+    /** A warehouse target that does not exist yet: a DuckDB file, or a Postgres schema; `exists` says if it does now. */
+    async function newWarehouse(dir: string) {
+      if (dialect === 'duckdb') {
+        const file = join(dir, 'w.duckdb');
+        return { target: file, schemaArgs: [], exists: async () => existsSync(file) || existsSync(`${file}.wal`) };
+      }
+      const schema = await postgresSchema();
+      cleanup.push(schema.drop);
+      const exists = async () => {
+        const client = new pg.Client({ connectionString: schema.url });
+        await client.connect();
+        try {
+          return (await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema.schema])).rowCount === 1;
+        } finally {
+          await client.end();
+        }
+      };
+      return { target: schema.url, schemaArgs: ['--schema', schema.schema], exists };
+    }
 
-  it('a refresh during the check is kept: the warehouse created after it holds the rotated pair', async () => {
-    const sim = await startSite({ scale: 'tiny', seed: 35 });
-    const dir = await tempDir();
-    cleanup.push(() => sim.close(), dir.remove);
-    const warehouse = join(dir.path, 'w.duckdb');
-    const env = ciEnvironment(sim, warehouse, dir.path);
-    const initialRefresh = env.GRANTFLOW_REFRESH_TOKEN;
-    sim.control.expireAccessTokens(); // the first request refreshes: the variables' refresh token dies
-    const first = await runCli(['sync'], { env });
-    expect(first.code, first.stderr).toBe(0);
-    const w = await openWarehouse(warehouse, { logger: silentLogger });
-    const stored = await w.readCredentials(sim.url);
-    await w.close();
-    expect(stored?.refresh_token).toBeDefined();
-    expect(stored?.refresh_token).not.toBe(initialRefresh);
-    // The same variables again: only the pair kept in the warehouse can work now.
-    sim.control.expireAccessTokens();
-    const second = await runCli(['sync'], { env });
-    expect(second.code, second.stderr).toBe(0);
-  });
-});
+    it('a secret the site rejects: exit 2, no warehouse created', async () => {
+      const sim = await startSite({ scale: 'tiny', seed: 34 });
+      const dir = await tempDir();
+      cleanup.push(() => sim.close(), dir.remove);
+      const warehouse = await newWarehouse(dir.path);
+      sim.control.expireAccessTokens(); // the check must refresh, and the site rejects the secret
+      const r = await runCli(['sync', ...warehouse.schemaArgs], {
+        env: { ...ciEnvironment(sim, warehouse.target, dir.path), GRANTFLOW_CLIENT_SECRET: 'wrong' },
+      });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/^grantflow: .*invalid_client.*update the CI secrets/);
+      expect(await warehouse.exists()).toBe(false);
+    });
+
+    it('a refresh during the check is kept: the warehouse created after it holds the rotated pair', async () => {
+      const sim = await startSite({ scale: 'tiny', seed: 35 });
+      const dir = await tempDir();
+      cleanup.push(() => sim.close(), dir.remove);
+      const warehouse = await newWarehouse(dir.path);
+      const env = ciEnvironment(sim, warehouse.target, dir.path);
+      const initialRefresh = env.GRANTFLOW_REFRESH_TOKEN;
+      sim.control.expireAccessTokens(); // the first request refreshes: the variables' refresh token dies
+      const first = await runCli(['sync', ...warehouse.schemaArgs], { env });
+      expect(first.code, first.stderr).toBe(0);
+      const w = await openWarehouse(warehouse.target, { schema: warehouse.schemaArgs[1], logger: silentLogger });
+      const stored = await w.readCredentials(sim.url);
+      await w.close();
+      expect(stored?.refresh_token).toBeDefined();
+      expect(stored?.refresh_token).not.toBe(initialRefresh);
+      // The same variables again: only the pair kept in the warehouse can work now.
+      sim.control.expireAccessTokens();
+      const second = await runCli(['sync', ...warehouse.schemaArgs], { env });
+      expect(second.code, second.stderr).toBe(0);
+    });
+  },
+);
 
 describe('--credentials FILE next to GRANTFLOW_CLIENT_* variables', () => {
   it('the flag wins: the file is used and rotated, the variables are ignored', async () => {

@@ -58,6 +58,26 @@ export class PostgresWarehouse extends BaseWarehouse {
     return new PostgresWarehouse(url, schema, pool, logger);
   }
 
+  /**
+   * Whether the schema holds a stored credential pair for `site`, read without creating anything (false when the
+   * schema or its credentials table does not exist yet): a sync with GRANTFLOW_* credentials checks them before it
+   * creates any table when there is no newer pair to use instead.
+   */
+  static async holdsCredentials(url: string, schema: string, site: string, logger: Logger): Promise<boolean> {
+    const pool = createPool(url, schema, logger);
+    try {
+      const runner = poolRunner(pool);
+      const table = `${ident(schema)}.${ident('_grantflow_credentials')}`;
+      const { rows } = await runner.run('SELECT to_regclass($1) IS NOT NULL AS found', [table]);
+      if (rows[0]?.found !== true) return false;
+      return (await runner.run(`SELECT 1 FROM ${table} WHERE site = $1`, [site])).rows.length > 0;
+    } catch (e) {
+      throw describeConnectError(url, e);
+    } finally {
+      await pool.end().catch(() => undefined);
+    }
+  }
+
   qualify(table: string): string {
     return `${ident(this.schemaName)}.${ident(table)}`;
   }
