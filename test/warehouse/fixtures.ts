@@ -1,11 +1,16 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { Row, TableDef } from '../../src/normalize/table-def.ts';
 import { openWarehouse, type Dialect, type Warehouse } from '../../src/warehouse/index.ts';
+
+/** The versioned migrations' files (`sql/NNN_name.sql`), in the order they apply. */
+export const migrationFiles = readdirSync(new URL('../../sql/', import.meta.url))
+  .filter((f) => /^\d{3}_.+\.sql$/.test(f))
+  .sort();
 
 export const pgUrl = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Warehouse } from '../../src/warehouse/index.ts';
 import { mergeChunkRows } from '../../src/warehouse/load-unit.ts';
-import { bothDialects, catalog, harness, snapshot, thing, type Harness } from './fixtures.ts';
+import { bothDialects, catalog, harness, migrationFiles, snapshot, thing, type Harness } from './fixtures.ts';
 
 const plan = (runId: string, extractedAt = '2024-05-01T00:00:00.000000Z') => ({ runId, extractedAt });
 
@@ -25,7 +25,7 @@ describe.each(bothDialects)('warehouse loading (%s)', (dialect) => {
     const fp = await wh.query('SELECT count(*) AS n FROM _grantflow_catalog');
     expect(fp).toEqual([{ n: 1 }]);
     const migrations = await wh.query('SELECT name FROM _grantflow_migrations ORDER BY name');
-    expect(migrations.map((r) => r.name)).toEqual(['001_bookkeeping', '002_catalog']);
+    expect(migrations.map((r) => r.name)).toEqual(migrationFiles.map((f) => f.replace(/\.sql$/, '')));
   });
 
   it('migrate adds a new column to an existing table and a new table', async () => {
@@ -326,8 +326,9 @@ describe.each(bothDialects)('warehouse loading (%s)', (dialect) => {
     expect(await wh.readCredentials('site')).toBeNull();
     const creds = { client_id: 'c', client_secret: 's', access_token: 'a', refresh_token: 'r1' };
     await wh.writeCredentials('site', creds);
-    await wh.writeCredentials('site', { ...creds, refresh_token: 'r2' });
-    expect(await wh.readCredentials('site')).toEqual({ ...creds, refresh_token: 'r2' });
+    expect(await wh.readCredentials('site')).toEqual({ ...creds, seeded_from: null });
+    await wh.writeCredentials('site', { ...creds, refresh_token: 'r2', seeded_from: 'h' });
+    expect(await wh.readCredentials('site')).toEqual({ ...creds, refresh_token: 'r2', seeded_from: 'h' });
   });
 
   it('discard drops staged rows without touching tables', async () => {

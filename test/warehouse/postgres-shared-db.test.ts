@@ -5,6 +5,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { openWarehouse } from '../../src/warehouse/index.ts';
+import { migrationFiles } from './fixtures.ts';
 
 const url = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const prefix = `gf_churn_${process.pid}`;
@@ -37,7 +38,9 @@ describe('Postgres warehouse on a shared database', () => {
         const wh = await openWarehouse(url, { schema: `${prefix}_own_${i}` });
         try {
           await wh.migrate([]);
-          expect(await wh.query('SELECT count(*) AS n FROM _grantflow_migrations')).toEqual([{ n: 2 }]);
+          expect(await wh.query('SELECT count(*) AS n FROM _grantflow_migrations')).toEqual([
+            { n: migrationFiles.length },
+          ]);
         } finally {
           await wh.close();
         }
