@@ -1,5 +1,5 @@
 -- severity: warn
--- description: Each program fund budget equals the fund-to-program transfers (financial transactions) and its balance equals budget minus paid. Returns the (fund, program) pairs that disagree.
+-- description: Each program fund budget equals the fund-to-program transfers (financial transactions, 0 when none) and its balance equals budget minus paid; a missing budget, amount or balance cannot reconcile. Returns the (fund, program) pairs that disagree, exactly those funding_flow marks as not reconciled.
 WITH transfers AS (
   SELECT source_fund_id AS fund_id, destination_program_id AS program_id, sum(amount) AS transferred
   FROM financial_transactions
@@ -17,4 +17,6 @@ SELECT COALESCE(b.fund_id, t.fund_id) AS fund_id, COALESCE(b.program_id, t.progr
        b.budget, t.transferred, b.paid, b.balance
 FROM budget_totals b
 FULL OUTER JOIN transfers t ON t.fund_id = b.fund_id AND t.program_id = b.program_id
-WHERE b.budget IS NULL OR t.transferred IS NULL OR b.budget <> t.transferred OR b.balance <> b.budget - b.paid
+-- Same rule as funding_flow.reconciled: no transfers means 0 transferred (a new budget of 0 is fine), and a
+-- NULL anywhere (an amount that could not be typed) is a disagreement, not a pass.
+WHERE NOT COALESCE(b.budget = COALESCE(t.transferred, 0) AND b.balance = b.budget - b.paid, FALSE)

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dataTests, hasErrorFailures, runDataTests, type DataTestResult } from '../../src/models/index.ts';
+import { dataTests, hasErrorFailures, runDataTests, runModels, type DataTestResult } from '../../src/models/index.ts';
 import type { Dialect } from '../../src/warehouse/index.ts';
 import { load, loadSmallSite, openTestWarehouse, type TestWarehouse } from './fixtures.ts';
 
@@ -92,5 +92,63 @@ describe.each<Dialect>(['duckdb', 'postgres'])('data tests on %s', (dialect) => 
     expect(unique?.status).toBe('error');
     expect(unique?.message).toMatch(/no_such_table/);
     expect(hasErrorFailures(results)).toBe(true);
+  });
+});
+
+describe.each<Dialect>(['duckdb', 'postgres'])('budgets_match_transfers on %s', (dialect) => {
+  it('flags exactly the (fund, program) pairs funding_flow cannot reconcile', async () => {
+    const t = await openTestWarehouse(dialect, 'budgettest');
+    try {
+      const budgets = [
+        // A new budget nothing has been transferred to yet: 0 = 0, valid.
+        { id: 10, fund_id: 1, program_id: 1, budget: '0.00', allocated: '0.00', paid: '0.00', balance: '0.00' },
+        // A balance that could not be typed (NULL): nothing to reconcile against.
+        { id: 11, fund_id: 1, program_id: 2, budget: '50.00', allocated: '0.00', paid: '0.00', balance: null },
+        // Agrees with its transfers.
+        { id: 12, fund_id: 1, program_id: 3, budget: '25.00', allocated: '5.00', paid: '5.00', balance: '20.00' },
+      ];
+      const transfers = [
+        { id: 2, amount: '50.00', program: 2 },
+        { id: 3, amount: '25.00', program: 3 },
+        // Transfers to a program without a budget row.
+        { id: 4, amount: '7.00', program: 4 },
+      ];
+      await load(t.warehouse, {
+        programs: [1, 2, 3, 4].map((id) => ({ id, name: `P${id}` })),
+        funds: [{ id: 1, name: 'F1', balance: '0.00' }],
+        budgets,
+        financial_transactions: transfers.map((x) => ({
+          id: x.id,
+          transaction_type: 2,
+          amount: x.amount,
+          source_type: 2,
+          destination_type: 1,
+          source_fund_id: 1,
+          destination_program_id: x.program,
+        })),
+      });
+      const cents = (v: string | null | undefined): number | null => (v == null ? null : Math.round(Number(v) * 100));
+      const programs = new Set([...budgets.map((b) => b.program_id), ...transfers.map((x) => x.program)]);
+      const expected = [...programs]
+        .filter((p) => {
+          const b = budgets.find((x) => x.program_id === p);
+          const sent = transfers.filter((x) => x.program === p).reduce((s, x) => s + (cents(x.amount) ?? 0), 0);
+          const [budget, paid, balance] = [cents(b?.budget), cents(b?.paid), cents(b?.balance)];
+          const reconciled =
+            budget !== null && paid !== null && balance !== null && budget === sent && balance === budget - paid;
+          return !reconciled;
+        })
+        .sort();
+      const results = await runDataTests(t.warehouse);
+      const test = find(results, 'budgets_match_transfers');
+      expect(test?.status).toBe('fail');
+      expect(test?.sample.map((r) => Number(r.program_id)).sort()).toEqual(expected);
+      // And the model says the same.
+      await runModels(t.warehouse, { only: ['funding_flow'] });
+      const flow = await t.warehouse.query('SELECT program_id FROM funding_flow WHERE NOT reconciled ORDER BY 1');
+      expect(flow.map((r) => Number(r.program_id))).toEqual(expected);
+    } finally {
+      await t.cleanup();
+    }
   });
 });
