@@ -68,9 +68,11 @@ SELECT
   CAST(w.submitted AS BIGINT) AS submitted,
   CAST(w.reopened AS BIGINT) AS reopened,
   CAST(w.initialized AS BIGINT) AS initialized,
+  -- Through DECIMAL(38,12): DuckDB divides decimals in binary floating point, so 0.5000045 arrives as 0.50000449...;
+  -- settling it at 12 places first makes the final rounding half up, the same as Postgres' exact division.
   -- CAST outside (no CASE): Postgres drops the precision of a CASE result.
-  CAST(CAST(w.submitted AS DECIMAL(18,6)) / NULLIF(w.entered, 0) AS DECIMAL(18,6)) AS submit_rate,
-  CAST(CAST(w.entered AS DECIMAL(18,6)) / NULLIF(w.previous_entered, 0) AS DECIMAL(18,6)) AS conversion_from_previous
+  CAST(CAST(CAST(w.submitted AS DECIMAL(18,6)) / NULLIF(w.entered, 0) AS DECIMAL(38,12)) AS DECIMAL(18,6)) AS submit_rate,
+  CAST(CAST(CAST(w.entered AS DECIMAL(18,6)) / NULLIF(w.previous_entered, 0) AS DECIMAL(38,12)) AS DECIMAL(18,6)) AS conversion_from_previous
 FROM with_previous w
 LEFT JOIN stages st ON st.id = w.stage_id AND st._deleted_at IS NULL
 ORDER BY w.program_id, w.stage_order

@@ -33,8 +33,10 @@ SELECT
   CAST(COALESCE(c.applications, 0) AS BIGINT) AS applications,
   CAST(COALESCE(d.awarded, 0) AS BIGINT) AS awarded,
   CAST(COALESCE(d.declined, 0) AS BIGINT) AS declined,
+  -- Through DECIMAL(38,12): DuckDB divides decimals in binary floating point, so 0.5000045 arrives as 0.50000449...;
+  -- settling it at 12 places first makes the final rounding half up, the same as Postgres' exact division.
   -- NULL when there are no decisions (division by NULL); CAST outside so Postgres keeps DECIMAL(9,6).
-  CAST(CAST(COALESCE(d.awarded, 0) AS DECIMAL(18,6)) / NULLIF(COALESCE(d.awarded, 0) + COALESCE(d.declined, 0), 0) AS DECIMAL(9,6)) AS award_rate,
+  CAST(CAST(CAST(COALESCE(d.awarded, 0) AS DECIMAL(18,6)) / NULLIF(COALESCE(d.awarded, 0) + COALESCE(d.declined, 0), 0) AS DECIMAL(38,12)) AS DECIMAL(9,6)) AS award_rate,
   CAST(COALESCE(d.awarded_value, 0) AS DECIMAL(18,2)) AS awarded_value
 FROM programs p
 LEFT JOIN application_counts c ON c.program_id = p.id

@@ -29,9 +29,11 @@ SELECT
   CAST(p.id AS BIGINT) AS program_id,
   p.name AS program_name,
   CAST(COALESCE(l.decisions, 0) AS BIGINT) AS decisions,
-  CAST(l.median_days AS DECIMAL(12,4)) AS median_days,
-  CAST(l.p90_days AS DECIMAL(12,4)) AS p90_days,
-  CAST(l.mean_days AS DECIMAL(12,4)) AS mean_days
+  -- Through DECIMAL(38,9): the days are binary floating point (0.07125 arrives as 0.071249...), which DuckDB would round
+  -- down and Postgres up; settling them at 9 places first makes both round half up.
+  CAST(CAST(l.median_days AS DECIMAL(38,9)) AS DECIMAL(12,4)) AS median_days,
+  CAST(CAST(l.p90_days AS DECIMAL(38,9)) AS DECIMAL(12,4)) AS p90_days,
+  CAST(CAST(l.mean_days AS DECIMAL(38,9)) AS DECIMAL(12,4)) AS mean_days
 FROM programs p
 LEFT JOIN per_program l ON l.program_id = p.id
 WHERE p._deleted_at IS NULL

@@ -41,7 +41,9 @@ SELECT
   CAST(f.balance AS DECIMAL(18,2)) AS balance,
   CAST(COALESCE(b.allocated, 0) AS DECIMAL(18,2)) AS allocated,
   CAST(COALESCE(b.paid, 0) AS DECIMAL(18,2)) AS paid,
-  CAST(CAST(COALESCE(b.allocated, 0) AS DECIMAL(18,6)) / NULLIF(m.deposits, 0) AS DECIMAL(18,6)) AS utilization,
+  -- Through DECIMAL(38,12): DuckDB divides decimals in binary floating point, so 0.5000045 arrives as 0.50000449...;
+  -- settling it at 12 places first makes the final rounding half up, the same as Postgres' exact division.
+  CAST(CAST(CAST(COALESCE(b.allocated, 0) AS DECIMAL(18,6)) / NULLIF(m.deposits, 0) AS DECIMAL(38,12)) AS DECIMAL(18,6)) AS utilization,
   CASE
     WHEN f._ref_only THEN NULL
     ELSE COALESCE(f.balance = m.deposits + m.received - m.withdrawals - m.transferred, FALSE)

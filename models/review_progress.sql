@@ -41,7 +41,9 @@ SELECT
   CAST(r.reviews_assigned AS BIGINT) AS reviews_assigned,
   CAST(r.reviews_submitted AS BIGINT) AS reviews_submitted,
   CAST(r.reviews_completed AS BIGINT) AS reviews_completed,
-  CAST(CAST(r.reviews_completed AS DECIMAL(18,6)) / NULLIF(r.reviews_assigned, 0) AS DECIMAL(18,6)) AS completion_rate,
+  -- Through DECIMAL(38,12): DuckDB divides decimals in binary floating point, so 0.5000045 arrives as 0.50000449...;
+  -- settling it at 12 places first makes the final rounding half up, the same as Postgres' exact division.
+  CAST(CAST(CAST(r.reviews_completed AS DECIMAL(18,6)) / NULLIF(r.reviews_assigned, 0) AS DECIMAL(38,12)) AS DECIMAL(18,6)) AS completion_rate,
   CAST(COALESCE(l.assignments_listed, 0) AS BIGINT) AS assignments_listed
 FROM records r
 LEFT JOIN listed l ON l.program_id = r.program_id AND l.stage_id = r.stage_id

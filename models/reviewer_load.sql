@@ -37,7 +37,9 @@ SELECT
   CAST(w.assigned AS BIGINT) AS assigned,
   CAST(w.stage_assigned AS BIGINT) AS stage_assigned,
   CAST(w.stage_reviewers AS BIGINT) AS stage_reviewers,
-  CAST(CAST(w.assigned AS DECIMAL(18,6)) / w.stage_assigned AS DECIMAL(9,6)) AS share_of_stage
+  -- Through DECIMAL(38,12): DuckDB divides decimals in binary floating point, so 0.5000045 arrives as 0.50000449...;
+  -- settling it at 12 places first makes the final rounding half up, the same as Postgres' exact division.
+  CAST(CAST(CAST(w.assigned AS DECIMAL(18,6)) / w.stage_assigned AS DECIMAL(38,12)) AS DECIMAL(9,6)) AS share_of_stage
 FROM with_stage w
 LEFT JOIN users u ON u.id = w.reviewer_id AND u._deleted_at IS NULL
 LEFT JOIN stages st ON st.id = w.stage_id AND st._deleted_at IS NULL
