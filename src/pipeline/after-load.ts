@@ -13,9 +13,14 @@ export interface AfterLoadInfo {
   readonly summary: JsonValue;
 }
 
+/** The first line of an error's message, for the summary. */
+const reasonOf = (e: unknown): string => (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? 'unknown error';
+
 /**
- * Models and their data tests after every load; snapshots only when every stream loaded and no error-level data
- * test failed, so BI tools never read a snapshot of a run that did not succeed.
+ * Models and their data tests after every load; snapshots only when every stream loaded, every model was built and
+ * no error-level data test failed, so BI tools never read a snapshot of a run that did not succeed. A model or a
+ * snapshot that cannot be built or written fails the run (partial, with the reason in its summary), like a failed
+ * data test: the loaded data stays committed, and the run is recorded rather than left `running`.
  */
 export async function afterLoad(
   warehouse: Warehouse,
@@ -27,11 +32,18 @@ export async function afterLoad(
   const lines: string[] = [];
   const summary: Record<string, JsonValue> = {};
   let failed = false;
+  let modelFailed = false;
   let modelNames: string[] = [];
   if (settings.models) {
-    const models = await runModels(warehouse, { logger });
-    modelNames = models.models.map((m) => m.name);
-    lines.push(`models: ${models.models.map((m) => `${m.name} (${m.rows} rows)`).join(', ')}`);
+    try {
+      const models = await runModels(warehouse, { logger });
+      modelNames = models.models.map((m) => m.name);
+      lines.push(`models: ${models.models.map((m) => `${m.name} (${m.rows} rows)`).join(', ')}`);
+    } catch (e) {
+      modelFailed = true;
+      summary.modelError = reasonOf(e);
+      lines.push(`models: FAILED: ${reasonOf(e)}`);
+    }
     const tests = await runDataTests(warehouse);
     const errors = tests.filter((t) => t.status !== 'pass' && t.severity === 'error');
     const warnings = tests.filter((t) => t.status !== 'pass' && t.severity === 'warn');
@@ -44,23 +56,33 @@ export async function afterLoad(
     if (errors.length > 0) failed = true;
   }
   if (settings.snapshot) {
-    if (extractFailed || failed) {
-      const why = extractFailed ? 'a stream failed' : 'an error-level data test failed';
+    if (extractFailed || modelFailed || failed) {
+      const why = extractFailed
+        ? 'a stream failed'
+        : modelFailed
+          ? 'a model failed'
+          : 'an error-level data test failed';
       lines.push(`snapshots: not written (${why}; the last good snapshot stays current)`);
     } else {
       const names = [...tables.filter((t) => t.kind !== 'bookkeeping').map((t) => t.name), ...modelNames];
-      const snap = await writeSnapshots(warehouse, {
-        dir: settings.snapshots,
-        runId,
-        retain: settings.retainSnapshots,
-        tables: names,
-        logger,
-      });
-      lines.push(
-        `snapshots: ${snap.tables.length} tables written to ${settings.snapshots} in ${(snap.durationMs / 1000).toFixed(1)} s`,
-      );
-      summary.snapshotMs = snap.durationMs;
+      try {
+        const snap = await writeSnapshots(warehouse, {
+          dir: settings.snapshots,
+          runId,
+          retain: settings.retainSnapshots,
+          tables: names,
+          logger,
+        });
+        lines.push(
+          `snapshots: ${snap.tables.length} tables written to ${settings.snapshots} in ${(snap.durationMs / 1000).toFixed(1)} s`,
+        );
+        summary.snapshotMs = snap.durationMs;
+      } catch (e) {
+        failed = true;
+        summary.snapshotError = reasonOf(e);
+        lines.push(`snapshots: FAILED: ${reasonOf(e)} (the manifest still names the last good snapshot)`);
+      }
     }
   }
-  return { failed, lines, summary };
+  return { failed: failed || modelFailed, lines, summary };
 }

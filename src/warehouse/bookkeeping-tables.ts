@@ -37,7 +37,7 @@ export const bookkeepingTables: readonly TableDef[] = [
       at('finished_at', 'When it finished (UTC); NULL while running or when it was killed.', false),
       text(
         'status',
-        '`running`, `succeeded`, `partial` (a stream or an error-level data test failed), `interrupted` or `failed`.',
+        '`running`, `succeeded`, `partial` (a stream, an error-level data test, a model or the snapshots failed; the reason in `summary`), `interrupted` or `failed`.',
       ),
       json(
         'summary',

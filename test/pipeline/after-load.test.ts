@@ -1,0 +1,28 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { settingsSchema } from '../../src/config/settings.ts';
+import { afterLoad } from '../../src/pipeline/after-load.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import { loadSmallSite, openTestWarehouse } from '../models/fixtures.ts';
+
+it('a model that cannot be built fails the run with the reason and writes no snapshot', async () => {
+  const t = await openTestWarehouse('duckdb', 'afterload');
+  const snapshots = mkdtempSync(join(tmpdir(), 'gf-afterload-'));
+  try {
+    await loadSmallSite(t.warehouse);
+    // Models read stages; a warehouse without it cannot build them.
+    await t.warehouse.exec('DROP TABLE stages');
+    const settings = settingsSchema.parse({ site: 'http://127.0.0.1:1', snapshots, models: true, snapshot: true });
+    const after = await afterLoad(t.warehouse, settings, 'run-1', false, silentLogger);
+    expect(after.failed).toBe(true);
+    expect(after.lines.find((l) => l.startsWith('models:'))).toMatch(/FAILED: .*stages/);
+    expect(after.lines).toContain('snapshots: not written (a model failed; the last good snapshot stays current)');
+    expect(JSON.stringify(after.summary)).toMatch(/modelError.*stages/);
+    expect(readdirSync(snapshots)).toEqual([]);
+  } finally {
+    await t.cleanup();
+    rmSync(snapshots, { recursive: true, force: true });
+  }
+});
