@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Warehouse } from '../warehouse/types.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
-import { ConfigError } from '../util/errors.ts';
+import { ConfigError, ExitCode, GrantflowError, isGrantflowError } from '../util/errors.ts';
 import { checkSnapshotDir, snapshotFolder, snapshotStamp, tempSuffix } from './snapshot-dir.ts';
 import { manifestName, readManifest, sha256File, writeManifest, type ManifestEntry } from './manifest.ts';
 import { openParquetWriter, type ParquetCompression } from './parquet-writer.ts';
@@ -39,6 +39,30 @@ export interface SnapshotResult {
 
 const tableNamePattern = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/**
+ * A file system or DuckDB error while writing (a full disk, a file where a folder goes) is the run's failure with a
+ * message naming what could not be written, not a bug; our own errors (a missing table) pass through.
+ */
+function snapshotError(what: string, e: unknown): GrantflowError {
+  if (isGrantflowError(e)) return e;
+  const reason = (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? 'unknown error';
+  return new GrantflowError(
+    `could not write ${what}: ${reason}; the manifest still names the last good snapshot`,
+    ExitCode.runFailed,
+    'snapshot_failed',
+    { cause: e },
+  );
+}
+
+/** Best-effort cleanup of a temporary: a failure here must not hide the error that got us here (retention retries). */
+function removeQuietly(path: string): void {
+  try {
+    rmSync(path, { recursive: true, force: true });
+  } catch {
+    // left for retention to remove
+  }
+}
+
 /** One folder name for every table of this run; a second run within the same second gets a suffix. */
 function chooseFolder(dir: string, tables: readonly string[], stamp: string): string {
   for (let attempt = 0; ; attempt++) {
@@ -72,10 +96,10 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
     for (const table of options.tables) {
       const t0 = Date.now();
       const tableDir = join(dir, table);
-      mkdirSync(tableDir, { recursive: true });
       const temp = join(tableDir, `.${table}.${folder.slice('snapshot='.length)}${tempSuffix}`);
       const staged = join(tableDir, `.${folder}${tempSuffix}`);
       try {
+        mkdirSync(tableDir, { recursive: true });
         await writer.write(table, temp);
         const info = await writer.inspect(temp);
         const sha256 = await sha256File(temp);
@@ -99,9 +123,11 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
         };
         written.push(entry);
         logger.info({ table, rows: entry.rows, bytes, ms: entry.durationMs }, 'snapshot written');
+      } catch (e) {
+        throw snapshotError(`the snapshot of ${table} in ${tableDir}`, e);
       } finally {
-        rmSync(temp, { force: true });
-        rmSync(staged, { recursive: true, force: true });
+        removeQuietly(temp);
+        removeQuietly(staged);
       }
     }
   } finally {
@@ -114,7 +140,11 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
     if (existsSync(join(dir, entry.path))) tables[name] = entry;
   }
   for (const { table, durationMs: _ms, ...entry } of written) tables[table] = entry;
-  writeManifest(dir, { version: 1, updated_at: new Date().toISOString(), run_id: options.runId, tables });
+  try {
+    writeManifest(dir, { version: 1, updated_at: new Date().toISOString(), run_id: options.runId, tables });
+  } catch (e) {
+    throw snapshotError(`the manifest in ${dir}`, e);
+  }
 
   const removed = [...removeStrayManifestTemps(dir)];
   for (const table of options.tables) removed.push(...applyRetention(dir, table, options.retain));

@@ -15,7 +15,7 @@ import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'h
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runModels } from '../../src/models/index.ts';
 import { checkSnapshotDir, readManifest, writeSnapshots } from '../../src/snapshot/index.ts';
-import { ConfigError } from '../../src/util/errors.ts';
+import { ConfigError, ExitCode, GrantflowError, isGrantflowError } from '../../src/util/errors.ts';
 import type { Dialect } from '../../src/warehouse/index.ts';
 import { load, openTestWarehouse, type TestWarehouse } from '../models/fixtures.ts';
 
@@ -175,6 +175,22 @@ describe.each<Dialect>(['duckdb', 'postgres'])('snapshots of a %s warehouse', (d
     expect(existsSync(noSuch) ? readdirSync(noSuch, { recursive: true, encoding: 'utf8' }) : []).toEqual([]);
     const leftovers = readdirSync(sub, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.tmp'));
     expect(leftovers).toEqual([]);
+    expect(existsSync(join(sub, '_manifest.json'))).toBe(false);
+  });
+  it('a table that cannot be written fails with a message naming it, not an unexpected error', async () => {
+    const sub = join(dir, 'blocked');
+    mkdirSync(sub, { recursive: true });
+    // A file where the table's folder goes (on a server: a full disk, a folder another user owns).
+    writeFileSync(join(sub, 'award_rates'), 'not a folder');
+    const failure = await writeSnapshots(t.warehouse, {
+      dir: sub,
+      runId: 'b',
+      retain: 1,
+      tables: ['applications', 'award_rates'],
+    }).catch((e: unknown) => e);
+    expect(isGrantflowError(failure)).toBe(true);
+    expect((failure as GrantflowError).exitCode).toBe(ExitCode.runFailed);
+    expect((failure as Error).message).toMatch(/could not write the snapshot of award_rates .*EEXIST/);
     expect(existsSync(join(sub, '_manifest.json'))).toBe(false);
   });
 });
