@@ -50,8 +50,11 @@ export async function afterLoad(
     lines.push(
       `data tests: ${tests.length - errors.length - warnings.length} passed, ${errors.length} failed, ${warnings.length} warnings`,
     );
-    for (const t of [...errors, ...warnings])
-      lines.push(`  ${t.severity === 'error' ? 'FAIL' : 'WARN'} ${t.name}: ${t.failing} rows`);
+    for (const t of [...errors, ...warnings]) {
+      // A test whose query could not run has no failing rows to count: say why instead of "0 rows".
+      const what = t.status === 'error' ? `query failed: ${t.message ?? 'unknown error'}` : `${t.failing} rows`;
+      lines.push(`  ${t.severity === 'error' ? 'FAIL' : 'WARN'} ${t.name}: ${what}`);
+    }
     summary.tests = { total: tests.length, errors: errors.map((t) => t.name), warnings: warnings.map((t) => t.name) };
     if (errors.length > 0) failed = true;
   }

@@ -26,3 +26,19 @@ it('a model that cannot be built fails the run with the reason and writes no sna
     rmSync(snapshots, { recursive: true, force: true });
   }
 });
+
+it('a data test whose query cannot run is reported with the reason, not as 0 failing rows', async () => {
+  const t = await openTestWarehouse('duckdb', 'afterload');
+  try {
+    await loadSmallSite(t.warehouse);
+    // No model reads teams; the generated tests of teams can no longer run.
+    await t.warehouse.exec('DROP TABLE teams');
+    const settings = settingsSchema.parse({ site: 'http://127.0.0.1:1', models: true, snapshot: false });
+    const after = await afterLoad(t.warehouse, settings, 'run-1', false, silentLogger);
+    expect(after.failed).toBe(true);
+    const line = after.lines.find((l) => l.includes('FAIL unique:teams(id)'));
+    expect(line).toMatch(/query failed: .*teams/);
+  } finally {
+    await t.cleanup();
+  }
+});
