@@ -12,17 +12,20 @@ function entries(dir: string): import('node:fs').Dirent[] {
 
 /**
  * Keeps the newest `retain` snapshot folders of a table (folder names sort in time order) and removes older
- * ones plus stray temporary files left by an interrupted write. Returns the removed paths.
+ * ones plus stray temporary files left by an interrupted write. `current`, the folder just written (which the
+ * manifest names), is always one of those kept, even when the clock went back and its name sorts first.
+ * Returns the removed paths.
  */
-export function applyRetention(dir: string, table: string, retain: number): string[] {
+export function applyRetention(dir: string, table: string, retain: number, current?: string): string[] {
   const tableDir = join(dir, table);
   const removed: string[] = [];
   const all = entries(tableDir);
   const snapshots = all
-    .filter((e) => e.isDirectory() && e.name.startsWith('snapshot='))
+    .filter((e) => e.isDirectory() && e.name.startsWith('snapshot=') && e.name !== current)
     .map((e) => e.name)
     .sort();
-  for (const name of snapshots.slice(0, Math.max(0, snapshots.length - retain))) {
+  const keptOthers = all.some((e) => e.name === current) ? retain - 1 : retain;
+  for (const name of snapshots.slice(0, Math.max(0, snapshots.length - keptOthers))) {
     rmSync(join(tableDir, name), { recursive: true, force: true });
     removed.push(join(tableDir, name));
   }

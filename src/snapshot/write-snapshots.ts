@@ -147,7 +147,7 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
   }
 
   const removed = [...removeStrayManifestTemps(dir)];
-  for (const table of options.tables) removed.push(...applyRetention(dir, table, options.retain));
+  for (const table of options.tables) removed.push(...applyRetention(dir, table, options.retain, folder));
   return {
     dir,
     snapshot: folder.slice('snapshot='.length),

@@ -143,6 +143,21 @@ describe.each<Dialect>(['duckdb', 'postgres'])('snapshots of a %s warehouse', (d
     expect(readManifest(sub)?.tables.award_rates?.run_id).toBe('r4');
   });
 
+  it('never removes the snapshot the manifest names, even after the clock went back', async () => {
+    const sub = join(dir, 'clock');
+    for (const [runId, at] of [
+      ['later', '2026-01-01T00:00:10Z'],
+      // The system clock was set back (NTP step, a VM restored): this folder name sorts before the previous one.
+      ['earlier', '2026-01-01T00:00:05Z'],
+    ] as const) {
+      await writeSnapshots(t.warehouse, { dir: sub, runId, retain: 1, tables: ['award_rates'], now: new Date(at) });
+    }
+    const entry = readManifest(sub)?.tables.award_rates;
+    expect(entry?.run_id).toBe('earlier');
+    expect(existsSync(join(sub, entry?.path ?? 'missing'))).toBe(true);
+    expect(readdirSync(join(sub, 'award_rates'))).toEqual([`snapshot=${entry?.snapshot}`]);
+  });
+
   it('never exposes a partial .parquet file, and leaves nothing behind when a table fails', async () => {
     const sub = join(dir, 'atomic');
     const seen = new Map<string, number>();
