@@ -24,19 +24,48 @@ export interface RunModelsOptions {
 
 const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
+const literal = (value: string): string => `'${value.replace(/'/g, "''")}'`;
+
 /**
- * Replaces the model's table in one transaction, so readers see the old table or the new one. Postgres runs a
- * multi-statement text as one implicit transaction (an explicit BEGIN there would leave a pooled connection
- * in an aborted transaction on failure); DuckDB needs explicit BEGIN/COMMIT and a ROLLBACK on failure.
+ * Postgres: analysts and BI tools build views on model tables, and Postgres refuses to drop a table a view depends
+ * on. So the new rows are built aside and, when the table already has the same columns and types, replace its rows
+ * (DELETE + INSERT: readers are never blocked and views stay); only a table whose columns changed is dropped and
+ * replaced. One implicit transaction (a multi-statement text; an explicit BEGIN would leave a pooled connection in
+ * an aborted transaction on failure).
+ */
+function postgresReplace(model: ModelDef, select: string): string {
+  const name = ident(model.name);
+  const next = ident(`_gf_next_${model.name}`);
+  const columnsOf = (table: string): string =>
+    `(SELECT string_agg(attname || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum) FROM pg_attribute ` +
+    `WHERE attrelid = to_regclass(quote_ident(current_schema()) || '.' || quote_ident(${literal(table)})) ` +
+    `AND attnum > 0 AND NOT attisdropped)`;
+  return `DROP TABLE IF EXISTS ${next}; CREATE TABLE ${next} AS ${select};
+DO $gf$
+BEGIN
+  IF ${columnsOf(model.name)} IS NOT DISTINCT FROM ${columnsOf(`_gf_next_${model.name}`)} THEN
+    DELETE FROM ${name};
+    INSERT INTO ${name} SELECT * FROM ${next};
+    DROP TABLE ${next};
+  ELSE
+    DROP TABLE IF EXISTS ${name};
+    ALTER TABLE ${next} RENAME TO ${name};
+  END IF;
+END $gf$`;
+}
+
+/**
+ * Replaces the model's table in one transaction, so readers see the old table or the new one. DuckDB needs
+ * explicit BEGIN/COMMIT and a ROLLBACK on failure (its views do not pin the tables they read).
  */
 async function materialise(warehouse: Warehouse, model: ModelDef): Promise<void> {
   const name = ident(model.name);
   const select = model.sql[warehouse.dialect];
-  const replace = `DROP TABLE IF EXISTS ${name}; CREATE TABLE ${name} AS ${select}`;
   if (warehouse.dialect === 'postgres') {
-    await warehouse.exec(replace);
+    await warehouse.exec(postgresReplace(model, select));
     return;
   }
+  const replace = `DROP TABLE IF EXISTS ${name}; CREATE TABLE ${name} AS ${select}`;
   try {
     await warehouse.exec(`BEGIN TRANSACTION; ${replace}; COMMIT`);
   } catch (e) {

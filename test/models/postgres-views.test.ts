@@ -1,0 +1,47 @@
+import { expect, it } from 'vitest';
+import { loadModels, runModels } from '../../src/models/index.ts';
+import { loadSmallSite, openTestWarehouse } from './fixtures.ts';
+
+/**
+ * Analysts and BI tools put views on model tables. Postgres will not drop a table a view depends on, so rebuilding
+ * the models must keep such tables (replacing their rows) and still replace a table whose columns changed.
+ */
+it('rebuilds Postgres models that views depend on, and replaces a table whose columns changed', async () => {
+  const t = await openTestWarehouse('postgres', 'views');
+  try {
+    await loadSmallSite(t.warehouse);
+    await runModels(t.warehouse);
+    await t.warehouse.exec(
+      'CREATE VIEW awarded_programs AS SELECT program_id, awarded, awarded_value FROM award_rates WHERE awarded > 0',
+    );
+    const before = await t.warehouse.query('SELECT * FROM awarded_programs ORDER BY program_id');
+    expect(before.length).toBeGreaterThan(0);
+    // New data: one more awarded application in program 1.
+    await t.warehouse.exec(`UPDATE awards SET decision = 0, value = 10.00 WHERE decision = 1 AND program_id = 1`);
+    await runModels(t.warehouse);
+    const after = await t.warehouse.query('SELECT * FROM awarded_programs ORDER BY program_id');
+    const fresh = await t.warehouse.query(
+      'SELECT program_id, awarded, awarded_value FROM award_rates WHERE awarded > 0 ORDER BY program_id',
+    );
+    expect(after).toEqual(fresh);
+    expect(after).not.toEqual(before);
+
+    // A table left by an older version with other columns is replaced by the declared ones.
+    await t.warehouse.exec('ALTER TABLE funding_flow ADD COLUMN retired_column text');
+    await runModels(t.warehouse, { only: ['funding_flow'] });
+    const columns = await t.warehouse.query(
+      `SELECT column_name FROM information_schema.columns
+        WHERE table_schema = current_schema() AND table_name = 'funding_flow' ORDER BY ordinal_position`,
+    );
+    const declared = loadModels()
+      .find((m) => m.name === 'funding_flow')
+      ?.columns.map((c) => c.name);
+    expect(columns.map((c) => c.column_name)).toEqual(declared);
+    const leftovers = await t.warehouse.query(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE '\\_gf\\_next%'`,
+    );
+    expect(leftovers).toEqual([]);
+  } finally {
+    await t.cleanup();
+  }
+});
