@@ -1,6 +1,9 @@
+import pg from 'pg';
 import { expect, it } from 'vitest';
 import { loadModels, runModels } from '../../src/models/index.ts';
-import { loadSmallSite, openTestWarehouse } from './fixtures.ts';
+import { tables } from '../../src/normalize/index.ts';
+import { openWarehouse } from '../../src/warehouse/index.ts';
+import { load, loadSmallSite, openTestWarehouse, pgUrl, smallSite } from './fixtures.ts';
 
 /**
  * Analysts and BI tools put views on model tables. Postgres will not drop a table a view depends on, so rebuilding
@@ -43,5 +46,45 @@ it('rebuilds Postgres models that views depend on, and replaces a table whose co
     expect(leftovers).toEqual([]);
   } finally {
     await t.cleanup();
+  }
+});
+
+it('building the models of a new schema leaves the model tables of the warehouse in public alone', async () => {
+  // Its own database: this test needs a warehouse in `public`, which the shared test database leaves to others.
+  const database = `gf_models_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
+  const admin = new pg.Client({ connectionString: pgUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${database}`);
+  const url = new URL(pgUrl);
+  url.pathname = `/${database}`;
+  try {
+    for (const schema of ['public', 'second']) {
+      const warehouse = await openWarehouse(url.toString(), { schema });
+      try {
+        await warehouse.migrate(tables);
+        await load(warehouse, smallSite().data);
+        await runModels(warehouse);
+      } finally {
+        await warehouse.close();
+      }
+    }
+    const c = new pg.Client({ connectionString: url.toString() });
+    await c.connect();
+    try {
+      const { rows } = await c.query<{ schemaname: string; n: string }>(
+        `SELECT schemaname, count(*) AS n FROM pg_tables WHERE tablename = ANY($1) GROUP BY 1 ORDER BY 1`,
+        [loadModels().map((m) => m.name)],
+      );
+      const count = String(loadModels().length);
+      expect(rows).toEqual([
+        { schemaname: 'public', n: count },
+        { schemaname: 'second', n: count },
+      ]);
+    } finally {
+      await c.end();
+    }
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await admin.end();
   }
 });
