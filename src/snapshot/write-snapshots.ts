@@ -83,17 +83,19 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
   if (!Number.isInteger(options.retain) || options.retain < 1) {
     throw new ConfigError(`--retain must be a whole number of at least 1 (got ${options.retain})`);
   }
-  for (const t of options.tables) {
+  // A table named twice (`--tables a,a`) is written once: a second write would collide with the first's folder.
+  const tableNames = [...new Set(options.tables)];
+  for (const t of tableNames) {
     if (!tableNamePattern.test(t)) throw new ConfigError(`cannot snapshot table "${t}": not a plain table name`);
   }
   const dir = resolve(options.dir);
   checkSnapshotDir(dir);
   const now = options.now ?? new Date();
-  const folder = chooseFolder(dir, options.tables, snapshotStamp(now));
+  const folder = chooseFolder(dir, tableNames, snapshotStamp(now));
   const writer = await openParquetWriter(warehouse, options.compression ?? 'zstd');
   const written: TableSnapshot[] = [];
   try {
-    for (const table of options.tables) {
+    for (const table of tableNames) {
       const t0 = Date.now();
       const tableDir = join(dir, table);
       const temp = join(tableDir, `.${table}.${folder.slice('snapshot='.length)}${tempSuffix}`);
@@ -147,7 +149,7 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
   }
 
   const removed = [...removeStrayManifestTemps(dir)];
-  for (const table of options.tables) removed.push(...applyRetention(dir, table, options.retain, folder));
+  for (const table of tableNames) removed.push(...applyRetention(dir, table, options.retain, folder));
   return {
     dir,
     snapshot: folder.slice('snapshot='.length),

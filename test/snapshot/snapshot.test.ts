@@ -143,6 +143,18 @@ describe.each<Dialect>(['duckdb', 'postgres'])('snapshots of a %s warehouse', (d
     expect(readManifest(sub)?.tables.award_rates?.run_id).toBe('r4');
   });
 
+  it('writes a table named twice once', async () => {
+    const sub = join(dir, 'twice');
+    const result = await writeSnapshots(t.warehouse, {
+      dir: sub,
+      runId: 'd',
+      retain: 1,
+      tables: ['award_rates', 'award_rates'],
+    });
+    expect(result.tables.map((x) => x.table)).toEqual(['award_rates']);
+    expect(readdirSync(join(sub, 'award_rates'))).toEqual([`snapshot=${result.snapshot}`]);
+  });
+
   it('never removes the snapshot the manifest names, even after the clock went back', async () => {
     const sub = join(dir, 'clock');
     for (const [runId, at] of [
