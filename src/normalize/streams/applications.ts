@@ -140,7 +140,13 @@ export const applicationTasksStream: StreamMapping = {
   },
 };
 
-const isIntArray = (v: JsonValue[]): boolean => v.every((x) => typeof x === 'number' && Number.isInteger(x));
+/**
+ * An option id: an integer JSON number below 2^53. Beyond it JSON.parse has already rounded the digits (and past
+ * 2^63 the BIGINT column would reject the value and fail the whole stream's load), so it is not an option id;
+ * the response stays in response_json (and a plain number in number_value).
+ */
+const isOptionId = (x: JsonValue | undefined): x is number => typeof x === 'number' && Number.isSafeInteger(x);
+const isIntArray = (v: JsonValue[]): boolean => v.every(isOptionId);
 
 /**
  * One task response, typed where the shape is unambiguous (spec 2.5): string -> text_value; number ->
@@ -164,7 +170,7 @@ export function responseRow(applicationId: Id, taskId: Id, questionId: string, v
   if (typeof v === 'string') row.text_value = cleanText(v);
   else if (typeof v === 'number') {
     row.number_value = v;
-    if (Number.isInteger(v)) row.option_id = v;
+    if (isOptionId(v)) row.option_id = v;
   } else if (Array.isArray(v)) {
     if (isIntArray(v)) row.option_ids = responseJson;
   } else if (
@@ -174,7 +180,7 @@ export function responseRow(applicationId: Id, taskId: Id, questionId: string, v
     Object.keys(v).every((k) => k === 'value' || k === 'other')
   ) {
     const value = v.value;
-    if (typeof value === 'number' && Number.isInteger(value)) row.option_id = value;
+    if (isOptionId(value)) row.option_id = value;
     else if (Array.isArray(value) && isIntArray(value)) row.option_ids = JSON.stringify(value);
     const other = v.other;
     if (typeof other === 'string') row.other_text = cleanText(other);

@@ -99,11 +99,15 @@ export const taskResponses: TableDef = {
       'double',
       'The response when it is a plain number (number question; an integer may also be a single-choice option id).',
     ),
-    col('option_id', 'bigint', 'Chosen option id when the response is a single integer, or {value: integer, other}.'),
+    col(
+      'option_id',
+      'bigint',
+      'Chosen option id when the response is a single integer below 2^53, or {value: integer, other}.',
+    ),
     col(
       'option_ids',
       'json',
-      'Chosen option ids (JSON array text) when the response is an array of integers, or {value: [..], other}.',
+      'Chosen option ids (JSON array text) when the response is an array of integers below 2^53, or {value: [..], other}.',
     ),
     col('other_text', 'text', "Text of the 'other' choice of {value, other} (JSON array text when it is an array)."),
   ],

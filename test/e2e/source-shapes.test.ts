@@ -1,0 +1,66 @@
+/**
+ * Shapes the spec leaves open, served by the simulated site and synced into a real DuckDB file and a real Postgres
+ * schema: each value is either typed or NULL (kept in `_raw`), and no stream fails because of one of them.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import type { JsonObject } from '../../src/util/json.ts';
+import { openWarehouse } from '../../src/warehouse/index.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import type { SimulatorHandle } from '../../src/simulator/index.ts';
+import { postgresSchema, siteWithWarehouse, syncOnce } from './harness.ts';
+
+const cleanup: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const c of cleanup.reverse()) await c();
+});
+
+/** Syncs `sim` into a fresh DuckDB file and a fresh Postgres schema; runs `check` on each warehouse. */
+async function syncBoth(
+  sim: SimulatorHandle,
+  credentials: string,
+  warehouse: string,
+  check: (query: (sql: string) => Promise<Record<string, unknown>[]>) => Promise<void>,
+): Promise<void> {
+  const pg = await postgresSchema();
+  cleanup.push(pg.drop);
+  for (const [target, schema] of [
+    [warehouse, undefined],
+    [pg.url, pg.schema],
+  ] as const) {
+    const result = await syncOnce(sim, { credentials, warehouse: target, ...(schema ? { schema } : {}) });
+    expect(
+      result.streams.filter((s) => s.status !== 'ok').map((s) => `${s.stream}: ${s.reason}`),
+      target,
+    ).toEqual([]);
+    const w = await openWarehouse(target, { ...(schema ? { schema } : {}), logger: silentLogger });
+    try {
+      await check((sql) => w.query(sql));
+    } finally {
+      await w.close();
+    }
+  }
+}
+
+describe('task responses', () => {
+  it('integers past 2^53 are not option ids: the stream loads, the response stays in response_json', async () => {
+    const { sim, credentials, warehouse, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 21 });
+    cleanup.push(remove);
+    const app = sim.control.data.applications.rows[0]!;
+    const task = sim.control.data.children(Number(app.id))!.tasks[0] as JsonObject;
+    // Served as they are: the children are the simulator's own data.
+    task.data = { huge: 1e20, rounded: 2 ** 53 + 2, list: [1, 1e20], other: { value: 1e20, other: 'x' }, ok: 7 };
+    await syncBoth(sim, credentials, warehouse, async (query) => {
+      const rows = await query(
+        `SELECT question_id, number_value, option_id, option_ids, other_text FROM task_responses ` +
+          `WHERE application_id = ${Number(app.id)} AND task_id = ${Number(task.id)} ORDER BY question_id`,
+      );
+      expect(rows).toEqual([
+        { question_id: 'huge', number_value: 1e20, option_id: null, option_ids: null, other_text: null },
+        { question_id: 'list', number_value: null, option_id: null, option_ids: null, other_text: null },
+        { question_id: 'ok', number_value: 7, option_id: 7, option_ids: null, other_text: null },
+        { question_id: 'other', number_value: null, option_id: null, option_ids: null, other_text: 'x' },
+        { question_id: 'rounded', number_value: 2 ** 53 + 2, option_id: null, option_ids: null, other_text: null },
+      ]);
+    });
+  }, 120_000);
+});
