@@ -1,6 +1,5 @@
 import type { JsonObject } from '../util/json.ts';
-import { isJsonObject } from '../util/json.ts';
-import { SiteHttpError } from '../source/index.ts';
+import { objectBodyRecords, SiteHttpError } from '../source/index.ts';
 import type { CommitPlan, LoadUnit, ParentMark } from '../warehouse/types.ts';
 import { confirmWalk } from './confirm-walk.ts';
 import { pageLine } from './raw-landing.ts';
@@ -167,7 +166,7 @@ async function fetchParent(
         body: res.raw,
       });
       ctx.progress.page(def.name, 1);
-      const records = isJsonObject(res.body) ? [res.body] : [];
+      const records = objectBodyRecords(res.body);
       return { parent, records, complete: true, pages: 1 };
     }
     const records: JsonObject[] = [];

@@ -1,4 +1,4 @@
-import type { JsonObject } from '../util/json.ts';
+import { standInItem, type JsonObject, type JsonValue } from '../util/json.ts';
 import type { StagedMerge } from '../warehouse/types.ts';
 import type { Row } from '../normalize/table-def.ts';
 import {
@@ -10,6 +10,15 @@ import {
   type StreamName,
 } from '../normalize/index.ts';
 import { ReferenceDedup } from './reference-dedup.ts';
+
+/** A list item that is not a JSON object (see `standInRecord`): quarantined as it was sent. */
+class NotAnObjectError extends QuarantineError {
+  constructor(readonly item: JsonValue) {
+    super(
+      `the list item is not a JSON object but ${item === null ? 'null' : Array.isArray(item) ? 'an array' : `a ${typeof item}`}`,
+    );
+  }
+}
 
 /**
  * Rows are buffered until either bound is reached, then go out as batches: the row count bounds the per-row
@@ -64,12 +73,15 @@ export class RowBatcher {
       let mapped: MappedRow[];
       const untypedBefore = untypedValues.count;
       try {
+        const standIn = standInItem(record);
+        if (standIn !== undefined) throw new NotAnObjectError(standIn.item);
         mapped = mapping.map(record, { parentId, siteTimeZone: this.context.siteTimeZone });
         this.counts.untyped += untypedValues.count - untypedBefore;
       } catch (error) {
         if (!(error instanceof QuarantineError)) throw error;
         this.counts.quarantined++;
-        const row = quarantineRow(this.stream, record, error.message, this.context.runId, this.context.extractedAt);
+        const payload = error instanceof NotAnObjectError ? error.item : record;
+        const row = quarantineRow(this.stream, payload, error.message, this.context.runId, this.context.extractedAt);
         mapped = [{ table: '_grantflow_quarantine', row, merge: 'replace' }];
       }
       for (const m of mapped) {

@@ -1,8 +1,8 @@
 import { readRawLines } from '../extract/raw-landing.ts';
 import { RowBatcher, type BatchContext, type RowBatch, type SinkCounts } from '../extract/row-batcher.ts';
 import type { StreamDef } from '../extract/stream-def.ts';
-import { parseListPage, parseJson, unseenRecords } from '../source/index.ts';
-import { isJsonObject, type JsonObject } from '../util/json.ts';
+import { objectBodyRecords, parseListPage, parseJson, unseenRecords } from '../source/index.ts';
+import type { JsonObject } from '../util/json.ts';
 import { GrantflowError } from '../util/errors.ts';
 
 /**
@@ -139,7 +139,7 @@ function pageRecords(shape: 'list' | 'object', body: string, url: string): JsonO
   if (shape === 'object') {
     const parsed = parseJson(body);
     if (!parsed.ok) throw new GrantflowError(`raw page of ${url} is not JSON: ${parsed.problem}`);
-    return isJsonObject(parsed.value) ? [parsed.value] : [];
+    return objectBodyRecords(parsed.value);
   }
   const parsed = parseListPage(body);
   if (!parsed.ok) throw new GrantflowError(`raw page of ${url} cannot be read: ${parsed.problem}`);

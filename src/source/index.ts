@@ -4,4 +4,4 @@ export { describeNetworkError, tlsError } from './retry.ts';
 export { FileCredentialStore, parseCredentials, registerCredentialSecrets } from './credentials-file.ts';
 export { SiteHttpError, SiteResponseError, SiteUnavailableError } from './errors.ts';
 export { RateLimiter, Semaphore } from './throttle.ts';
-export { parseListPage, parseJson, unseenRecords } from './pagination.ts';
+export { objectBodyRecords, parseListPage, parseJson, unseenRecords } from './pagination.ts';

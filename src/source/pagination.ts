@@ -1,5 +1,5 @@
 import type { Logger } from '../util/logger.ts';
-import { isJsonObject, type JsonObject, type JsonValue } from '../util/json.ts';
+import { isJsonObject, standInRecord, type JsonObject, type JsonValue } from '../util/json.ts';
 import { oneLine, SiteHttpError, SiteResponseError } from './errors.ts';
 import type { FetchedPage, PaginateOptions, PaginationInfo, StopReason } from './types.ts';
 
@@ -52,12 +52,28 @@ export function parseListPage(text: string): ParseResult<ParsedPage> {
     const got = isJsonObject(v) ? `an object with keys ${Object.keys(v).slice(0, 8).join(', ')}` : typeof v;
     return { ok: false, problem: `${expected}; got ${got}` };
   }
-  const records: JsonObject[] = [];
-  for (const [i, item] of items.entries()) {
-    if (!isJsonObject(item)) return { ok: false, problem: `record ${i} is not a JSON object` };
-    records.push(item);
+  // Items that are not objects become stand-ins the normaliser quarantines; a page with no object at all is not a
+  // list of records (ids, messages), and reading it as one would make a complete walk soft-delete every row.
+  if (items.length > 0 && !items.some(isJsonObject)) {
+    return {
+      ok: false,
+      problem: `${expected}; got an array of ${typeof items[0]}${items[0] === null ? ' (null)' : ''}`,
+    };
   }
+  const records = items.map((item) => (isJsonObject(item) ? item : standInRecord(item)));
   return { ok: true, value: { records, next, total, envelope } };
+}
+
+/**
+ * Records of an endpoint that answers one object (eligibility): the object; each item of an array, as a list page's
+ * (items that are not objects as stand-ins); nothing for `null`; any other value as a stand-in, so it is
+ * quarantined rather than dropped.
+ */
+export function objectBodyRecords(v: JsonValue): JsonObject[] {
+  if (isJsonObject(v)) return [v];
+  if (v === null) return [];
+  if (Array.isArray(v)) return v.map((item) => (isJsonObject(item) ? item : standInRecord(item)));
+  return [standInRecord(v)];
 }
 
 /** Default record key: `id` when it is a string or number; records without one are never de-duplicated. */

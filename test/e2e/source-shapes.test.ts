@@ -7,6 +7,8 @@ import type { JsonObject } from '../../src/util/json.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
+import type { SyncResult } from '../../src/pipeline/sync.ts';
+import { formatSummary } from '../../src/pipeline/summary.ts';
 import { postgresSchema, siteWithWarehouse, syncOnce } from './harness.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
@@ -20,7 +22,8 @@ async function syncBoth(
   credentials: string,
   warehouse: string,
   check: (query: (sql: string) => Promise<Record<string, unknown>[]>) => Promise<void>,
-): Promise<void> {
+): Promise<SyncResult[]> {
+  const results: SyncResult[] = [];
   const pg = await postgresSchema();
   cleanup.push(pg.drop);
   for (const [target, schema] of [
@@ -28,6 +31,7 @@ async function syncBoth(
     [pg.url, pg.schema],
   ] as const) {
     const result = await syncOnce(sim, { credentials, warehouse: target, ...(schema ? { schema } : {}) });
+    results.push(result);
     expect(
       result.streams.filter((s) => s.status !== 'ok').map((s) => `${s.stream}: ${s.reason}`),
       target,
@@ -39,6 +43,7 @@ async function syncBoth(
       await w.close();
     }
   }
+  return results;
 }
 
 describe('task responses', () => {
@@ -62,5 +67,30 @@ describe('task responses', () => {
         { question_id: 'rounded', number_value: 2 ** 53 + 2, option_id: null, option_ids: null, other_text: null },
       ]);
     });
+  }, 120_000);
+});
+
+describe('list items that are not JSON objects', () => {
+  it('are quarantined one by one, as sent, and counted; the rest of the page loads and the run succeeds', async () => {
+    const { sim, credentials, warehouse, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 22 });
+    cleanup.push(remove);
+    const fields = sim.control.data.customFields.rows as unknown as (JsonObject | null | number)[];
+    const served = fields.length;
+    // Served as they are: the collection is the simulator's own data.
+    fields.push(null, 42);
+    const results = await syncBoth(sim, credentials, warehouse, async (query) => {
+      const quarantined = await query(
+        `SELECT payload, reason FROM _grantflow_quarantine WHERE stream = 'custom_fields' ORDER BY CAST(payload AS TEXT)`,
+      );
+      expect(quarantined.map((q) => q.payload)).toEqual(['42', 'null']);
+      for (const q of quarantined) expect(q.reason).toMatch(/not a JSON object/);
+      const [loaded] = await query(`SELECT count(*) AS n FROM custom_fields WHERE NOT _ref_only`);
+      expect(Number(loaded!.n)).toBe(served);
+    });
+    for (const result of results) {
+      expect(result.status).toBe('succeeded');
+      expect(result.streams.find((s) => s.stream === 'custom_fields')?.quarantined).toBe(2);
+      expect(formatSummary(result)).toMatch(/^ {2}custom_fields +ok +\d+ +\d+ +0 +2 /m);
+    }
   }, 120_000);
 });

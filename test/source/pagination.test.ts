@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSiteClient, SiteResponseError } from '../../src/source/index.ts';
 import type { FetchedPage, PaginateOptions, PaginationInfo, SiteClient } from '../../src/source/index.ts';
+import { standInItem } from '../../src/util/json.ts';
 import { json, MemoryStore, startServer, type Handler, type TestServer } from './helpers.ts';
 
 let server: TestServer | undefined;
@@ -191,5 +192,18 @@ describe('paginate', () => {
     const err = await walk((_q, res) => json(res, 200, { detail: 'nope' }), '/api/x/').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SiteResponseError);
     expect((err as Error).message).toMatch(/got an object with keys detail/);
+  });
+
+  it('passes a list item that is not an object on as a stand-in record, keeping the rest of the page', async () => {
+    const { pages, info } = await walk((_q, res) => json(res, 200, [{ id: 1 }, null, 7, { id: 2 }]), '/api/x/', {}, 10);
+    expect(info.complete).toBe(true);
+    const records = pages.flatMap((p) => p.records);
+    expect(records.map((r) => (standInItem(r) === undefined ? r.id : standInItem(r)!.item))).toEqual([1, null, 7, 2]);
+  });
+
+  it('rejects an array without any object (ids, messages: not a list of records) after retries', async () => {
+    const err = await walk((_q, res) => json(res, 200, [1, 2, 3]), '/api/x/').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SiteResponseError);
+    expect((err as Error).message).toMatch(/got an array of number/);
   });
 });
