@@ -142,11 +142,25 @@ export function reqTs(v: JsonValue | undefined, zone: string, field: string): st
   return r;
 }
 
-/** The object at `v`, or null when it is absent or not an object. */
+/** An empty array or object: the other container's "nothing" (PHP sends an empty map as `[]`), not a lost value. */
+const emptyContainer = (v: JsonValue | undefined): boolean =>
+  typeof v === 'object' && v !== null && Object.keys(v).length === 0;
+
+/** The object at `v`, or null when it is absent or not an object (a present value of another shape is counted). */
 export function obj(v: JsonValue | undefined): JsonObject | null {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) ? v : null;
+  if (typeof v === 'object' && v !== null && !Array.isArray(v)) return v;
+  if (!emptyContainer(v)) lenient(v, null);
+  return null;
 }
 
+/** The array at `v`; empty when it is absent or not an array (a present value of another shape is counted). */
 export function arr(v: JsonValue | undefined): JsonValue[] {
-  return Array.isArray(v) ? v : [];
+  if (Array.isArray(v)) return v;
+  if (!emptyContainer(v)) lenient(v, null);
+  return [];
+}
+
+/** Counts a present value the mapping could not use (an entry without a key, ...): it stays only in `_raw`. */
+export function untyped(v: JsonValue | undefined): void {
+  lenient(v, null);
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { JsonValue } from '../util/json.ts';
 import { GrantflowError } from '../util/errors.ts';
-import { optId, text } from './coerce.ts';
+import { arr, obj, optId, text } from './coerce.ts';
 import { QuarantineError } from './quarantine.ts';
 import type { MappedRow, NormalizeContext } from './mapping.ts';
 import type { Row } from './table-def.ts';
@@ -79,9 +79,9 @@ export function syntheticId(parts: readonly (string | number | bigint | boolean 
 
 /** custom_fields arrays: one custom_field_values row each, plus a ref-only custom_fields row (id, name). */
 export function customFieldValues(out: MappedRow[], entityType: string, entityId: Id, v: JsonValue | undefined): void {
-  if (!Array.isArray(v)) return;
-  for (const cf of v) {
-    if (typeof cf !== 'object' || cf === null || Array.isArray(cf)) continue;
+  for (const entry of arr(v)) {
+    const cf = obj(entry);
+    if (cf === null) continue;
     const fieldId = optId(cf.id, 'custom_fields[].id');
     if (fieldId === null) throw new QuarantineError('custom_fields[] entry without id');
     const raw = JSON.stringify(cf);

@@ -94,3 +94,26 @@ describe('list items that are not JSON objects', () => {
     }
   }, 120_000);
 });
+
+describe('nested values of a shape the mapping cannot use', () => {
+  it('are counted as untyped in the summary and kept in _raw', async () => {
+    const { sim, credentials, warehouse, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 23 });
+    cleanup.push(remove);
+    const fund = sim.control.data.funds.rows[0]!;
+    const award = sim.control.data.awards.rows.find((a) => Array.isArray(a.payments) && a.payments.length > 0)!;
+    // Served as they are: the collections are the simulator's own data.
+    fund.fund_folder = 'General'; // a name where {id, name} is expected
+    fund.custom_fields = { id: 1, value: 'x' }; // an object where an array is expected
+    award.payments = (award.payments as JsonObject[]).map((p) => p.id!); // ids where {id, amount, status} are expected
+    const results = await syncBoth(sim, credentials, warehouse, async (query) => {
+      const [f] = await query(`SELECT fund_folder_id, fund_folder_name, _raw FROM funds WHERE id = ${Number(fund.id)}`);
+      expect(f).toMatchObject({ fund_folder_id: null, fund_folder_name: null });
+      expect(JSON.parse(String(f!._raw))).toMatchObject({ fund_folder: 'General' });
+    });
+    for (const result of results) {
+      expect(result.streams.find((s) => s.stream === 'funds')?.untyped).toBe(2);
+      expect(result.streams.find((s) => s.stream === 'awards')?.untyped).toBe((award.payments as number[]).length);
+      expect(formatSummary(result)).toMatch(/source values could not be typed/);
+    }
+  }, 120_000);
+});

@@ -134,6 +134,11 @@ describe('applications', () => {
     [{ id: 105, state: 'open', decision: { id: 1, awarded: '1 250,00' }, last_submitted_at: 'soon' }, 3],
     [{ id: 106, state: null, decision: { id: 1, awarded: '  ' }, last_submitted_at: '' }, 0],
     [{ id: 107, state: 2, decision: { id: 1, awarded: '$1,250.00' }, last_submitted_at: '2024-01-01' }, 0],
+    // shapes the mapping cannot use: an object where an array is expected and the reverse, an entry of no shape
+    [{ id: 108, decision: 5, collaborators: { id: 3 }, custom_fields: ['x', { id: 1, value: 'ok' }] }, 3],
+    [{ id: 109, decision: null, collaborators: [], custom_fields: [] }, 0],
+    // an empty container of the other kind holds nothing (PHP encodes an empty map as [])
+    [{ id: 110, decision: [], collaborators: {}, custom_fields: {} }, 0],
   ])('counts the present values it could not type in %j: %i', (record, expected) => {
     const before = untypedValues.count;
     map('applications', record as JsonObject);

@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from '../../util/json.ts';
-import { arr, bool, dbl, int, json, money, obj, optId, reqId, reqTs, text, ts } from '../coerce.ts';
+import { arr, bool, dbl, int, json, money, obj, optId, reqId, reqTs, text, ts, untyped } from '../coerce.ts';
 import type { MappedRow, NormalizeContext, StreamMapping } from '../mapping.ts';
 import { QuarantineError } from '../quarantine.ts';
 import { customFieldValues, namedRef, refId, userRef, type Id } from '../refs.ts';
@@ -207,7 +207,8 @@ export const financialTransactionsStream: StreamMapping = {
     const z = ctx.siteTimeZone;
     const payment = obj(r.payment);
     let paymentId: Id | null = null;
-    if (payment !== null && payment.id != null) {
+    if (payment !== null && payment.id == null) untyped(payment);
+    else if (payment !== null) {
       // The embedded Payment fills a ref-only payments row; its bridges belong to the payments stream.
       const p = paymentRow(out, payment, ctx, 'payment.');
       paymentId = p.id as Id;

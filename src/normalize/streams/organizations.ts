@@ -1,4 +1,4 @@
-import { arr, bool, int, obj, optId, reqId, reqTs, text } from '../coerce.ts';
+import { arr, bool, int, obj, optId, reqId, reqTs, text, untyped } from '../coerce.ts';
 import type { MappedRow, StreamMapping } from '../mapping.ts';
 import { customFieldValues, parentId, userRef } from '../refs.ts';
 import type { Row } from '../table-def.ts';
@@ -124,7 +124,7 @@ export const eligibilityStream: StreamMapping = {
       if (resp === null) return;
       // Ids are strings in the spec; integers are accepted as their text.
       const qid = typeof resp.id === 'number' ? String(optId(resp.id, 'responses[].id')) : text(resp.id);
-      if (qid === null) return; // no key: kept in eligibility._raw
+      if (qid === null) return untyped(resp); // no key: kept in eligibility._raw, counted
       const occurrence = seen.get(qid) ?? 0;
       seen.set(qid, occurrence + 1);
       out.push({
