@@ -36,8 +36,16 @@ const currencyCodes: ReadonlySet<string> = new Set(Intl.supportedValuesOf('curre
 
 const isCurrency = (code: string | undefined): boolean => code === undefined || currencyCodes.has(code.toUpperCase());
 
+/**
+ * Numeric text that only a number reads this way: with an exponent ("1e3", "1.5E+2") or a bare dot at either end
+ * (".5", "12."). Python's Decimal and many serializers print such text; no locale writes an amount like it.
+ */
+const NUMERIC_TEXT_RE = /^[+-]?(?:\d+\.?\d*[eE][+-]?\d+|\.\d+(?:[eE][+-]?\d+)?|\d+\.)$/;
+
 function stringToMoney(s: string): string | null {
-  const m = STRING_RE.exec(s.trim());
+  const t = s.trim();
+  if (NUMERIC_TEXT_RE.test(t)) return decimalTextToMoney(t);
+  const m = STRING_RE.exec(t);
   if (m === null) return null;
   if (m[1] !== undefined && m[3] !== undefined) return null;
   if (!isCurrency(m[2]) || !isCurrency(m[5])) return null;
