@@ -101,10 +101,20 @@ export function dbl(v: JsonValue | undefined): number | null {
   return lenient(v, null);
 }
 
+/** Boolean text as PostgreSQL reads it (any case, surrounding blanks ignored). */
+const TRUE_TEXT = new Set(['true', 't', 'yes', 'y', 'on', '1']);
+const FALSE_TEXT = new Set(['false', 'f', 'no', 'n', 'off', '0']);
+
+/** Lenient boolean: JSON booleans, 1/0, and boolean text ("true", "TRUE", "yes", "off", ...). */
 export function bool(v: JsonValue | undefined): boolean | null {
   if (typeof v === 'boolean') return v;
-  if (v === 1 || v === 'true' || v === 'True' || v === '1') return true;
-  if (v === 0 || v === 'false' || v === 'False' || v === '0') return false;
+  if (v === 1) return true;
+  if (v === 0) return false;
+  if (typeof v === 'string') {
+    const t = v.trim().toLowerCase();
+    if (TRUE_TEXT.has(t)) return true;
+    if (FALSE_TEXT.has(t)) return false;
+  }
   return lenient(v, null);
 }
 

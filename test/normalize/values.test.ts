@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseMoney, parseTimestamp } from '../../src/normalize/index.ts';
+import { parseMoney, parseTimestamp, untypedValues } from '../../src/normalize/index.ts';
+import { bool } from '../../src/normalize/coerce.ts';
 import { ConfigError } from '../../src/util/errors.ts';
 
 describe('parseTimestamp', () => {
@@ -168,5 +169,45 @@ describe('parseMoney', () => {
     [undefined, null],
   ])('%j -> %j', (input, expected) => {
     expect(parseMoney(input)).toBe(expected);
+  });
+});
+
+describe('bool', () => {
+  it.each([
+    [true, true],
+    [false, false],
+    [1, true],
+    [0, false],
+    ['true', true],
+    ['TRUE', true],
+    [' True ', true],
+    ['t', true],
+    ['yes', true],
+    ['Y', true],
+    ['on', true],
+    ['1', true],
+    ['false', false],
+    ['FALSE', false],
+    ['F', false],
+    ['No', false],
+    ['n', false],
+    ['off', false],
+    ['0', false],
+  ])('%j -> %j', (input, expected) => {
+    const before = untypedValues.count;
+    expect(bool(input)).toBe(expected);
+    expect(untypedValues.count).toBe(before);
+  });
+
+  it.each([['maybe'], ['2'], [2], ['tru'], [[]]])('%j is NULL and counted as untyped', (input) => {
+    const before = untypedValues.count;
+    expect(bool(input)).toBeNull();
+    expect(untypedValues.count).toBe(before + 1);
+  });
+
+  it.each([[null], [undefined], ['']])('%j is a plain NULL', (input) => {
+    const before = untypedValues.count;
+    expect(bool(input)).toBeNull();
+    expect(untypedValues.count).toBe(before);
   });
 });
