@@ -59,7 +59,10 @@ export async function runTopLevelStream(
   let confirmed = true;
   const addParents = (records: readonly JsonObject[]): void => {
     if (!parentMarker) return;
-    for (const r of records) if (typeof r.id === 'number') parents.push({ id: r.id, marker: parentMarker(r) });
+    for (const r of records) {
+      const id = recordId(r);
+      if (id !== undefined) parents.push({ id, marker: parentMarker(r) });
+    }
   };
 
   try {
@@ -83,7 +86,7 @@ export async function runTopLevelStream(
         // Stop once a whole page is already held, but only while the newest-first order is verified.
         let allHeld = page.records.length > 0;
         for (const r of page.records) {
-          const id = typeof r.id === 'number' ? r.id : NaN;
+          const id = recordId(r) ?? NaN;
           if (!(id < lastId)) descending = false;
           lastId = id;
           if (!(state.maxId !== undefined && id <= state.maxId)) allHeld = false;
@@ -188,6 +191,16 @@ export function failOrSkip(
 }
 
 /** When a parent stream was committed earlier in a resumed run, its parents come from the warehouse. */
+/**
+ * The integer id of a list record, as a number or as integer text ("12": the normaliser loads such a record under
+ * id 12, so its children must be read too); undefined when there is none a URL can name exactly.
+ */
+function recordId(r: JsonObject): number | undefined {
+  const v = r.id;
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : NaN;
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
 async function parentsFromWarehouse(
   def: StreamDef,
   ctx: ExtractContext,

@@ -117,3 +117,38 @@ describe('nested values of a shape the mapping cannot use', () => {
     }
   }, 120_000);
 });
+
+describe('ids sent as text', () => {
+  it('load under their integer id, and the children of such a parent are read too', async () => {
+    const { sim, credentials, warehouse, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 24 });
+    cleanup.push(remove);
+    const app = sim.control.data.applications.rows[0]!;
+    const org = sim.control.data.organizations.rows[0]!;
+    const appId = Number(app.id);
+    const orgId = Number(org.id);
+    // Served as they are: the collections are the simulator's own data.
+    app.id = String(appId);
+    org.id = ` ${orgId} `;
+    const expected = {
+      tasks: sim.control.collection('tasks', { application: appId }).length,
+      stages: sim.control.collection('application_stages', { application: appId }).length,
+      notes: sim.control.collection('notes', { application: appId }).length,
+      members: sim.control.collection('members', { organization: orgId }).length,
+      teams: sim.control.collection('teams', { organization: orgId }).length,
+    };
+    expect(expected.tasks + expected.members).toBeGreaterThan(0);
+    await syncBoth(sim, credentials, warehouse, async (query) => {
+      const count = async (table: string, column: string, id: number): Promise<number> =>
+        Number((await query(`SELECT count(*) AS n FROM ${table} WHERE ${column} = ${id}`))[0]!.n);
+      expect(await count('applications', 'id', appId)).toBe(1);
+      expect(await count('organizations', 'id', orgId)).toBe(1);
+      expect({
+        tasks: await count('application_tasks', 'application_id', appId),
+        stages: await count('application_stages', 'application_id', appId),
+        notes: await count('application_notes', 'application_id', appId),
+        members: await count('organization_members', 'organization_id', orgId),
+        teams: await count('teams', 'organization_id', orgId),
+      }).toEqual(expected);
+    });
+  }, 120_000);
+});
