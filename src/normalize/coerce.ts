@@ -61,6 +61,19 @@ export function optId(v: JsonValue | undefined, field: string): number | bigint 
   throw new QuarantineError(`${field} is not an integer id (${describe(v)})`);
 }
 
+/**
+ * An integer id that is neither a key nor a reference (a site's own numbering, a log's object id): one that cannot
+ * be read exactly is NULL and counted, the record still loads.
+ */
+export function attrId(v: JsonValue | undefined, field: string): number | bigint | null {
+  try {
+    return optId(v, field);
+  } catch (e) {
+    if (!(e instanceof QuarantineError)) throw e;
+    return lenient(v, null);
+  }
+}
+
 /** An integer id that must be present (a key): absent or invalid quarantines the record. */
 export function reqId(v: JsonValue | undefined, field: string): number | bigint {
   const id = optId(v, field);

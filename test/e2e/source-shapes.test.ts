@@ -152,3 +152,28 @@ describe('ids sent as text', () => {
     });
   }, 120_000);
 });
+
+describe('ids that are neither keys nor references', () => {
+  it('are NULL and counted when they are not integers; the record itself loads', async () => {
+    const { sim, credentials, warehouse, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 25 });
+    cleanup.push(remove);
+    const entry = sim.control.data.log.rows[0]!;
+    const fund = sim.control.data.funds.rows[0]!;
+    // Served as they are: the collections are the simulator's own data.
+    entry.object_id = 'me';
+    entry.parent_id = 1e20; // its digits are lost when read
+    fund.site_fund_id = 'F-7';
+    const results = await syncBoth(sim, credentials, warehouse, async (query) => {
+      const [log] = await query(`SELECT object_id, parent_id, _raw FROM api_log WHERE id = ${Number(entry.id)}`);
+      expect(log).toMatchObject({ object_id: null, parent_id: null });
+      expect(JSON.parse(String(log!._raw))).toMatchObject({ object_id: 'me' });
+      const [f] = await query(`SELECT site_fund_id, name FROM funds WHERE id = ${Number(fund.id)}`);
+      expect(f).toEqual({ site_fund_id: null, name: fund.name });
+    });
+    for (const result of results) {
+      const info = (stream: string) => result.streams.find((s) => s.stream === stream);
+      expect([info('api_log')?.quarantined, info('api_log')?.untyped]).toEqual([0, 2]);
+      expect([info('funds')?.quarantined, info('funds')?.untyped]).toEqual([0, 1]);
+    }
+  }, 120_000);
+});

@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from '../../util/json.ts';
-import { arr, bool, dbl, int, json, money, obj, optId, reqId, reqTs, text, ts, untyped } from '../coerce.ts';
+import { arr, attrId, bool, dbl, int, json, money, obj, optId, reqId, reqTs, text, ts, untyped } from '../coerce.ts';
 import type { MappedRow, NormalizeContext, StreamMapping } from '../mapping.ts';
 import { QuarantineError } from '../quarantine.ts';
 import { customFieldValues, namedRef, refId, userRef, type Id } from '../refs.ts';
@@ -15,10 +15,10 @@ export const fundsStream: StreamMapping = {
     const row: Row = {
       id,
       name: text(r.name),
-      site_fund_id: optId(r.site_fund_id, 'site_fund_id'),
+      site_fund_id: attrId(r.site_fund_id, 'site_fund_id'),
       created_by_id: userRef(out, r.created_by, 'created_by'),
       created_at: reqTs(r.created_at, ctx.siteTimeZone, 'created_at'),
-      fund_folder_id: folder === null ? null : optId(folder.id, 'fund_folder.id'),
+      fund_folder_id: folder === null ? null : attrId(folder.id, 'fund_folder.id'),
       fund_folder_name: folder === null ? null : text(folder.name),
       balance: money(r.balance),
       total: money(r.total),
@@ -104,7 +104,7 @@ export const paymentsStream: StreamMapping = {
         row: {
           payment_id: id,
           source_id: sourceId,
-          transaction_id: optId(s.transaction_id, 'sources[].transaction_id'),
+          transaction_id: attrId(s.transaction_id, 'sources[].transaction_id'),
           transaction_date: ts(s.transaction_date, ctx.siteTimeZone),
           amount: money(s.amount),
           _raw: JSON.stringify(s),
@@ -216,7 +216,7 @@ export const financialTransactionsStream: StreamMapping = {
     }
     const row: Row = {
       id: reqId(r.id, 'id'),
-      transaction_id: optId(r.transaction_id, 'transaction_id'),
+      transaction_id: attrId(r.transaction_id, 'transaction_id'),
       transaction_type: int(r.transaction_type),
       amount: money(r.amount),
       transaction_date: reqTs(r.transaction_date, z, 'transaction_date'),

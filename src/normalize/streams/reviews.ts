@@ -1,4 +1,4 @@
-import { bool, dbl, int, json, optId, reqId, reqTs, text } from '../coerce.ts';
+import { attrId, bool, dbl, int, json, optId, reqId, reqTs, text } from '../coerce.ts';
 import type { MappedRow, StreamMapping } from '../mapping.ts';
 import { QuarantineError } from '../quarantine.ts';
 import { namedRef, refId, syntheticId, userRef } from '../refs.ts';
@@ -111,8 +111,8 @@ export const apiLogStream: StreamMapping = {
       url: text(r.url),
       status_code: int(r.status_code),
       elapsed: dbl(r.elapsed),
-      object_id: optId(r.object_id, 'object_id'),
-      parent_id: optId(r.parent_id, 'parent_id'),
+      object_id: attrId(r.object_id, 'object_id'),
+      parent_id: attrId(r.parent_id, 'parent_id'),
       info: json(r.info),
       _raw: JSON.stringify(r),
     };
