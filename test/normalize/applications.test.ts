@@ -210,6 +210,7 @@ describe('application stages, tasks, notes (per application)', () => {
       q_empty: [],
       q_other_single: { value: 4, other: 'Something else' },
       q_other_multi: { value: [5, 6], other: ['a', 'b'] },
+      q_other_only: { other: 'Only the other choice' },
       q_wrapped: { answer: { value: 1 } },
       q_strings: ['x', 'y'],
       q_null: null,
@@ -268,6 +269,7 @@ describe('application stages, tasks, notes (per application)', () => {
     expect(pick('q_empty')).toMatchObject({ opts: '[]' });
     expect(pick('q_other_single')).toMatchObject({ opt: 4, opts: null, other: 'Something else' });
     expect(pick('q_other_multi')).toMatchObject({ opt: null, opts: '[5,6]', other: '["a","b"]' });
+    expect(pick('q_other_only')).toMatchObject({ opt: null, opts: null, other: 'Only the other choice' });
     for (const q of ['q_wrapped', 'q_strings', 'q_null', 'q_bool']) {
       expect(pick(q), q).toEqual({
         text: null,

@@ -151,7 +151,7 @@ const isIntArray = (v: JsonValue[]): boolean => v.every(isOptionId);
 /**
  * One task response, typed where the shape is unambiguous (spec 2.5): string -> text_value; number ->
  * number_value (an integer also fills option_id: it may be a single-choice answer); array of integers ->
- * option_ids; {value, other} -> option_id/option_ids + other_text. Anything else keeps only response_json.
+ * option_ids; {value, other} (either may be absent) -> option_id/option_ids + other_text. Anything else keeps only response_json.
  */
 export function responseRow(applicationId: Id, taskId: Id, questionId: string, v: JsonValue): Row {
   const responseJson = JSON.stringify(v);
@@ -176,7 +176,7 @@ export function responseRow(applicationId: Id, taskId: Id, questionId: string, v
   } else if (
     v !== null &&
     typeof v === 'object' &&
-    'value' in v &&
+    ('value' in v || 'other' in v) &&
     Object.keys(v).every((k) => k === 'value' || k === 'other')
   ) {
     const value = v.value;

@@ -109,7 +109,11 @@ export const taskResponses: TableDef = {
       'json',
       'Chosen option ids (JSON array text) when the response is an array of integers below 2^53, or {value: [..], other}.',
     ),
-    col('other_text', 'text', "Text of the 'other' choice of {value, other} (JSON array text when it is an array)."),
+    col(
+      'other_text',
+      'text',
+      "Text of the 'other' choice of {value, other} or {other} alone (JSON array text when it is an array).",
+    ),
   ],
 };
 
