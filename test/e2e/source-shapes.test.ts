@@ -2,7 +2,9 @@
  * Shapes the spec leaves open, served by the simulated site and synced into a real DuckDB file and a real Postgres
  * schema: each value is either typed or NULL (kept in `_raw`), and no stream fails because of one of them.
  */
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runReplay } from '../../src/pipeline/replay.ts';
 import type { JsonObject } from '../../src/util/json.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
@@ -72,7 +74,7 @@ describe('task responses', () => {
 
 describe('list items that are not JSON objects', () => {
   it('are quarantined one by one, as sent, and counted; the rest of the page loads and the run succeeds', async () => {
-    const { sim, credentials, warehouse, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 22 });
+    const { sim, dir, credentials, warehouse, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 22 });
     cleanup.push(remove);
     const fields = sim.control.data.customFields.rows as unknown as (JsonObject | null | number)[];
     const served = fields.length;
@@ -91,6 +93,19 @@ describe('list items that are not JSON objects', () => {
       expect(result.status).toBe('succeeded');
       expect(result.streams.find((s) => s.stream === 'custom_fields')?.quarantined).toBe(2);
       expect(formatSummary(result)).toMatch(/^ {2}custom_fields +ok +\d+ +\d+ +0 +2 /m);
+    }
+
+    // A replay of the landed pages quarantines them the same, through its normalising worker.
+    const rawDir = join(dir, 'raw');
+    const landed = await syncOnce(sim, { credentials, warehouse: join(dir, 'landed.duckdb'), landRaw: true, rawDir });
+    const replayed = await openWarehouse(join(dir, 'replayed.duckdb'), { logger: silentLogger });
+    try {
+      const infos = await runReplay({ warehouse: replayed, rawDir, runId: landed.runId, siteTimeZone: 'UTC' });
+      expect(infos.find((i) => i.stream === 'custom_fields')?.quarantined).toBe(2);
+      const payloads = await replayed.query(`SELECT payload FROM _grantflow_quarantine ORDER BY CAST(payload AS TEXT)`);
+      expect(payloads.map((q) => q.payload)).toEqual(['42', 'null']);
+    } finally {
+      await replayed.close();
     }
   }, 120_000);
 });
