@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { JsonValue } from '../util/json.ts';
 import { GrantflowError } from '../util/errors.ts';
-import { arr, obj, optId, text } from './coerce.ts';
+import { arr, obj, optId, text, untyped } from './coerce.ts';
 import { QuarantineError } from './quarantine.ts';
 import type { MappedRow, NormalizeContext } from './mapping.ts';
 import type { Row } from './table-def.ts';
@@ -14,10 +14,14 @@ import type { Row } from './table-def.ts';
 export type Id = number | bigint;
 
 function refObject(v: JsonValue | undefined, field: string): { id: Id; o: Record<string, JsonValue> | null } | null {
-  if (v === undefined || v === null) return null;
+  // An empty array is PHP's empty map: no reference, like null.
+  if (v === undefined || v === null || (Array.isArray(v) && v.length === 0)) return null;
   if (typeof v === 'object' && !Array.isArray(v)) {
     const id = optId(v.id, `${field}.id`);
-    return id === null ? null : { id, o: v };
+    if (id !== null) return { id, o: v };
+    // A reference without an id ({name: "..."}) resolves to no row: what it names stays only in `_raw`, counted.
+    if (Object.entries(v).some(([k, x]) => k !== 'id' && x !== null)) untyped(v);
+    return null;
   }
   const id = optId(v, field);
   return id === null ? null : { id, o: null };

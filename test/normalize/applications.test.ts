@@ -139,10 +139,18 @@ describe('applications', () => {
     [{ id: 109, decision: null, collaborators: [], custom_fields: [] }, 0],
     // an empty container of the other kind holds nothing (PHP encodes an empty map as [])
     [{ id: 110, decision: [], collaborators: {}, custom_fields: {} }, 0],
+    // a reference without an id names something no row can hold; an empty one names nothing
+    [{ id: 111, program: { name: 'Arts' }, applicant: { id: null, email: 'a@x' }, organization: {} }, 2],
+    [{ id: 112, program: [], applicant: { id: null }, current_stage: '' }, 0],
   ])('counts the present values it could not type in %j: %i', (record, expected) => {
     const before = untypedValues.count;
     map('applications', record as JsonObject);
     expect(untypedValues.count - before).toBe(expected);
+  });
+
+  it('loads a record whose reference is an empty array (PHP encodes an empty map so) without that reference', () => {
+    const [app] = rowsOf(map('applications', { id: 113, organization: [], program: { id: 2 } }), 'applications');
+    expect(app).toMatchObject({ id: 113, organization_id: null, program_id: 2 });
   });
 
   it('nulls an integer field the INTEGER column cannot hold, instead of failing the load', () => {
