@@ -37,23 +37,47 @@ export class PostgresWarehouse extends BaseWarehouse {
     this.migrationDb = this.base as unknown as Kysely<unknown>;
   }
 
-  /** `create: false` (read-only commands): a missing schema is reported, not created. */
+  /**
+   * `create: false` (read-only commands): a missing schema is reported, not created. With `create`, the role must
+   * be able to create tables in the schema (migrations, staging tables), and to create the schema if it is missing;
+   * either lacking is a ConfigError naming the grant, before anything is written. A schema that exists is not
+   * created again: `CREATE SCHEMA IF NOT EXISTS` needs CREATE on the database even then, which a role given only
+   * its own schema on a shared database lacks.
+   */
   static async open(url: string, schema: string, logger: Logger, { create = true } = {}): Promise<PostgresWarehouse> {
     const pool = createPool(url, schema, logger);
-    let found = true;
+    let problem: string | null = null;
     try {
-      if (create) await poolRunner(pool).run(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
-      else {
-        const { rows } = await poolRunner(pool).run('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
-        found = rows.length > 0;
+      const { rows } = await poolRunner(pool).run(
+        `SELECT current_user AS role, current_database() AS db, n.oid IS NOT NULL AS found,
+           has_database_privilege(current_database(), 'CREATE') AS may_create_schema,
+           n.oid IS NOT NULL AND has_schema_privilege(n.oid, 'USAGE') AND has_schema_privilege(n.oid, 'CREATE')
+             AS may_create_tables
+         FROM (SELECT 1) AS one LEFT JOIN pg_namespace n ON n.nspname = $1`,
+        [schema],
+      );
+      const r = rows[0] ?? {};
+      const role = ident(String(r.role));
+      if (!create) {
+        if (r.found !== true) problem = `has no schema ${schema}; check --schema, or run \`grantflow sync\` first`;
+      } else if (r.found !== true && r.may_create_schema !== true) {
+        problem =
+          `has no schema ${schema} and role ${String(r.role)} may not create one in database ${String(r.db)}; ` +
+          `have it created for grantflow (CREATE SCHEMA ${ident(schema)} AUTHORIZATION ${role}), or pick an existing schema with --schema`;
+      } else if (r.found !== true) {
+        await poolRunner(pool).run(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
+      } else if (r.may_create_tables !== true) {
+        problem =
+          `schema ${schema}: role ${String(r.role)} may not create tables in it; ` +
+          `grant it (GRANT USAGE, CREATE ON SCHEMA ${ident(schema)} TO ${role}), or give grantflow a schema of its own with --schema`;
       }
     } catch (e) {
       await pool.end().catch(() => undefined);
       throw describeConnectError(url, e);
     }
-    if (!found) {
+    if (problem !== null) {
       await pool.end().catch(() => undefined);
-      throw new ConfigError(`${safeUrl(url)} has no schema ${schema}; check --schema, or run \`grantflow sync\` first`);
+      throw new ConfigError(`${safeUrl(url)} ${problem}`);
     }
     return new PostgresWarehouse(url, schema, pool, logger);
   }
