@@ -69,4 +69,23 @@ describe('Postgres warehouse on a shared database', () => {
       await wh.close();
     }
   });
+
+  it("keeps a URL's own options and still resolves names in its schema, in UTC", async () => {
+    const name = `${prefix}_opts`;
+    const other = `${prefix}_opts_other`;
+    await admin.query(`CREATE SCHEMA "${other}"`);
+    const u = new URL(url);
+    u.searchParams.set('options', `-c statement_timeout=654321 -c search_path=${other} -c TimeZone=Asia/Tokyo`);
+    const wh = await openWarehouse(u.toString(), { schema: name });
+    try {
+      await wh.migrate([]);
+      expect(
+        await wh.query(
+          `SELECT current_schema() AS s, current_setting('TimeZone') AS tz, current_setting('statement_timeout') AS t`,
+        ),
+      ).toEqual([{ s: name, tz: 'UTC', t: '654321ms' }]);
+    } finally {
+      await wh.close();
+    }
+  });
 });

@@ -36,13 +36,34 @@ export function safeUrl(url: string): string {
   }
 }
 
+/**
+ * The URL without its `options` parameter, and that parameter. pg lets every value of the URL override the same
+ * key of the config object, so a URL's `options` (`?options=-c statement_timeout=600000`) replaced ours whole:
+ * no UTC time zone, no search_path, and the models then read the role's default schema.
+ */
+function splitOptions(url: string): { connectionString: string; options: string | null } {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return { connectionString: url, options: null };
+  }
+  const options = u.searchParams.get('options');
+  if (options === null) return { connectionString: url, options: null };
+  u.searchParams.delete('options');
+  return { connectionString: u.toString(), options };
+}
+
 export function connectionConfig(url: string, schema: string): pg.ClientConfig {
+  const { connectionString, options } = splitOptions(url);
+  // Timestamps print in UTC; unqualified names (models, analysts' SQL) resolve in the warehouse schema. Quoted:
+  // unquoted, Postgres would fold a mixed-case schema to lower case and read another schema's tables. After the
+  // URL's own options, so these two win over a TimeZone or search_path given there (the last -c of a name wins).
+  const ours = `-c TimeZone=UTC -c search_path=${ident(schema)},public`;
   return {
-    connectionString: url,
+    connectionString,
     types,
-    // Timestamps print in UTC; unqualified names (models, analysts' SQL) resolve in the warehouse schema. Quoted:
-    // unquoted, Postgres would fold a mixed-case schema to lower case and read another schema's tables.
-    options: `-c TimeZone=UTC -c search_path=${ident(schema)},public`,
+    options: options?.trim() ? `${options.trim()} ${ours}` : ours,
     application_name: 'grantflow',
   };
 }
