@@ -70,6 +70,49 @@ describe('run lock', () => {
     await b.acquireLock('sync B');
     await b.close();
   });
+
+  it('Postgres: a holder whose lock session ends writes nothing more (another run may hold the lock now)', async () => {
+    const h = harness('postgres', 'lost');
+    cleanups.push(h);
+    const a = await h.open();
+    await a.acquireLock('sync A');
+    await a.migrate(catalog);
+    const unit = await a.openLoad();
+    await unit.append('things', [thing(1)]);
+    const admin = new pg.Client({ connectionString: pgUrl });
+    await admin.connect();
+    const b = await h.open();
+    try {
+      // What an operator's pg_terminate_backend, idle_session_timeout or a network cut does to the lock session.
+      const holder = `FROM pg_locks WHERE locktype = 'advisory' AND objid = hashtext($1)::oid
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+      await admin.query(`SELECT pg_terminate_backend(pid) ${holder}`, [h.schema]);
+      // The premise: the lock is free, so another run could take it (which drops A's staging tables) and write.
+      await vi.waitFor(async () => expect((await admin.query(`SELECT pid ${holder}`, [h.schema])).rows).toEqual([]), {
+        timeout: 5000,
+        interval: 20,
+      });
+      const commit = unit.commit({
+        runId: 'r1',
+        extractedAt: '2024-01-01T00:00:00.000000Z',
+        state: { stream: 'things', value: 1 },
+      });
+      await expect(commit).rejects.toMatchObject({ code: 'lock_lost', exitCode: 1 });
+      await expect(commit).rejects.toThrow(/lost the run lock on .*stopped writing to it/);
+      await b.acquireLock('sync B');
+      expect(await b.query('SELECT count(*) AS n FROM things')).toEqual([{ n: 0 }]);
+      expect(await b.readState('things')).toBeNull();
+      await expect(a.saveRun({ runId: 'r1', startedAt: '2024-01-01T00:00:00Z', status: 'failed' })).rejects.toThrow(
+        /lost the run lock/,
+      );
+      await expect(a.exec('CREATE TABLE model_x AS SELECT 1 AS x')).rejects.toThrow(/lost the run lock/);
+      expect(await b.listRuns(1)).toEqual([]);
+    } finally {
+      await admin.end();
+      await a.close();
+      await b.close();
+    }
+  });
 });
 
 describe('closing', () => {

@@ -1,30 +1,36 @@
 import pg from 'pg';
 import { LockedError } from '../../util/errors.ts';
+import type { SqlRunner } from '../sql-runner.ts';
 import { connectionConfig, describeConnectError, safeUrl } from './pool.ts';
 
 /** First key of our advisory locks; the second is a hash of the schema, so schemas lock independently. */
 const lockClass = 0x6766; // "gf"
 
 /**
- * The run lock: a session-level advisory lock on a dedicated connection, held until `release` (or until the
- * process dies and Postgres ends the session).
+ * The run lock: a session-level advisory lock on a dedicated connection (`pid` is its backend), held until the
+ * connection ends (or until the process dies and Postgres ends the session).
  */
-export async function takeAdvisoryLock(url: string, schema: string, owner: string): Promise<pg.Client> {
+export async function takeAdvisoryLock(
+  url: string,
+  schema: string,
+  owner: string,
+): Promise<{ client: pg.Client; pid: number }> {
   const client = new pg.Client({
     ...connectionConfig(url, schema),
     application_name: `grantflow lock: ${owner}`.slice(0, 63),
   });
-  client.on('error', () => undefined); // the lock ends with the session; nothing to do here
+  // The lock ends with the session; the warehouse listens for that once it holds the lock.
+  client.on('error', () => undefined);
   try {
     await client.connect();
   } catch (e) {
     throw describeConnectError(url, e);
   }
-  const got = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok', [
-    lockClass,
-    schema,
-  ]);
-  if (got.rows[0]?.ok === true) return client;
+  const got = await client.query<{ ok: boolean; pid: number }>(
+    'SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok, pg_backend_pid() AS pid',
+    [lockClass, schema],
+  );
+  if (got.rows[0]?.ok === true) return { client, pid: got.rows[0].pid };
   const holder = await client.query<{ pid: number; application_name: string }>(
     `SELECT a.pid, a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
       WHERE l.locktype = 'advisory' AND l.classid = $1 AND l.objid = hashtext($2)::oid AND l.granted LIMIT 1`,
@@ -36,4 +42,14 @@ export async function takeAdvisoryLock(url: string, schema: string, owner: strin
   throw new LockedError(
     `warehouse ${safeUrl(url)} schema ${schema} is in use by another grantflow run (${who}); wait for it to finish or stop it, then retry`,
   );
+}
+
+/** Whether the backend `pid` (the lock session's) still holds the run lock of `schema`, as `runner` sees it. */
+export async function holdsAdvisoryLock(runner: SqlRunner, schema: string, pid: number): Promise<boolean> {
+  const { rows } = await runner.run(
+    `SELECT 1 AS held FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND objid = hashtext($2)::oid
+        AND objsubid = 2 AND pid = $3 AND granted`,
+    [lockClass, schema, pid],
+  );
+  return rows.length > 0;
 }

@@ -45,6 +45,8 @@ export class PostgresStaging implements StagingBackend {
     private readonly pool: pg.Pool,
     private readonly schema: string,
     private readonly compileBookkeeping: (plan: CommitPlan) => SqlStatement[],
+    /** Runs last in every commit's transaction; throws to roll it back (the run lock is lost). */
+    private readonly beforeCommit: (runner: SqlRunner) => Promise<void> = async () => undefined,
   ) {}
 
   qualify(table: string): string {
@@ -80,7 +82,11 @@ export class PostgresStaging implements StagingBackend {
   }
 
   transaction<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T> {
-    return inTransaction(this.pool, fn);
+    return inTransaction(this.pool, async (runner) => {
+      const out = await fn(runner);
+      await this.beforeCommit(runner);
+      return out;
+    });
   }
 
   /**

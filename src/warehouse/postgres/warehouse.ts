@@ -2,14 +2,15 @@ import { Kysely } from 'kysely';
 import { SchemaScopedPostgresDialect } from './schema-introspector.ts';
 import type pg from 'pg';
 import type { Logger } from '../../util/logger.ts';
-import { ConfigError } from '../../util/errors.ts';
+import { ConfigError, ExitCode, GrantflowError } from '../../util/errors.ts';
 import { BaseWarehouse } from '../base-warehouse.ts';
 import type { BookkeepingDb } from '../bookkeeping.ts';
 import type { StagingBackend } from '../load-unit.ts';
 import type { SqlRunner } from '../sql-runner.ts';
+import type { RunRecord } from '../types.ts';
 import { ident, literal } from '../values.ts';
 import { analyzeStale } from './analyze-stale.ts';
-import { takeAdvisoryLock } from './lock.ts';
+import { holdsAdvisoryLock, takeAdvisoryLock } from './lock.ts';
 import { createPool, describeConnectError, inTransaction, poolRunner, safeUrl } from './pool.ts';
 import { PostgresStaging, stagingPrefix } from './staging.ts';
 
@@ -21,6 +22,9 @@ export class PostgresWarehouse extends BaseWarehouse {
   protected readonly migrationDb: Kysely<unknown>;
   private readonly base: Kysely<BookkeepingDb>;
   private lockClient: pg.Client | null = null;
+  private lockPid = 0;
+  /** Set when the lock's session ends while the warehouse is open: from then on, nothing is written. */
+  private lockLost: GrantflowError | null = null;
   private closed = false;
 
   private constructor(
@@ -111,11 +115,46 @@ export class PostgresWarehouse extends BaseWarehouse {
   }
 
   protected transaction<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T> {
-    return inTransaction(this.pool, fn);
+    return inTransaction(this.pool, async (runner) => {
+      const out = await fn(runner);
+      await this.assertLock(runner);
+      return out;
+    });
   }
 
   protected async openStaging(): Promise<StagingBackend> {
-    return new PostgresStaging(this.pool, this.schemaName, this.compileBookkeeping);
+    return new PostgresStaging(this.pool, this.schemaName, this.compileBookkeeping, this.assertLock);
+  }
+
+  /**
+   * The run lock is a session's advisory lock: when that session ends (pg_terminate_backend, idle_session_timeout,
+   * a restart, a network cut), Postgres frees the lock and another sync may take the schema, see this run still
+   * `running`, resume it and drop its staging tables. So once the lock was taken, every transaction checks, last
+   * before its COMMIT, that the lock session still holds it, and run records and models are not written once it
+   * is known lost: the run fails (exit 1) instead of writing alongside another one. Without a lock (tests,
+   * commands that take none) nothing is checked.
+   */
+  private assertLock = async (runner?: SqlRunner): Promise<void> => {
+    const client = this.lockClient;
+    if (!client) return;
+    if (!this.lockLost && runner && !(await holdsAdvisoryLock(runner, this.schemaName, this.lockPid))) {
+      this.lockLost ??= this.lockLostError('the lock is no longer held'); // the session's own error may come first
+    }
+    if (this.lockLost) throw this.lockLost;
+  };
+
+  private lockLostError(reason: string): GrantflowError {
+    return new GrantflowError(
+      `lost the run lock on ${this.description}: its Postgres session ended (${reason}), so another run may hold ` +
+        'the warehouse now; stopped writing to it. Rerun to continue',
+      ExitCode.runFailed,
+      'lock_lost',
+    );
+  }
+
+  override async saveRun(run: RunRecord): Promise<void> {
+    await this.assertLock();
+    await super.saveRun(run);
   }
 
   /**
@@ -133,12 +172,22 @@ export class PostgresWarehouse extends BaseWarehouse {
   }
 
   async exec(sql: string): Promise<void> {
+    await this.assertLock();
     await poolRunner(this.pool).run(sql);
   }
 
   async acquireLock(owner: string): Promise<void> {
     if (this.lockClient) return;
-    this.lockClient = await takeAdvisoryLock(this.url, this.schemaName, owner);
+    const { client, pid } = await takeAdvisoryLock(this.url, this.schemaName, owner);
+    const lost = (reason: string): void => {
+      if (this.closed || this.lockLost) return;
+      this.lockLost = this.lockLostError(reason);
+      this.logger.error({ err: reason }, 'the run lock was lost: writing stops');
+    };
+    client.on('error', (e: Error) => lost(e.message.split('\n')[0] ?? ''));
+    client.on('end', () => lost('connection closed'));
+    this.lockClient = client;
+    this.lockPid = pid;
     await this.dropLeftoverStaging();
   }
 
