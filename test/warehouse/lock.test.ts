@@ -71,6 +71,30 @@ describe('run lock', () => {
     await b.close();
   });
 
+  it("Postgres: the lock session outlives the role's idle_session_timeout while the run is busy elsewhere", async () => {
+    const h = harness('postgres', 'idle');
+    cleanups.push(h);
+    const u = new URL(pgUrl);
+    u.searchParams.set('options', '-c idle_session_timeout=200'); // as a role or database setting would do
+    const wh = await openWarehouse(u.toString(), { schema: h.schema });
+    try {
+      await wh.acquireLock('sync idle');
+      await wh.migrate(catalog);
+      const unit = await wh.openLoad();
+      await unit.append('things', [thing(1)]);
+      // Fetching from the site while the lock session has nothing to do: longer than the timeout.
+      await new Promise((r) => setTimeout(r, 800));
+      const info = await unit.commit({
+        runId: 'r1',
+        extractedAt: '2024-01-01T00:00:00.000000Z',
+        state: { stream: 'things', value: 1 },
+      });
+      expect(info.merged).toEqual({ things: 1 });
+    } finally {
+      await wh.close();
+    }
+  });
+
   it('Postgres: a holder whose lock session ends writes nothing more (another run may hold the lock now)', async () => {
     const h = harness('postgres', 'lost');
     cleanups.push(h);

@@ -26,6 +26,11 @@ export async function takeAdvisoryLock(
   } catch (e) {
     throw describeConnectError(url, e);
   }
+  // The lock session sits idle for the whole run: a role's or database's idle_session_timeout (Postgres 14+) would
+  // end it, and with it the lock, mid-run. Exempt this one session (a user may set it; older servers lack it).
+  await client.query(
+    `SELECT set_config('idle_session_timeout', '0', false) WHERE current_setting('idle_session_timeout', true) IS NOT NULL`,
+  );
   const got = await client.query<{ ok: boolean; pid: number }>(
     'SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok, pg_backend_pid() AS pid',
     [lockClass, schema],
