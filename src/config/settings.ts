@@ -52,7 +52,11 @@ export const settingsSchema = z
     warehouse: z.string().min(1).default('data/warehouse.duckdb'),
     schema: z
       .string()
-      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be a plain SQL identifier')
+      // Postgres cuts longer names to 63 bytes, so two long names could land in one schema.
+      .regex(
+        /^[A-Za-z_][A-Za-z0-9_]{0,62}$/,
+        'must be a plain SQL identifier: letters, digits and underscores, not starting with a digit, at most 63 characters',
+      )
       .default('public'),
     duckdbMemoryLimit: z
       .string()

@@ -130,6 +130,15 @@ describe('settings', () => {
       expect((await loadSettings({ site }, { env: {} })).site).toBe(site);
   });
 
+  it('refuse a Postgres schema that is not a plain identifier, saying what one is', async () => {
+    for (const schema of ['grant-flow', 'my schema', "o'brien", '1st', 'x'.repeat(64)])
+      expect(await configError(loadSettings({ schema }, { env: {} }))).toBe(
+        '--schema: must be a plain SQL identifier: letters, digits and underscores, not starting with a digit, at most 63 characters',
+      );
+    for (const schema of ['Analytics', 'grant_flow_2', 'x'.repeat(63)])
+      expect((await loadSettings({ schema }, { env: {} })).schema).toBe(schema);
+  });
+
   it('every shipped pipeline file is valid and uses only known keys', async () => {
     const root = new URL('../../pipelines/', import.meta.url).pathname;
     const files = (await readdir(root)).filter((f) => f.endsWith('.json'));
