@@ -71,6 +71,32 @@ describe('run lock', () => {
     await b.close();
   });
 
+  it('Postgres: a refusal names the holder in this database, not one of the same schema in another', async () => {
+    const h = harness('postgres', 'otherdb');
+    cleanups.push(h);
+    const otherDb = `gf_lockdb_${process.pid}`;
+    const admin = new pg.Client({ connectionString: pgUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${otherDb}`);
+    const otherUrl = new URL(pgUrl);
+    otherUrl.pathname = `/${otherDb}`;
+    const decoy = await openWarehouse(otherUrl.toString(), { schema: h.schema });
+    const a = await h.open();
+    const b = await h.open();
+    try {
+      // A grantflow run of the same schema name in another database of the server (its lock does not conflict).
+      await decoy.acquireLock('decoy');
+      await a.acquireLock('sync A');
+      await expect(b.acquireLock('sync B')).rejects.toThrow(/\(backend pid \d+, grantflow lock: sync A\)/);
+    } finally {
+      await decoy.close();
+      await a.close();
+      await b.close();
+      await admin.query(`DROP DATABASE ${otherDb}`);
+      await admin.end();
+    }
+  });
+
   it("Postgres: the lock session outlives the role's idle_session_timeout while the run is busy elsewhere", async () => {
     const h = harness('postgres', 'idle');
     cleanups.push(h);

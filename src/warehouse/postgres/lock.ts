@@ -37,8 +37,10 @@ export async function takeAdvisoryLock(
   );
   if (got.rows[0]?.ok === true) return { client, pid: got.rows[0].pid };
   const holder = await client.query<{ pid: number; application_name: string }>(
+    // Advisory locks are per database: the same schema's lock in another database of the server is not ours.
     `SELECT a.pid, a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-      WHERE l.locktype = 'advisory' AND l.classid = $1 AND l.objid = hashtext($2)::oid AND l.granted LIMIT 1`,
+      WHERE l.locktype = 'advisory' AND l.classid = $1 AND l.objid = hashtext($2)::oid AND l.objsubid = 2 AND l.granted
+        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) LIMIT 1`,
     [lockClass, schema],
   );
   await client.end().catch(() => undefined);
