@@ -4,6 +4,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
+import { LockedError } from '../../src/util/errors.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { migrationFiles } from './fixtures.ts';
 
@@ -48,6 +49,22 @@ describe('Postgres warehouse on a shared database', () => {
     } finally {
       churning = false;
       await churn;
+    }
+  });
+
+  it('syncs starting at once on a new schema all open it; the run lock then lets one run', async () => {
+    for (let i = 0; i < 10; i++) {
+      const schema = `${prefix}_race_${i}`;
+      const opened = await Promise.allSettled([1, 2, 3, 4].map(() => openWarehouse(url, { schema })));
+      const whs = opened.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      try {
+        expect(opened.flatMap((r) => (r.status === 'rejected' ? [String(r.reason)] : []))).toEqual([]);
+        const locked = await Promise.allSettled(whs.map((wh, n) => wh.acquireLock(`sync ${n}`)));
+        expect(locked.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        for (const r of locked) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(LockedError);
+      } finally {
+        for (const wh of whs) await wh.close();
+      }
     }
   });
 

@@ -69,7 +69,13 @@ export class PostgresWarehouse extends BaseWarehouse {
           `has no schema ${schema} and role ${String(r.role)} may not create one in database ${String(r.db)}; ` +
           `have it created for grantflow (CREATE SCHEMA ${ident(schema)} AUTHORIZATION ${role}), or pick an existing schema with --schema`;
       } else if (r.found !== true) {
-        await poolRunner(pool).run(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
+        // Another sync starting at the same moment may create it between the check and here: IF NOT EXISTS does not
+        // cover that race (unique_violation on pg_namespace); it then exists, and the run lock decides who runs.
+        await poolRunner(pool)
+          .run(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`)
+          .catch((e: unknown) => {
+            if ((e as { code?: string }).code !== '23505') throw e;
+          });
       } else if (r.may_create_tables !== true) {
         problem =
           `schema ${schema}: role ${String(r.role)} may not create tables in it; ` +
