@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { ConfigError } from '../../src/util/errors.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
+import { migrationFiles } from './fixtures.ts';
 
 const url = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const role = `gf_priv_${process.pid}`;
@@ -50,7 +51,7 @@ describe('a Postgres role with no CREATE on the database', () => {
     const wh = await openWarehouse(roleUrl, { schema: own });
     try {
       await wh.migrate([]);
-      expect(await wh.query('SELECT count(*) AS n FROM _grantflow_migrations')).toEqual([{ n: 2 }]);
+      expect(await wh.query('SELECT count(*) AS n FROM _grantflow_migrations')).toEqual([{ n: migrationFiles.length }]);
     } finally {
       await wh.close();
     }
