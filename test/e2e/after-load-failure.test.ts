@@ -39,4 +39,6 @@ it('a snapshot that cannot be written ends the run partial and recorded, not run
   const status = await runCli(['status', '--warehouse', join(site.dir, 'warehouse.duckdb')]);
   expect(status.stdout).toMatch(/ partial /);
   expect(status.stdout).not.toMatch(/ running /);
+  // ... and says why under the run.
+  expect(status.stdout).toMatch(/ partial .*\n\s+why: snapshots failed: .*applications/);
 }, 120_000);

@@ -4,6 +4,8 @@ import { tables } from '../../normalize/index.ts';
 import { openConfiguredWarehouse } from '../../warehouse/index.ts';
 import { ConfigError } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
+import { runReason } from '../../pipeline/run-reason.ts';
+import { oneLine } from '../../source/errors.ts';
 import { runAction } from '../run-action.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
 
@@ -12,7 +14,7 @@ const keys: readonly SettingKey[] = [...warehouseSettingKeys, 'logLevel'];
 export function registerStatus(program: Command): void {
   const command = program
     .command('status')
-    .description('last runs, per-stream state and row counts of a warehouse (read only)')
+    .description('last runs (with why one did not succeed), per-stream state and row counts of a warehouse (read only)')
     .option('--runs <n>', 'how many runs to list', '10');
   addSettings(command, keys);
   command.action(
@@ -40,6 +42,9 @@ export function registerStatus(program: Command): void {
           out.push(
             `  ${r.runId}  ${r.status.padEnd(10)} started ${r.startedAt}${r.finishedAt ? `  finished ${r.finishedAt}` : ''}`,
           );
+          // Why a run did not succeed, so an operator need not dig in _grantflow_runs.summary.
+          const why = r.status === 'succeeded' ? null : runReason(r.summary);
+          if (why) out.push(`      why: ${oneLine(why, 300)}`);
         }
         out.push('', 'streams (last complete run, records, last full refresh of fan-out streams):');
         const states = await warehouse.query('SELECT stream, state FROM _grantflow_streams ORDER BY stream');
