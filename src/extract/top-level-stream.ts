@@ -190,7 +190,6 @@ export function failOrSkip(
   return info;
 }
 
-/** When a parent stream was committed earlier in a resumed run, its parents come from the warehouse. */
 /**
  * The integer id of a list record, as a number or as integer text ("12": the normaliser loads such a record under
  * id 12, so its children must be read too); undefined when there is none a URL can name exactly.
@@ -201,6 +200,7 @@ function recordId(r: JsonObject): number | undefined {
   return Number.isSafeInteger(n) ? n : undefined;
 }
 
+/** When a parent stream was committed earlier in a resumed run, its parents come from the warehouse. */
 async function parentsFromWarehouse(
   def: StreamDef,
   ctx: ExtractContext,
