@@ -3,8 +3,8 @@
 -- column fund_name text: Fund name.
 -- column deposits decimal: Sum of deposits into the fund (transaction_type 0).
 -- column withdrawals decimal: Sum of withdrawals from the fund (transaction_type 1).
--- column transferred decimal: Sum of transfers out of the fund, to programs or other funds (transaction_type 2).
--- column received decimal: Sum of transfers into the fund from other funds (transaction_type 2).
+-- column transferred decimal: Sum of transfers out of the fund (transaction_type 2 with the fund as source), whatever the destination: a program, another fund, an application.
+-- column received decimal: Sum of transfers into the fund (transaction_type 2 with the fund as destination), whatever the source.
 -- column balance_from_transactions decimal: deposits + received - withdrawals - transferred.
 -- column balance decimal: Balance on the fund record.
 -- column allocated decimal: Allocated to applications, summed over the fund's program budgets.
