@@ -1,6 +1,6 @@
 import { enumLabelRows } from '../normalize/index.ts';
 import { ConfigError } from '../util/errors.ts';
-import { runFanOutStream } from './fan-out-stream.ts';
+import { keepFullRefreshPending, runFanOutStream } from './fan-out-stream.ts';
 import type { Mutex } from './mutex.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import type { StreamDef } from './stream-def.ts';
@@ -71,6 +71,9 @@ export async function runExtract(ctx: ExtractContext, streams: readonly StreamDe
           if (kids.length === 0) return;
           if (top.parents === null) {
             for (const kid of kids) {
+              // A full refresh asked of a child stream that could not run is still to do (the next run does it).
+              if (ctx.options.fullRefreshStreams.has(kid.name) && !ctx.stop?.signal.aborted)
+                await keepFullRefreshPending(kid, ctx);
               results.push({
                 ...top.info,
                 stream: kid.name,

@@ -1,5 +1,6 @@
 import type { JsonObject } from '../util/json.ts';
 import { objectBodyRecords, SiteHttpError } from '../source/index.ts';
+import { StoppedError } from '../util/errors.ts';
 import type { CommitPlan, LoadUnit, ParentMark } from '../warehouse/types.ts';
 import { confirmWalk } from './confirm-walk.ts';
 import { pageLine } from './raw-landing.ts';
@@ -106,7 +107,11 @@ export async function runFanOutStream(
   }
   if (failure !== null) {
     // Checkpoints already committed stay: the next run resumes after them.
-    return failOrSkip(def, info, failure, started, ctx);
+    const failed = failOrSkip(def, info, failure, started, ctx);
+    // A full refresh cut short is not done: the next run (a plain sync too) refreshes again, or the parents it did
+    // not reach keep child edits that only a full refresh sees until the next periodic one.
+    if (fullRefresh && !(failure instanceof StoppedError)) await keepFullRefreshPending(def, ctx, state);
+    return failed;
   }
 
   // Final commit: the stream's state, and marks of parents that no longer exist (only after a complete parent scan).
@@ -144,6 +149,28 @@ export async function runFanOutStream(
     `${info.records} records from ${info.parents.fetched} parents (${info.parents.unchanged} unchanged)`,
   );
   return info;
+}
+
+/**
+ * Records that a full refresh of `def` was asked (or due) but not done, so the next run refreshes again: for a fan-out
+ * stream that failed, or that did not run because its parent stream failed. Best effort: the run is failing already.
+ */
+export async function keepFullRefreshPending(def: StreamDef, ctx: ExtractContext, known?: StreamState): Promise<void> {
+  try {
+    const state = known ?? (await readStreamState(ctx, def.name));
+    if (state.fullRefreshPending === true) return;
+    const plan: CommitPlan = {
+      runId: ctx.runId,
+      extractedAt: ctx.extractedAt,
+      state: { stream: def.name, value: { ...state, fullRefreshPending: true } },
+    };
+    await ctx.mutex.run(async () => (await ctx.warehouse.openLoad()).commit(plan));
+  } catch (error) {
+    ctx.logger.warn(
+      { stream: def.name, err: error instanceof Error ? error.message : String(error) },
+      'could not record that the full refresh is still to do',
+    );
+  }
 }
 
 async function fetchParent(
