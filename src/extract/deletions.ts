@@ -1,17 +1,32 @@
 import { streamMappings } from '../normalize/index.ts';
-import type { Cascade, CommitInfo, CompleteScope } from '../warehouse/types.ts';
+import type { Cascade, CommitInfo, CommitPlan, CompleteScope } from '../warehouse/types.ts';
+import { streamCatalog } from './streams/index.ts';
 import type { StreamDef } from './stream-def.ts';
 
 /**
  * What a complete scan of a top-level stream may soft-delete (its own tables, in its scope) and the cascades to
  * children in other streams' tables. Append-only logs never delete.
  */
-export function scanDeletions(def: StreamDef): { completeScopes: CompleteScope[]; cascades: readonly Cascade[] } {
+export function scanDeletions(def: StreamDef): {
+  completeScopes: CompleteScope[];
+  cascades: readonly Cascade[];
+  dropMarksOfDeleted?: CommitPlan['dropMarksOfDeleted'];
+} {
   if (def.mode !== 'scan') return { completeScopes: [], cascades: [] };
   const completeScopes = streamMappings[def.name].owns
     .filter((o) => !o.parentColumn)
     .map((o) => ({ table: o.table, where: o.where }));
-  return { completeScopes, cascades: streamMappings[def.name].cascades };
+  // Every fan-out stream of the catalog hanging off this one, selected in this run or not: the cascade soft-deleted
+  // the children of deleted parents in all of them.
+  const kids = streamCatalog.filter((s) => s.parent?.stream === def.name).map((s) => s.name);
+  const parentTable = streamMappings[def.name].owns[0]?.table;
+  return {
+    completeScopes,
+    cascades: streamMappings[def.name].cascades,
+    ...(kids.length > 0 && parentTable
+      ? { dropMarksOfDeleted: { streams: kids, parentTable, parentColumn: 'id' } }
+      : {}),
+  };
 }
 
 /** What the complete walks of these parents' children may soft-delete: only rows of those parents. */

@@ -4,6 +4,7 @@ import { hasMetadata } from './ddl.ts';
 import {
   cascadeSql,
   deletionCandidatesSql,
+  dropMarksOfDeletedSql,
   mergeSql,
   seqColumn,
   softDeleteSql,
@@ -153,6 +154,17 @@ export class StagingLoadUnit implements LoadUnit {
         );
         const { changes } = await runner.run(st.sql, st.params);
         deleted[cascade.table] = (deleted[cascade.table] ?? 0) + changes;
+      }
+      const drop = plan.dropMarksOfDeleted;
+      if (drop && drop.streams.length > 0) {
+        this.requireTable(drop.parentTable);
+        const st = dropMarksOfDeletedSql(
+          this.backend.qualify('_grantflow_parents'),
+          this.backend.qualify(drop.parentTable),
+          drop.parentColumn,
+          drop.streams,
+        );
+        await runner.run(st.sql, st.params);
       }
       if (testCommitDelayMs > 0) {
         process.stderr.write(`grantflow-test: load transaction open (stream ${plan.state?.stream ?? '-'})\n`);

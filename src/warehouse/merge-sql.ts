@@ -254,6 +254,21 @@ function softDeleteWhere(
   return { conds: conds.join(' AND '), params };
 }
 
+/** Drops the `_grantflow_parents` marks of `streams` whose parent is a soft-deleted row of `parentTarget`. */
+export function dropMarksOfDeletedSql(
+  marksTarget: string,
+  parentTarget: string,
+  parentColumn: string,
+  streams: readonly string[],
+): SqlStatement {
+  return {
+    sql:
+      `DELETE FROM ${marksTarget} WHERE stream IN (${streams.map((_s, i) => `$${i + 1}`).join(', ')}) AND parent_id IN ` +
+      `(SELECT CAST(p.${ident(parentColumn)} AS TEXT) FROM ${parentTarget} AS p WHERE p._deleted_at IS NOT NULL)`,
+    params: [...streams],
+  };
+}
+
 /** Soft-delete live rows whose `column` points at a soft-deleted parent row. */
 export function cascadeSql(cascade: Cascade, target: string, parentTarget: string, deletedAt: string): SqlStatement {
   return {

@@ -47,6 +47,16 @@ export interface CommitPlan {
   readonly parentMarks?: { readonly stream: string; readonly marks: readonly ParentMark[] };
   /** Parents whose marks must be dropped (parent deleted), so they are fetched again if they come back. */
   readonly dropParentMarks?: { readonly stream: string; readonly parentIds: readonly string[] };
+  /**
+   * After the cascades: marks of these fan-out streams are dropped for every soft-deleted row of `parentTable` (its
+   * children were just soft-deleted, so a mark no longer says they are current): a parent that comes back unchanged
+   * has its children read again, also when those streams did not run or failed in the run that deleted it.
+   */
+  readonly dropMarksOfDeleted?: {
+    readonly streams: readonly string[];
+    readonly parentTable: string;
+    readonly parentColumn: string;
+  };
 }
 
 export interface CommitInfo {

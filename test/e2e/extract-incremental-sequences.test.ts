@@ -75,3 +75,51 @@ describe('incremental sequences', () => {
     expect(await differingTables(warehouse, reference)).toEqual([]);
   });
 });
+
+describe('a parent that leaves the list and comes back unchanged', () => {
+  it.each([
+    ['a plain sync', {}],
+    ['a sync of the parent stream only', { streams: ['applications'] }],
+    ['a sync whose fan-out streams fail', { failChildren: true }],
+  ] as const)('gets its children back after %s', async (_case, how) => {
+    const { sim, dir, credentials, warehouse, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 22 });
+    cleanup.push(remove);
+    expect((await syncOnce(sim, { credentials, warehouse })).status).toBe('succeeded');
+    // Trashed, then restored as it was (the site keeps its children and its updated_at): it leaves the list a while.
+    const ds = sim.control.data;
+    const victim = Number(sim.control.collection('applications')[5]!.id);
+    expect(sim.control.collection('tasks', { application: victim }).length).toBeGreaterThan(0);
+    const app = ds.applications.remove(victim)!;
+    ds.version++;
+
+    let site = sim.url;
+    if ('failChildren' in how) {
+      // Every per-application walk answers a `next` link to another origin: the three fan-out streams fail.
+      const proxy = await proxySite(
+        sim.url,
+        () => undefined,
+        (url, body) =>
+          /^\/api\/applications\/\d+\/(stages|tasks|notes)\/$/.test(url.pathname)
+            ? JSON.stringify({ ...(JSON.parse(body) as object), next: 'http://elsewhere.invalid/x' })
+            : body,
+      );
+      cleanup.push(proxy.close);
+      site = proxy.url;
+      // One more application changes, so the fan-out streams have a parent to read (and fail on).
+      sim.control.applyChanges({ updated: 1 });
+    }
+    const gone = await syncOnce(sim, {
+      credentials,
+      warehouse,
+      site,
+      ...('streams' in how ? { streams: [...how.streams] } : {}),
+    });
+    expect(gone.streams.find((s) => s.stream === 'applications')?.deleted).toBeGreaterThan(0);
+
+    ds.applications.insert(app);
+    ds.version++;
+    expect((await syncOnce(sim, { credentials, warehouse })).status).toBe('succeeded');
+    const reference = await referenceDump(sim, dir);
+    expect(await differingTables(warehouse, reference)).toEqual([]);
+  });
+});
