@@ -49,7 +49,7 @@ describe('incremental sequences', () => {
   ])('a --full-refresh where %s is finished by the next plain sync', async (_case, brokenPath) => {
     const { sim, dir, credentials, warehouse, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 21 });
     cleanup.push(remove);
-    expect((await syncOnce(sim, { credentials, warehouse })).status).toBe('succeeded');
+    expect((await syncOnce(sim, { models: false, credentials, warehouse })).status).toBe('succeeded');
     // Task data and notes edited without the applications' updated_at moving: only a full refresh sees them.
     const edited = sim.control.applyChanges({ childEdits: 12 }).childEdits;
     expect(edited.length).toBe(12);
@@ -64,14 +64,14 @@ describe('incremental sequences', () => {
       },
     );
     cleanup.push(proxy.close);
-    const broken = await syncOnce(sim, { credentials, warehouse, site: proxy.url, fullRefresh: true });
+    const broken = await syncOnce(sim, { models: false, credentials, warehouse, site: proxy.url, fullRefresh: true });
     expect(broken.status).toBe('partial');
     expect(broken.streams.find((s) => s.stream === 'application_tasks')?.status).toBe('failed');
 
-    const next = await syncOnce(sim, { credentials, warehouse });
+    const next = await syncOnce(sim, { models: false, credentials, warehouse });
     expect(next.status).toBe('succeeded');
     expect(next.streams.find((s) => s.stream === 'application_tasks')?.fullRefresh).toBe(true);
-    const reference = await referenceDump(sim, dir);
+    const reference = await referenceDump(sim, dir, 'reference', { models: false });
     expect(await differingTables(warehouse, reference)).toEqual([]);
   });
 });
@@ -84,7 +84,7 @@ describe('a parent that leaves the list and comes back unchanged', () => {
   ] as const)('gets its children back after %s', async (_case, how) => {
     const { sim, dir, credentials, warehouse, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 22 });
     cleanup.push(remove);
-    expect((await syncOnce(sim, { credentials, warehouse })).status).toBe('succeeded');
+    expect((await syncOnce(sim, { models: false, credentials, warehouse })).status).toBe('succeeded');
     // Trashed, then restored as it was (the site keeps its children and its updated_at): it leaves the list a while.
     const ds = sim.control.data;
     const victim = Number(sim.control.collection('applications')[5]!.id);
@@ -109,6 +109,7 @@ describe('a parent that leaves the list and comes back unchanged', () => {
       sim.control.applyChanges({ updated: 1 });
     }
     const gone = await syncOnce(sim, {
+      models: false,
       credentials,
       warehouse,
       site,
@@ -118,8 +119,8 @@ describe('a parent that leaves the list and comes back unchanged', () => {
 
     ds.applications.insert(app);
     ds.version++;
-    expect((await syncOnce(sim, { credentials, warehouse })).status).toBe('succeeded');
-    const reference = await referenceDump(sim, dir);
+    expect((await syncOnce(sim, { models: false, credentials, warehouse })).status).toBe('succeeded');
+    const reference = await referenceDump(sim, dir, 'reference', { models: false });
     expect(await differingTables(warehouse, reference)).toEqual([]);
   });
 });
