@@ -51,7 +51,9 @@ export async function runFanOutStream(
   const todo = parents.filter((p) => {
     const key = String(p.id);
     if (doneThisRun.has(key)) return false;
-    return fullRefresh || !marks.has(key) || marks.get(key) !== p.marker;
+    if (fullRefresh || !marks.has(key)) return true;
+    const stored = marks.get(key) ?? null;
+    return !(def.parent?.unchanged ? def.parent.unchanged(stored, p.marker) : stored === p.marker);
   });
   info.fullRefresh = fullRefresh;
   info.parents = { total: parents.length, fetched: 0, unchanged: parents.length - todo.length, gone: 0, notFound: 0 };

@@ -1,4 +1,5 @@
-import type { JsonObject } from '../util/json.ts';
+import { createHash } from 'node:crypto';
+import type { JsonObject, JsonValue } from '../util/json.ts';
 import type { StreamName } from '../normalize/index.ts';
 
 /**
@@ -17,6 +18,8 @@ export interface StreamDef {
   readonly parent?: {
     readonly stream: StreamName;
     readonly marker: (parent: JsonObject) => string | null;
+    /** Whether a stored mark still matches the current marker (default: equal). */
+    readonly unchanged?: (stored: string | null, current: string | null) => boolean;
   };
   /** `list`: paginated list; `object`: one JSON object per parent (eligibility). */
   readonly shape: 'list' | 'object';
@@ -48,9 +51,41 @@ export const byRefs =
       })
       .join('/');
 
-/** An application changes when its `updated_at` moves (child edits that do not touch it need a full refresh). */
-export const updatedAtMarker = (parent: JsonObject): string | null =>
-  typeof parent.updated_at === 'string' ? parent.updated_at : null;
+/**
+ * An application changes when its `updated_at` moves or anything else in its record does (child edits that touch
+ * neither need a full refresh): `<updated_at>#<hash of the record>`. The hash catches a parent edited again within
+ * the precision of the site's timestamps (a site sending seconds or dates, where `updated_at` may not move between
+ * two edits a sync read between). Marks of older versions hold the bare `updated_at`; see `sameMarker`.
+ */
+export const updatedAtMarker = (parent: JsonObject): string => {
+  const updatedAt = typeof parent.updated_at === 'string' ? parent.updated_at : '';
+  const hash = createHash('sha256').update(canonicalJson(parent)).digest('base64url').slice(0, 22);
+  return `${updatedAt}${markerHashSeparator}${hash}`;
+};
+
+const markerHashSeparator = '#';
+
+/**
+ * Whether an application's stored mark still matches its current `updatedAtMarker`. A mark written before markers
+ * carried a hash (the bare `updated_at`) matches a marker with the same `updated_at`, so upgrading grantflow does
+ * not refetch every parent's children; the mark gains the hash when the parent is next read.
+ */
+export function sameUpdatedAtMarker(stored: string | null, current: string | null): boolean {
+  if (stored === current) return true;
+  if (stored === null || stored === '' || current === null || stored.includes(markerHashSeparator)) return false;
+  return current.slice(0, current.lastIndexOf(markerHashSeparator)) === stored;
+}
+
+/** JSON with object keys sorted, so a site that orders keys differently between reads does not look changed. */
+function canonicalJson(value: JsonValue): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object')
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k] as JsonValue)}`)
+      .join(',')}}`;
+  return JSON.stringify(value);
+}
 
 /** Organizations carry no timestamp: their whole record is the marker. */
 export const contentMarker = (parent: JsonObject): string => JSON.stringify(parent);

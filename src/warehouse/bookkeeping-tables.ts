@@ -61,7 +61,7 @@ export const bookkeepingTables: readonly TableDef[] = [
     name: '_grantflow_parents',
     kind: 'bookkeeping',
     description:
-      'Per fan-out stream, the parents (applications, organizations) whose children were read, with the marker (the parent’s `updated_at`) they were read at: an unchanged marker skips the parent next run.',
+      'Per fan-out stream, the parents (applications, organizations) whose children were read, with the marker (an application’s `updated_at` and a hash of its record; an organization’s record) they were read at: an unchanged marker skips the parent next run.',
     primaryKey: ['stream', 'parent_id'],
     columns: [
       text('stream', 'Fan-out stream name.'),

@@ -124,3 +124,33 @@ describe('a parent that leaves the list and comes back unchanged', () => {
     expect(await differingTables(warehouse, reference)).toEqual([]);
   });
 });
+
+describe('a parent edited within the precision of its updated_at', () => {
+  it('has its children read again when its record changed though updated_at did not move', async () => {
+    const { sim, dir, credentials, warehouse, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 25 });
+    cleanup.push(remove);
+    // A site whose timestamps are too coarse to move between two edits a sync read between (here: they never move).
+    const proxy = await proxySite(
+      sim.url,
+      () => undefined,
+      (_url, body) => body.replace(/"updated_at":"[^"]*"/g, '"updated_at":"2024-01-01"'),
+    );
+    cleanup.push(proxy.close);
+    const settings = { models: false, credentials, warehouse, site: proxy.url };
+    expect((await syncOnce(sim, settings)).status).toBe('succeeded');
+
+    const id = Number(sim.control.collection('applications')[3]!.id);
+    const call = (method: string, path: string, body: unknown) =>
+      fetch(`${sim.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${sim.credentials.access_token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then((res) => res.status);
+    expect(await call('POST', `/api/applications/${id}/notes/`, { content: 'added with the edit' })).toBe(201);
+    expect(await call('PATCH', `/api/applications/${id}/`, { title: 'Edited' })).toBe(200);
+    expect((await syncOnce(sim, settings)).status).toBe('succeeded');
+
+    const reference = await referenceDump(sim, dir, 'reference', { models: false, site: proxy.url });
+    expect(await differingTables(warehouse, reference)).toEqual([]);
+  });
+});

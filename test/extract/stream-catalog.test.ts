@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { streamCatalog } from '../../src/extract/streams/index.ts';
 import { selectStreams } from '../../src/extract/extract-run.ts';
+import { sameUpdatedAtMarker, updatedAtMarker } from '../../src/extract/stream-def.ts';
 import { streamMappings, streamNames } from '../../src/normalize/index.ts';
 import { ConfigError } from '../../src/util/errors.ts';
 
@@ -26,5 +27,23 @@ describe('the stream catalog', () => {
     expect(selectStreams(['application_tasks']).map((s) => s.name)).toEqual(['applications', 'application_tasks']);
     expect(() => selectStreams(['aplications'])).toThrow(ConfigError);
     expect(() => selectStreams(['aplications'])).toThrow(/unknown stream "aplications"; known streams: .*applications/);
+  });
+
+  it('marks an application by its updated_at and its content, and keeps matching marks of older versions', () => {
+    const app = { id: 1, title: 'A', updated_at: '2026-01-01T10:00:00Z', applicant: { id: 2, last_name: 'Li' } };
+    const marker = updatedAtMarker(app);
+    expect(updatedAtMarker({ ...app })).toBe(marker);
+    // The same record with its keys in another order is the same.
+    expect(
+      updatedAtMarker({ applicant: { last_name: 'Li', id: 2 }, updated_at: app.updated_at, title: 'A', id: 1 }),
+    ).toBe(marker);
+    // Edited within the precision of updated_at: the marker moves all the same.
+    expect(updatedAtMarker({ ...app, title: 'B' })).not.toBe(marker);
+    expect(sameUpdatedAtMarker(marker, marker)).toBe(true);
+    expect(sameUpdatedAtMarker(marker, updatedAtMarker({ ...app, title: 'B' }))).toBe(false);
+    // A mark from before markers carried a hash: the bare updated_at.
+    expect(sameUpdatedAtMarker(app.updated_at, marker)).toBe(true);
+    expect(sameUpdatedAtMarker('2026-01-01T09:00:00Z', marker)).toBe(false);
+    expect(sameUpdatedAtMarker(null, marker)).toBe(false);
   });
 });
