@@ -31,6 +31,8 @@ export function selectStreams(names: readonly string[] | null): StreamDef[] {
  */
 export async function runExtract(ctx: ExtractContext, streams: readonly StreamDef[]): Promise<StreamInfo[]> {
   await loadEnumLabels(ctx.warehouse, ctx.mutex, { runId: ctx.runId, extractedAt: ctx.extractedAt });
+  for (const s of streams)
+    if (s.parent && ctx.options.fullRefreshStreams.has(s.name)) await keepFullRefreshPending(s, ctx);
   const children = new Map<string, StreamDef[]>();
   for (const s of streams) {
     if (!s.parent) continue;
@@ -71,9 +73,6 @@ export async function runExtract(ctx: ExtractContext, streams: readonly StreamDe
           if (kids.length === 0) return;
           if (top.parents === null) {
             for (const kid of kids) {
-              // A full refresh asked of a child stream that could not run is still to do (the next run does it).
-              if (ctx.options.fullRefreshStreams.has(kid.name) && !ctx.stop?.signal.aborted)
-                await keepFullRefreshPending(kid, ctx);
               results.push({
                 ...top.info,
                 stream: kid.name,

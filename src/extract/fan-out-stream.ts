@@ -1,6 +1,5 @@
 import type { JsonObject } from '../util/json.ts';
 import { objectBodyRecords, SiteHttpError } from '../source/index.ts';
-import { StoppedError } from '../util/errors.ts';
 import type { CommitPlan, LoadUnit, ParentMark } from '../warehouse/types.ts';
 import { confirmWalk } from './confirm-walk.ts';
 import { pageLine } from './raw-landing.ts';
@@ -109,11 +108,8 @@ export async function runFanOutStream(
   }
   if (failure !== null) {
     // Checkpoints already committed stay: the next run resumes after them.
-    const failed = failOrSkip(def, info, failure, started, ctx);
-    // A full refresh cut short is not done: the next run (a plain sync too) refreshes again, or the parents it did
-    // not reach keep child edits that only a full refresh sees until the next periodic one.
-    if (fullRefresh && !(failure instanceof StoppedError)) await keepFullRefreshPending(def, ctx, state);
-    return failed;
+    // A full refresh cut short stays pending (see keepFullRefreshPending): the next run, a plain sync too, refreshes.
+    return failOrSkip(def, info, failure, started, ctx);
   }
 
   // Final commit: the stream's state, and marks of parents that no longer exist (only after a complete parent scan).
@@ -154,12 +150,14 @@ export async function runFanOutStream(
 }
 
 /**
- * Records that a full refresh of `def` was asked (or due) but not done, so the next run refreshes again: for a fan-out
- * stream that failed, or that did not run because its parent stream failed. Best effort: the run is failing already.
+ * Records, before a `--full-refresh` starts, that a full refresh of `def` is to do; the stream's final commit clears it
+ * once a refresh read every parent whole. So a refresh cut short (the stream or its parent stream failed, the run was
+ * killed or stopped and then resumed by a sync selecting other streams) is done by the next run, a plain sync too,
+ * instead of leaving the parents it did not reach with child edits only a full refresh sees.
  */
-export async function keepFullRefreshPending(def: StreamDef, ctx: ExtractContext, known?: StreamState): Promise<void> {
+export async function keepFullRefreshPending(def: StreamDef, ctx: ExtractContext): Promise<void> {
   try {
-    const state = known ?? (await readStreamState(ctx, def.name));
+    const state = await readStreamState(ctx, def.name);
     if (state.fullRefreshPending === true) return;
     const plan: CommitPlan = {
       runId: ctx.runId,
@@ -168,9 +166,10 @@ export async function keepFullRefreshPending(def: StreamDef, ctx: ExtractContext
     };
     await ctx.mutex.run(async () => (await ctx.warehouse.openLoad()).commit(plan));
   } catch (error) {
+    // The stream's own work will meet the same trouble and report it; a refresh it finishes needs no record.
     ctx.logger.warn(
       { stream: def.name, err: error instanceof Error ? error.message : String(error) },
-      'could not record that the full refresh is still to do',
+      'could not record that a full refresh is under way',
     );
   }
 }

@@ -4,6 +4,10 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { tables } from '../../src/normalize/index.ts';
+import { settingsSchema } from '../../src/config/settings.ts';
+import { runSync, SyncStoppedError } from '../../src/pipeline/sync.ts';
+import { StoppedError } from '../../src/util/errors.ts';
+import { silentLogger } from '../../src/util/logger.ts';
 import { dumpWarehouse, proxySite, referenceDump, siteWithWarehouse, syncOnce, type TableDump } from './harness.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
@@ -70,6 +74,52 @@ describe('incremental sequences', () => {
 
     const next = await syncOnce(sim, { models: false, credentials, warehouse });
     expect(next.status).toBe('succeeded');
+    expect(next.streams.find((s) => s.stream === 'application_tasks')?.fullRefresh).toBe(true);
+    const reference = await referenceDump(sim, dir, 'reference', { models: false });
+    expect(await differingTables(warehouse, reference)).toEqual([]);
+  });
+});
+
+describe('a --full-refresh stopped halfway', () => {
+  it('is finished by a plain sync after a resume that selected other streams', async () => {
+    const { sim, dir, credentials, warehouse, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 26 });
+    cleanup.push(remove);
+    expect((await syncOnce(sim, { models: false, credentials, warehouse })).status).toBe('succeeded');
+    expect(sim.control.applyChanges({ childEdits: 12 }).childEdits.length).toBe(12);
+
+    // Stopped (as by SIGTERM) at the 5th per-application tasks walk of a --full-refresh.
+    const stop = new AbortController();
+    let walks = 0;
+    const proxy = await proxySite(sim.url, (url) => {
+      if (/^\/api\/applications\/\d+\/tasks\/$/.test(url.pathname) && ++walks === 5)
+        stop.abort(new StoppedError('interrupted by SIGTERM'));
+    });
+    cleanup.push(proxy.close);
+    const stopped = runSync({
+      settings: settingsSchema.parse({
+        site: proxy.url,
+        credentials,
+        warehouse,
+        rate: 1000,
+        snapshot: false,
+        landRaw: false,
+        models: false,
+        logLevel: 'silent',
+        fullRefresh: true,
+      }),
+      logger: silentLogger,
+      env: {},
+      tty: false,
+      signal: stop.signal,
+    });
+    await expect(stopped).rejects.toBeInstanceOf(SyncStoppedError);
+
+    // The next sync resumes that run but selects only the programs: the resumed run ends without the tasks.
+    const resumed = await syncOnce(sim, { models: false, credentials, warehouse, streams: ['programs'] });
+    expect(resumed.resumed).toBe(true);
+    expect(resumed.status).toBe('succeeded');
+
+    const next = await syncOnce(sim, { models: false, credentials, warehouse });
     expect(next.streams.find((s) => s.stream === 'application_tasks')?.fullRefresh).toBe(true);
     const reference = await referenceDump(sim, dir, 'reference', { models: false });
     expect(await differingTables(warehouse, reference)).toEqual([]);
