@@ -103,6 +103,8 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
     // An administrator generates a new set (the old one dies); this site keeps the client id and secret.
     const renewed = sim.control.issueCredentials({ sameClient: true });
     expect(renewed.client_id).toBe(rotatedOld?.client_id);
+    // The first request must refresh (a fast sync could otherwise end within the token's second of life).
+    sim.control.expireAccessTokens();
     const env = {
       ...ciEnvironment(sim, warehouse, dir.path),
       GRANTFLOW_ACCESS_TOKEN: renewed.access_token,
@@ -115,6 +117,7 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
     expect(rotatedNew?.refresh_token).not.toBe(renewed.refresh_token);
 
     // The variables are unchanged and used up: the next run goes on from the new set's rotations.
+    sim.control.expireAccessTokens();
     const third = await runCli(['sync', ...schemaArgs], { env });
     expect(third.code, third.stderr).toBe(0);
   });
