@@ -77,7 +77,7 @@ export class WarehouseCredentialStore implements CredentialStore {
 
   async load(): Promise<Credentials> {
     const stored = await this.warehouse.readCredentials(this.site);
-    const creds = stored && this.rotatedFromVariables(stored) ? pickCredentials(stored) : this.fromEnv;
+    const creds = stored && this.rotatedFromVariables(stored) ? stored : this.fromEnv;
     registerCredentialSecrets(creds);
     return creds;
   }
@@ -99,7 +99,7 @@ export class WarehouseCredentialStore implements CredentialStore {
 
   async save(credentials: Credentials): Promise<void> {
     registerCredentialSecrets(credentials);
-    await this.warehouse.writeCredentials(this.site, { ...pickCredentials(credentials), seeded_from: this.seed });
+    await this.warehouse.writeCredentials(this.site, { ...credentials, seeded_from: this.seed });
     // Committed, the pair may still sit only in DuckDB's WAL (checkpoints wait for 1 GB of it): a runner that keeps
     // only the main file (a cache of warehouse.duckdb after a cancelled job) would restore the dead pair. A checkpoint
     // now is cheap (one row, and whatever loads committed since the last one) and puts the live pair in the file.
@@ -115,15 +115,6 @@ export class WarehouseCredentialStore implements CredentialStore {
       );
     }
   }
-}
-
-function pickCredentials(c: Credentials): Credentials {
-  return {
-    client_id: c.client_id,
-    client_secret: c.client_secret,
-    access_token: c.access_token,
-    refresh_token: c.refresh_token,
-  };
 }
 
 export function envCredentials(env: NodeJS.ProcessEnv): Credentials {

@@ -35,8 +35,9 @@ afterAll(async () => {
 });
 
 describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (dialect) => {
-  it('are rotated into the warehouse, and the next run reads them from there', async () => {
-    const sim = await startSite({ scale: 'tiny', seed: 31, tokenTtlSeconds: 1, latency: { ms: 10 } });
+  /** A site whose access tokens live one second (every sync rotates), a warehouse of this dialect, its stored pair. */
+  async function rotatingSite(seed: number) {
+    const sim = await startSite({ scale: 'tiny', seed, tokenTtlSeconds: 1, latency: { ms: 10 } });
     const dir = await tempDir();
     cleanup.push(() => sim.close(), dir.remove);
     let warehouse = join(dir.path, 'w.duckdb');
@@ -47,15 +48,26 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
       warehouse = pg.url;
       schemaArgs = ['--schema', pg.schema];
     }
+    const readStored = async () => {
+      const w = await openWarehouse(warehouse, { schema: schemaArgs[1], logger: silentLogger });
+      try {
+        return await w.readCredentials(sim.url);
+      } finally {
+        await w.close();
+      }
+    };
+    return { sim, dir, warehouse, schemaArgs, readStored };
+  }
+
+  it('are rotated into the warehouse, and the next run reads them from there', async () => {
+    const { sim, dir, warehouse, schemaArgs, readStored } = await rotatingSite(31);
     const initial = sim.credentials;
     const env = ciEnvironment(sim, warehouse, dir.path);
     const first = await runCli(['sync', ...schemaArgs], { env });
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
     // The initial refresh token was used up by the first refresh: only the warehouse copy works now.
-    const w = await openWarehouse(warehouse, { schema: schemaArgs[1], logger: silentLogger });
-    const stored = await w.readCredentials(sim.url);
-    await w.close();
+    const stored = await readStored();
     expect(stored?.refresh_token).toBeDefined();
     expect(stored?.refresh_token).not.toBe(initial.refresh_token);
     expect(stored?.client_id).toBe(initial.client_id);
@@ -77,25 +89,7 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
   });
 
   it('a new set put in the variables wins over the stored rotations of the old one, also with the same client id', async () => {
-    const sim = await startSite({ scale: 'tiny', seed: 35, tokenTtlSeconds: 1, latency: { ms: 10 } });
-    const dir = await tempDir();
-    cleanup.push(() => sim.close(), dir.remove);
-    let warehouse = join(dir.path, 'w.duckdb');
-    let schemaArgs: string[] = [];
-    if (dialect === 'postgres') {
-      const pg = await postgresSchema();
-      cleanup.push(pg.drop);
-      warehouse = pg.url;
-      schemaArgs = ['--schema', pg.schema];
-    }
-    const stored = async () => {
-      const w = await openWarehouse(warehouse, { schema: schemaArgs[1], logger: silentLogger });
-      try {
-        return await w.readCredentials(sim.url);
-      } finally {
-        await w.close();
-      }
-    };
+    const { sim, dir, warehouse, schemaArgs, readStored: stored } = await rotatingSite(35);
     const first = await runCli(['sync', ...schemaArgs], { env: ciEnvironment(sim, warehouse, dir.path) });
     expect(first.code, first.stderr).toBe(0);
     const rotatedOld = await stored();
