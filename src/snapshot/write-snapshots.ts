@@ -73,9 +73,11 @@ function chooseFolder(dir: string, tables: readonly string[], stamp: string): st
 
 /**
  * Writes each table as `<dir>/<table>/snapshot=<UTC stamp>/<table>.parquet` (zstd, DuckDB's logical types for
- * timestamps and decimals). Each file is written under a temporary name that does not end in `.parquet`, moved
- * into a hidden temporary folder and that folder renamed into place, so a reader never sees a partial file or an
- * empty snapshot folder; then the manifest (temp + rename); then retention.
+ * timestamps and decimals). Each file is written under a temporary name that does not end in `.parquet` and moved
+ * into a hidden temporary folder; only once every table is written are those folders renamed into place, so a reader
+ * never sees a partial file or an empty snapshot folder, and a failure leaves no new `snapshot=` folder at all (a
+ * reader globbing the folders would otherwise take a set the manifest never named). Then the manifest (temp +
+ * rename); then retention.
  */
 export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOptions): Promise<SnapshotResult> {
   const started = Date.now();
@@ -94,23 +96,24 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
   const folder = chooseFolder(dir, tableNames, snapshotStamp(now));
   const writer = await openParquetWriter(warehouse, options.compression ?? 'zstd');
   const written: TableSnapshot[] = [];
+  /** Hidden folders holding a finished file, and the folders already renamed into place: undone on failure. */
+  const staged: { readonly from: string; readonly to: string }[] = [];
+  const placed: string[] = [];
   try {
     for (const table of tableNames) {
       const t0 = Date.now();
       const tableDir = join(dir, table);
       const temp = join(tableDir, `.${table}.${folder.slice('snapshot='.length)}${tempSuffix}`);
-      const staged = join(tableDir, `.${folder}${tempSuffix}`);
+      const hidden = join(tableDir, `.${folder}${tempSuffix}`);
       try {
         mkdirSync(tableDir, { recursive: true });
         await writer.write(table, temp);
         const info = await writer.inspect(temp);
         const sha256 = await sha256File(temp);
         const bytes = statSync(temp).size;
-        // The folder appears with its file or not at all: a process killed here leaves only hidden temporaries
-        // (removed by retention), never an empty `snapshot=` folder that a reader of the newest one would pick.
-        mkdirSync(staged, { recursive: true });
-        renameSync(temp, join(staged, `${table}.parquet`));
-        renameSync(staged, join(tableDir, folder));
+        mkdirSync(hidden, { recursive: true });
+        staged.push({ from: hidden, to: join(tableDir, folder) });
+        renameSync(temp, join(hidden, `${table}.parquet`));
         const entry: TableSnapshot = {
           table,
           path: `${table}/${folder}/${table}.parquet`,
@@ -129,9 +132,22 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
         throw snapshotError(`the snapshot of ${table} in ${tableDir}`, e);
       } finally {
         removeQuietly(temp);
-        removeQuietly(staged);
       }
     }
+    // Every table is written: the folders appear now, one rename each, each with its file (a process killed before
+    // leaves only hidden temporaries, which retention removes).
+    for (const { from, to } of staged) {
+      try {
+        renameSync(from, to);
+      } catch (e) {
+        throw snapshotError(`the snapshot folder ${to}`, e);
+      }
+      placed.push(to);
+    }
+  } catch (e) {
+    for (const { from } of staged) removeQuietly(from);
+    for (const to of placed) removeQuietly(to);
+    throw e;
   } finally {
     await writer.close();
   }
@@ -145,6 +161,8 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
   try {
     writeManifest(dir, { version: 1, updated_at: new Date().toISOString(), run_id: options.runId, tables });
   } catch (e) {
+    // The manifest still names the last good set: this run's folders go, as when a table fails.
+    for (const to of placed) removeQuietly(to);
     throw snapshotError(`the manifest in ${dir}`, e);
   }
 

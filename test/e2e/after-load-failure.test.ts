@@ -3,7 +3,7 @@
  * snapshot folder goes; on a server, a full disk): the run ends `partial` with the reason (exit 1), is recorded as
  * finished rather than left `running`, and the manifest keeps naming the last good snapshot.
  */
-import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openWarehouse } from '../../src/warehouse/index.ts';
@@ -26,6 +26,9 @@ it('a snapshot that cannot be written ends the run partial and recorded, not run
   expect(r.stderr).not.toMatch(/a bug/);
   expect(r.stdout).toMatch(/snapshots: FAILED: .*applications/);
   expect(existsSync(join(snapshots, '_manifest.json'))).toBe(false);
+  // The tables written before the failing one left no snapshot= folder behind (a glob over the folders finds none).
+  const folders = readdirSync(snapshots, { recursive: true, encoding: 'utf8' }).filter((f) => /snapshot=/.test(f));
+  expect(folders).toEqual([]);
 
   const warehouse = await openWarehouse(join(site.dir, 'warehouse.duckdb'), { logger: silentLogger });
   try {
