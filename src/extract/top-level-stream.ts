@@ -57,11 +57,14 @@ export async function runTopLevelStream(
   let walk: PaginationInfo | null = null;
   const seen = new Set<string>();
   let confirmed = true;
+  /** Ids of records loaded under an integer id that no request can name exactly (integer text beyond 2^53). */
+  const unreadParents: string[] = [];
   const addParents = (records: readonly JsonObject[]): void => {
     if (!parentMarker) return;
     for (const r of records) {
       const id = recordId(r);
       if (id !== undefined) parents.push({ id, marker: parentMarker(r) });
+      else if (typeof r.id === 'string' && integerText.test(r.id)) unreadParents.push(r.id.trim());
     }
   };
 
@@ -123,6 +126,14 @@ export async function runTopLevelStream(
   info.quarantined = sink.counts.quarantined;
   info.untyped = sink.counts.untyped;
   info.duplicates = repeats; // the walk's own count, also when it stopped early
+  if (unreadParents.length > 0) {
+    // The fan-out carries parent ids as JavaScript numbers: said, not skipped in silence.
+    info.parentsUnread = unreadParents.length;
+    ctx.logger.warn(
+      { stream: def.name, records: unreadParents.length, example: unreadParents[0] },
+      'records whose id is beyond 2^53 were loaded, but their children cannot be requested and were not read',
+    );
+  }
   // Against the distinct records read: a repeated page's duplicates must not make up for records never read.
   if (walk && walk.totalReported !== null && walk.countMismatch) {
     info.countMismatch = { reported: walk.totalReported, read: walk.records };
@@ -196,9 +207,11 @@ export function failOrSkip(
  */
 function recordId(r: JsonObject): number | undefined {
   const v = r.id;
-  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : NaN;
+  const n = typeof v === 'number' ? v : typeof v === 'string' && integerText.test(v) ? Number(v) : NaN;
   return Number.isSafeInteger(n) ? n : undefined;
 }
+
+const integerText = /^\s*-?\d+\s*$/;
 
 /** When a parent stream was committed earlier in a resumed run, its parents come from the warehouse. */
 async function parentsFromWarehouse(

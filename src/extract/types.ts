@@ -65,6 +65,8 @@ export interface StreamInfo {
   /** Fan-out only; `notFound`: parents that answered 404 where that means "none" (eligibility). */
   parents?: { total: number; fetched: number; unchanged: number; gone: number; notFound: number };
   fullRefresh?: boolean;
+  /** Parent streams only: records loaded under an id beyond 2^53, whose children could not be requested. */
+  parentsUnread?: number;
   countMismatch?: { reported: number; read: number };
   durationMs: number;
 }

@@ -168,6 +168,24 @@ describe('ids sent as text', () => {
   }, 120_000);
 });
 
+describe('an id beyond 2^53, sent as text', () => {
+  it('loads exactly, and the summary says its children were not read (a request cannot name it)', async () => {
+    const { sim, credentials, warehouse, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 26 });
+    cleanup.push(remove);
+    const app = sim.control.data.applications.rows[0]!;
+    const huge = '9007199254740993';
+    app.id = huge; // served as it is: the collection is the simulator's own data
+    const results = await syncBoth(sim, credentials, warehouse, async (query) => {
+      const rows = await query(`SELECT CAST(id AS TEXT) AS id FROM applications WHERE id = ${huge}`);
+      expect(rows).toEqual([{ id: huge }]);
+    });
+    for (const result of results) {
+      expect(result.streams.find((s) => s.stream === 'applications')?.parentsUnread).toBe(1);
+      expect(formatSummary(result)).toMatch(/children of 1 records not read \(id beyond 2\^53\)/);
+    }
+  }, 120_000);
+});
+
 describe('ids that are neither keys nor references', () => {
   it('are NULL and counted when they are not integers; the record itself loads', async () => {
     const { sim, credentials, warehouse, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 25 });
