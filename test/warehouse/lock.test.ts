@@ -71,6 +71,21 @@ describe('run lock', () => {
     await b.close();
   });
 
+  it('Postgres: a refusal names the grantflow holder even when the URL sets its own application_name', async () => {
+    const h = harness('postgres', 'lockname');
+    cleanups.push(h);
+    const url = `${pgUrl}${pgUrl.includes('?') ? '&' : '?'}application_name=bi-refresh`;
+    const a = await openWarehouse(url, { schema: h.schema });
+    const b = await openWarehouse(url, { schema: h.schema });
+    try {
+      await a.acquireLock('sync A');
+      await expect(b.acquireLock('sync B')).rejects.toThrow(/\(backend pid \d+, grantflow lock: sync A\)/);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   it('Postgres: a refusal names the holder in this database, not one of the same schema in another', async () => {
     const h = harness('postgres', 'otherdb');
     cleanups.push(h);

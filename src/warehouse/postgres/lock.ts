@@ -31,6 +31,8 @@ export async function takeAdvisoryLock(
   await client.query(
     `SELECT set_config('idle_session_timeout', '0', false) WHERE current_setting('idle_session_timeout', true) IS NOT NULL`,
   );
+  // A URL's application_name replaces the one given at connect: set the label that a refusal quotes once connected.
+  await client.query(`SELECT set_config('application_name', $1, false)`, [`grantflow lock: ${owner}`.slice(0, 63)]);
   const got = await client.query<{ ok: boolean; pid: number }>(
     'SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok, pg_backend_pid() AS pid',
     [lockClass, schema],
