@@ -68,7 +68,12 @@ export function decimalTextToMoney(text: string): string | null {
   let intPart = m[2] ?? '';
   let frac = m[3] ?? '';
   if (intPart === '' && frac === '') return null;
-  const exp = m[4] === undefined ? 0 : +m[4];
+  let exp = m[4] === undefined ? 0 : +m[4];
+  // Site text may carry any exponent ("1e999999999"): shifting by it would build a string of that many digits. Zero
+  // stays zero; a nonzero value at least 10^(exp - fraction digits) is past DECIMAL(18,2); one below 10^-3 is 0.00.
+  if (!/[1-9]/.test(intPart + frac)) exp = 0;
+  else if (exp > frac.length + MAX_INT_DIGITS) return null;
+  else if (-exp > intPart.length + 3) return '0.00';
   if (exp > 0) {
     const shift = frac.padEnd(exp, '0');
     intPart += shift.slice(0, exp);

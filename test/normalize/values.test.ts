@@ -161,6 +161,15 @@ describe('parseMoney', () => {
     ['12.', '12.00'],
     ['+7.', '7.00'],
     ['1e17', null], // past DECIMAL(18,2)
+    // an exponent far past any amount is no amount (or rounds to zero), not a string of a billion digits
+    ['1e999999999', null],
+    ['-1.5E+999999999', null],
+    ['0e999999999', '0.00'],
+    ['1e-999999999', '0.00'],
+    ['-123e-999999999', '0.00'],
+    ['0.000001e21', '1000000000000000.00'],
+    ['12345e-7', '0.00'],
+    ['45e-3', '0.05'],
     ['1e', null],
     ['e3', null],
     ['.', null],
