@@ -1,4 +1,4 @@
-import type { JsonObject } from '../util/json.ts';
+import { standInItem, type JsonObject } from '../util/json.ts';
 import type { PaginationInfo } from '../source/types.ts';
 import { SiteHttpError } from '../source/index.ts';
 import { streamMappings } from '../normalize/index.ts';
@@ -59,6 +59,8 @@ export async function runTopLevelStream(
   let confirmed = true;
   /** Ids of records loaded under an integer id that no request can name exactly (integer text beyond 2^53). */
   const unreadParents: string[] = [];
+  /** A page held an item that is not an object (see standInRecord): which record it stands for is unknown. */
+  let unidentified = false;
   const addParents = (records: readonly JsonObject[]): void => {
     if (!parentMarker) return;
     for (const r of records) {
@@ -81,6 +83,7 @@ export async function runTopLevelStream(
       ctx.raw?.write(def.name, pageLine(page));
       ctx.progress.page(def.name, page.records.length);
       for (const r of page.records) seen.add(def.keyOf(r));
+      if (!unidentified) unidentified = page.records.some((r) => standInItem(r) !== undefined);
       addParents(page.records);
       await sink.addRecords(page.records);
 
@@ -140,7 +143,11 @@ export async function runTopLevelStream(
   }
   info.complete = Boolean(walk?.complete) && !stoppedEarly && confirmed;
   if (stoppedEarly) info.caughtUp = true;
-  ctx.raw?.write(def.name, { type: 'walk_end', complete: info.complete });
+  // Soft deletion only from a complete scan of a list whose rows can vanish; logs are append-only. A list item that
+  // is not an object (quarantined) may stand where any held record is, so a walk with one deletes nothing; its
+  // walk_end says so, and a replay of its pages deletes nothing either.
+  const deletes = info.complete && !unidentified;
+  ctx.raw?.write(def.name, { type: 'walk_end', complete: deletes });
 
   // An append-only list's high-water mark moves only after a walk that read everything down to the records already
   // held (or the whole list): past a gap, later runs would stop above it and never read it. A walk that met records
@@ -153,8 +160,6 @@ export async function runTopLevelStream(
     records: info.records,
     ...(newMaxId !== null ? { maxId: newMaxId } : {}),
   };
-  // Soft deletion only from a complete scan of a list whose rows can vanish; logs are append-only.
-  const deletes = info.complete;
   const plan: CommitPlan = {
     runId: ctx.runId,
     extractedAt: ctx.extractedAt,

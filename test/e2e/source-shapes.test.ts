@@ -110,6 +110,38 @@ describe('list items that are not JSON objects', () => {
   }, 120_000);
 });
 
+describe('a list item that is not a JSON object in place of a record', () => {
+  it('deletes nothing: the item may stand for any held record (sync and replay alike)', async () => {
+    const { sim, dir, credentials, warehouse, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 23 });
+    cleanup.push(remove);
+    const rawDir = join(dir, 'raw');
+    const replayTarget = join(dir, 'replayed.duckdb');
+    await syncOnce(sim, { credentials, warehouse });
+    await syncOnce(sim, { credentials, warehouse: replayTarget });
+    const fields = sim.control.data.customFields.rows as unknown as (JsonObject | null)[];
+    const replaced = Number((fields[0] as JsonObject).id);
+    // Served as they are: the collection is the simulator's own data.
+    fields[0] = null;
+    const result = await syncOnce(sim, { credentials, warehouse, landRaw: true, rawDir });
+    const stream = result.streams.find((s) => s.stream === 'custom_fields');
+    expect(stream?.quarantined).toBe(1);
+    expect(stream?.deleted ?? 0).toBe(0);
+    const replayed = await openWarehouse(replayTarget, { logger: silentLogger });
+    const w = await openWarehouse(warehouse, { logger: silentLogger });
+    try {
+      // The replay starts from rows that hold the replaced record, so a deletion it inferred would show.
+      await runReplay({ warehouse: replayed, rawDir, runId: result.runId, siteTimeZone: 'UTC' });
+      for (const target of [w, replayed]) {
+        const rows = await target.query(`SELECT _deleted_at FROM custom_fields WHERE id = ${replaced}`);
+        expect(rows).toEqual([{ _deleted_at: null }]);
+      }
+    } finally {
+      await w.close();
+      await replayed.close();
+    }
+  }, 120_000);
+});
+
 describe('nested values of a shape the mapping cannot use', () => {
   it('are counted as untyped in the summary and kept in _raw', async () => {
     const { sim, credentials, warehouse, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 23 });
