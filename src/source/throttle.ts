@@ -53,7 +53,15 @@ export class RateLimiter {
         else this.waiters.push(resolve);
         this.pump();
       },
-      (resolve) => removeWaiter(this.waiters, resolve),
+      (resolve) => {
+        removeWaiter(this.waiters, resolve);
+        // The timer was armed for the waiters (after a 429, up to the end of a Retry-After pause): with none left it
+        // would only keep the process alive, a stopped sync sitting out the pause. The next waiter arms it again.
+        if (this.waiters.length === 0 && this.timer) {
+          clearTimeout(this.timer);
+          this.timer = null;
+        }
+      },
     );
   }
 

@@ -1,5 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSiteClient, RateLimiter, Semaphore } from '../../src/source/index.ts';
+import { StoppedError } from '../../src/util/errors.ts';
 import { startSimulator } from '../../src/simulator/index.ts';
 import { json, maxInWindow, MemoryStore, startServer, type TestServer } from './helpers.ts';
 
@@ -96,5 +97,36 @@ describe('a token refresh goes before queued requests', () => {
     held();
     await Promise.all(waits);
     expect(order).toEqual(['refresh', 'a', 'b']);
+  });
+});
+
+describe('a stop while the site asked for a pause', () => {
+  it('leaves no timer behind once every waiter gave up, so a stopped sync exits instead of sitting out the pause', async () => {
+    vi.useFakeTimers();
+    try {
+      let now = 0;
+      const limiter = new RateLimiter({ rate: 5, now: () => now });
+      await limiter.acquire();
+      // A 429 whose Retry-After asks for 5 minutes; the next request waits for the end of the pause.
+      limiter.penalize(300_000);
+      const stop = new AbortController();
+      const waiting = limiter.acquire(false, stop.signal);
+      expect(vi.getTimerCount()).toBe(1);
+      stop.abort();
+      await expect(waiting).rejects.toBeInstanceOf(StoppedError);
+      expect(vi.getTimerCount()).toBe(0);
+      // A later caller is still held to the pause, then let through.
+      const later = limiter.acquire();
+      let through = false;
+      void later.then(() => (through = true));
+      now = 299_000;
+      await vi.advanceTimersByTimeAsync(299_000);
+      expect(through).toBe(false);
+      now = 300_001;
+      await vi.advanceTimersByTimeAsync(1_001);
+      expect(through).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
