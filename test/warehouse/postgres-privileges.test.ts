@@ -5,19 +5,22 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { ConfigError } from '../../src/util/errors.ts';
-import { openWarehouse } from '../../src/warehouse/index.ts';
+import { openWarehouse, warehouseMayHoldCredentials } from '../../src/warehouse/index.ts';
+import { silentLogger } from '../../src/util/logger.ts';
 import { migrationFiles } from './fixtures.ts';
 
 const url = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const role = `gf_priv_${process.pid}`;
 const own = `${role}_own`;
 const shared = `${role}_shared`;
+const closed = `${role}_closed`;
 const admin = new pg.Client({ connectionString: url });
 await admin.connect();
 await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'Pw-${role}'`);
 await admin.query(`CREATE SCHEMA ${own} AUTHORIZATION ${role}`);
 await admin.query(`CREATE SCHEMA ${shared}`);
 await admin.query(`GRANT USAGE ON SCHEMA ${shared} TO ${role}`);
+await admin.query(`CREATE SCHEMA ${closed}`);
 const roleUrl = (() => {
   const u = new URL(url);
   u.username = role;
@@ -26,7 +29,7 @@ const roleUrl = (() => {
 })();
 
 afterAll(async () => {
-  await admin.query(`DROP SCHEMA IF EXISTS ${own}, ${shared}, ${role}_new CASCADE`);
+  await admin.query(`DROP SCHEMA IF EXISTS ${own}, ${shared}, ${closed}, ${role}_new CASCADE`);
   await admin.query(`DROP OWNED BY ${role}`);
   await admin.query(`DROP ROLE ${role}`);
   await admin.end();
@@ -81,4 +84,14 @@ describe('a Postgres role with no CREATE on the database', () => {
       expect(rows).toEqual([]);
     },
   );
+
+  it('a schema it may not even use, with GRANTFLOW_* credentials: the first-run check leaves it to the open, which names the grant', async () => {
+    // The sync's first-run check (is a rotated pair stored?) runs before the open: it must not turn the missing
+    // privilege into "cannot connect".
+    const settings = { warehouse: roleUrl, schema: closed, duckdbMemoryLimit: '256MB' };
+    expect(await warehouseMayHoldCredentials(settings, 'https://site.example', silentLogger)).toBe(true);
+    const err = await openError(closed);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toContain(`GRANT USAGE, CREATE ON SCHEMA "${closed}" TO "${role}"`);
+  });
 });

@@ -102,8 +102,21 @@ export class PostgresWarehouse extends BaseWarehouse {
     try {
       const runner = poolRunner(pool);
       const table = `${ident(schema)}.${ident('_grantflow_credentials')}`;
-      const { rows } = await runner.run('SELECT to_regclass($1) IS NOT NULL AS found', [table]);
-      if (rows[0]?.found !== true) return false;
+      // A schema or table the role may not read: it cannot be told here, and `open` names the missing grant (a
+      // permission error here would read as "cannot connect").
+      const { rows } = await runner.run(
+        `SELECT n.oid IS NOT NULL AS schema_found, n.oid IS NOT NULL AND has_schema_privilege(n.oid, 'USAGE') AS usable
+           FROM (SELECT 1) AS one LEFT JOIN pg_namespace n ON n.nspname = $1`,
+        [schema],
+      );
+      if (rows[0]?.schema_found !== true) return false;
+      if (rows[0]?.usable !== true) return true;
+      const found = await runner.run(
+        `SELECT to_regclass($1) IS NOT NULL AS found, to_regclass($1) IS NOT NULL AND has_table_privilege(to_regclass($1), 'SELECT') AS readable`,
+        [table],
+      );
+      if (found.rows[0]?.found !== true) return false;
+      if (found.rows[0]?.readable !== true) return true;
       return (await runner.run(`SELECT 1 FROM ${table} WHERE site = $1`, [site])).rows.length > 0;
     } catch (e) {
       throw describeConnectError(url, e);
