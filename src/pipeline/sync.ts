@@ -11,7 +11,6 @@ import { isNewDuckDBFile, openConfiguredWarehouse, warehouseMayHoldCredentials }
 import type { RunRecord, Warehouse } from '../warehouse/types.ts';
 import { ConfigError, CredentialsError, ExitCode, GrantflowError, StoppedError } from '../util/errors.ts';
 import { redact } from '../util/redact.ts';
-import { stoppableClient } from './stoppable-client.ts';
 import type { Logger } from '../util/logger.ts';
 import { isJsonObject, type JsonValue } from '../util/json.ts';
 import {
@@ -99,18 +98,15 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
 
   let client: SiteClient | null = null;
   const makeClient = (store: CredentialStore): SiteClient =>
-    stoppableClient(
-      createSiteClient({
-        baseUrl: site,
-        store,
-        rate: settings.rate,
-        perPage: settings.perPage,
-        concurrency: settings.concurrency,
-        logger,
-        signal: stop.signal,
-      }),
-      stop.signal,
-    );
+    createSiteClient({
+      baseUrl: site,
+      store,
+      rate: settings.rate,
+      perPage: settings.perPage,
+      concurrency: settings.concurrency,
+      logger,
+      signal: stop.signal,
+    });
 
   // With credentials from GRANTFLOW_* variables the full preflight needs the warehouse (it may hold a newer rotated
   // pair than the variables, and a refresh must be saved there before anything else), so it runs after opening it;

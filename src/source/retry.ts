@@ -58,8 +58,8 @@ export function tlsError(origin: string, e: unknown): ConfigError | null {
   );
 }
 
-/** What a request that a stop finds waiting (for a backoff, a rate-limit slot) fails with: it was never sent. */
-export function stoppedWaiting(): StoppedError {
+/** What a request that a stop finds not yet sent (new, or waiting for a backoff or a slot) fails with. */
+export function stoppedRequest(): StoppedError {
   return new StoppedError('stopped before it finished: the run is stopping');
 }
 
@@ -72,11 +72,11 @@ export function abortableWait<T>(
   enqueue: (resolve: (value: T) => void) => void,
   dequeue: (resolve: (value: T) => void) => void,
 ): Promise<T> {
-  if (signal?.aborted) return Promise.reject(stoppedWaiting());
+  if (signal?.aborted) return Promise.reject(stoppedRequest());
   return new Promise<T>((resolve, reject) => {
     const onAbort = (): void => {
       dequeue(done);
-      reject(stoppedWaiting());
+      reject(stoppedRequest());
     };
     const done = (value: T): void => {
       signal?.removeEventListener('abort', onAbort);

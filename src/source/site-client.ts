@@ -7,7 +7,7 @@ import { isJsonObject, type JsonValue } from '../util/json.ts';
 import { oneLine, SiteHttpError, SiteResponseError, SiteUnavailableError } from './errors.ts';
 import { HttpTransport, type HttpRequest, type HttpResponse } from './http.ts';
 import { parseJson, parseListPage, walkPages, type ParseResult } from './pagination.ts';
-import { backoffMs, describeNetworkError, retryAfterMs, sleep, tlsError } from './retry.ts';
+import { backoffMs, describeNetworkError, retryAfterMs, sleep, stoppedRequest, tlsError } from './retry.ts';
 import { TokenManager } from './token-manager.ts';
 import type {
   ClientStats,
@@ -40,8 +40,9 @@ export interface SiteClientOptions {
   /** Cap on the sum of backoff sleeps of one request (default 30 s). */
   readonly maxBackoffTotalMs?: number;
   /**
-   * Once aborted, a request not yet sent gives up at once with a StoppedError, whether it waits for a rate-limit
-   * slot, a 429 pause (a Retry-After may ask for minutes) or a retry's backoff. Requests in flight and token
+   * A sync's stop. Once aborted, no request starts, and one not yet sent gives up at once with a StoppedError,
+   * whether it waits for a rate-limit slot, a 429 pause (a Retry-After may ask for minutes) or a retry's backoff
+   * (each stream then fails with it, its fetched work committed or discarded as usual). Requests in flight and token
    * refreshes are left to finish: abandoning a refresh could lose the rotated pair.
    */
   readonly signal?: AbortSignal;
@@ -194,6 +195,8 @@ class DefaultSiteClient implements SiteClient {
     // A token refresh (the only unauthenticated request) is never abandoned.
     const signal = auth ? this.signal : undefined;
     for (;;) {
+      // Before each attempt, and before the transport may refresh a token due early: a stopped run starts nothing.
+      if (signal?.aborted) throw stoppedRequest();
       let res: HttpResponse | null = null;
       let problem: string;
       let badBody = false;

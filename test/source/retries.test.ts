@@ -205,6 +205,17 @@ describe('a stop (the abort signal) gives up requests that are waiting, not sent
     await client.close();
   });
 
+  it('once stopped, no request starts: a call fails at once and the site sees nothing', async () => {
+    const stop = new AbortController();
+    const client = await setup((_q, res) => json(res, 200, { ok: true }), { signal: stop.signal });
+    stop.abort();
+    await expect(client.getJson('/api/a/')).rejects.toBeInstanceOf(StoppedError);
+    const pages = client.paginate('/api/b/');
+    await expect(pages.next()).rejects.toBeInstanceOf(StoppedError);
+    expect(server!.arrivals).toEqual([]);
+    await client.close();
+  });
+
   it("a request in a retry's backoff fails at once", async () => {
     const stop = new AbortController();
     const client = await setup((_q, res) => json(res, 503, {}), { signal: stop.signal, retryBaseMs: 600_000 });
