@@ -1,6 +1,7 @@
 import type { CellValue, TableDef } from '../normalize/table-def.ts';
 import { tables as catalog } from '../normalize/index.ts';
 import type { Warehouse } from '../warehouse/types.ts';
+import { firstLine } from '../util/errors.ts';
 import { genericTests, type DataTestDef, type Severity } from './generic-tests.ts';
 import { loadSqlTests } from './model-files.ts';
 
@@ -38,8 +39,7 @@ async function runOne(warehouse: Warehouse, test: DataTestDef, sampleSize: numbe
     const sample = await warehouse.query(`SELECT * FROM (${test.sql}) failing LIMIT ${sampleSize}`);
     return { ...base, status: 'fail', failing, sample };
   } catch (e) {
-    const message = (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? 'unknown error';
-    return { ...base, status: 'error', failing: 0, sample: [], message };
+    return { ...base, status: 'error', failing: 0, sample: [], message: firstLine(e) };
   }
 }
 

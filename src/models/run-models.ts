@@ -1,5 +1,5 @@
 import type { Warehouse } from '../warehouse/types.ts';
-import { GrantflowError } from '../util/errors.ts';
+import { firstLine, GrantflowError } from '../util/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { loadModels, orderModels, type ModelDef } from './model-files.ts';
 
@@ -94,9 +94,8 @@ export async function runModels(warehouse: Warehouse, options: RunModelsOptions 
     try {
       await materialise(warehouse, model);
     } catch (e) {
-      const reason = (e instanceof Error ? e.message : String(e)).split('\n')[0];
       throw new GrantflowError(
-        `model ${model.name} failed on ${warehouse.dialect}: ${reason} (${model.file})`,
+        `model ${model.name} failed on ${warehouse.dialect}: ${firstLine(e)} (${model.file})`,
         1,
         'model_failed',
         { cause: e },

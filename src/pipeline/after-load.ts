@@ -5,6 +5,7 @@ import { tables } from '../normalize/index.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import type { Logger } from '../util/logger.ts';
 import type { JsonValue } from '../util/json.ts';
+import { firstLine } from '../util/errors.ts';
 
 export interface AfterLoadInfo {
   /** An error-level data test failed, or models/snapshots could not be written. */
@@ -12,9 +13,6 @@ export interface AfterLoadInfo {
   readonly lines: readonly string[];
   readonly summary: JsonValue;
 }
-
-/** The first line of an error's message, for the summary. */
-const reasonOf = (e: unknown): string => (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? 'unknown error';
 
 /**
  * Models and their data tests after every load; snapshots only when every stream loaded, every model was built and
@@ -41,8 +39,8 @@ export async function afterLoad(
       lines.push(`models: ${models.models.map((m) => `${m.name} (${m.rows} rows)`).join(', ')}`);
     } catch (e) {
       modelFailed = true;
-      summary.modelError = reasonOf(e);
-      lines.push(`models: FAILED: ${reasonOf(e)}`);
+      summary.modelError = firstLine(e);
+      lines.push(`models: FAILED: ${firstLine(e)}`);
     }
     const tests = await runDataTests(warehouse);
     const errors = tests.filter((t) => t.status !== 'pass' && t.severity === 'error');
@@ -82,8 +80,8 @@ export async function afterLoad(
         summary.snapshotMs = snap.durationMs;
       } catch (e) {
         failed = true;
-        summary.snapshotError = reasonOf(e);
-        lines.push(`snapshots: FAILED: ${reasonOf(e)} (the manifest still names the last good snapshot)`);
+        summary.snapshotError = firstLine(e);
+        lines.push(`snapshots: FAILED: ${firstLine(e)} (the manifest still names the last good snapshot)`);
       }
     }
   }

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Warehouse } from '../warehouse/types.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
-import { ConfigError, ExitCode, GrantflowError, isGrantflowError } from '../util/errors.ts';
+import { ConfigError, ExitCode, firstLine, GrantflowError, isGrantflowError } from '../util/errors.ts';
 import { checkSnapshotDir, snapshotFolder, snapshotStamp, tempSuffix } from './snapshot-dir.ts';
 import { manifestName, readManifest, sha256File, writeManifest, type ManifestEntry } from './manifest.ts';
 import { openParquetWriter, type ParquetCompression } from './parquet-writer.ts';
@@ -45,9 +45,8 @@ const tableNamePattern = /^[A-Za-z_][A-Za-z0-9_]*$/;
  */
 function snapshotError(what: string, e: unknown): GrantflowError {
   if (isGrantflowError(e)) return e;
-  const reason = (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? 'unknown error';
   return new GrantflowError(
-    `could not write ${what}: ${reason}; the manifest still names the last good snapshot`,
+    `could not write ${what}: ${firstLine(e)}; the manifest still names the last good snapshot`,
     ExitCode.runFailed,
     'snapshot_failed',
     { cause: e },

@@ -49,6 +49,11 @@ export class StoppedError extends GrantflowError {
   }
 }
 
+/** The first line of an error's message (of its text for a non-Error), for one-line reports and summaries. */
+export function firstLine(e: unknown): string {
+  return (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';
+}
+
 export function isGrantflowError(e: unknown): e is GrantflowError {
   return e instanceof GrantflowError;
 }

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { CellValue } from '../../normalize/table-def.ts';
-import { ConfigError, ExitCode, GrantflowError } from '../../util/errors.ts';
+import { ConfigError, ExitCode, firstLine, GrantflowError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { ResultRow, SqlRunner } from '../sql-runner.ts';
 import { ident, intValue, numericText, pgTimestampText } from '../values.ts';
@@ -76,8 +76,7 @@ export function createPool(url: string, schema: string, logger: Logger): pg.Pool
 }
 
 export function describeConnectError(url: string, e: unknown): ConfigError {
-  const msg = (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';
-  const clean = msg.split(url).join(safeUrl(url));
+  const clean = firstLine(e).split(url).join(safeUrl(url));
   return new ConfigError(`cannot connect to Postgres warehouse ${safeUrl(url)}: ${clean}`, { cause: e });
 }
 
@@ -141,9 +140,8 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (runner: SqlRunner) =>
     else if (!broken) await client.query('ROLLBACK').catch((err: unknown) => (broken = err as Error));
     if (!broken) throw e;
     // The server rolls back a transaction whose session ended; say so plainly (exit 1), a rerun continues.
-    const reason = (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';
     throw new GrantflowError(
-      `lost the connection to the Postgres warehouse during a transaction, which was rolled back (${reason}); rerun to continue`,
+      `lost the connection to the Postgres warehouse during a transaction, which was rolled back (${firstLine(e)}); rerun to continue`,
       ExitCode.runFailed,
       'warehouse_connection',
       { cause: e },
