@@ -1,4 +1,5 @@
 import type { Warehouse } from '../warehouse/types.ts';
+import { ident, literal } from '../warehouse/values.ts';
 import { firstLine, GrantflowError } from '../util/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { loadModels, orderModels, type ModelDef } from './model-files.ts';
@@ -21,10 +22,6 @@ export interface RunModelsOptions {
   /** Run only these models (their dependencies are not added). */
   readonly only?: readonly string[];
 }
-
-const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
-
-const literal = (value: string): string => `'${value.replace(/'/g, "''")}'`;
 
 /**
  * Postgres: analysts and BI tools build views on model tables, and Postgres refuses to drop a table a view depends
