@@ -87,5 +87,12 @@ function canonicalJson(value: JsonValue): string {
   return JSON.stringify(value);
 }
 
+/** The parent of an application's fan-out streams: its marker and the comparison that marker needs, together. */
+export const applicationParent = {
+  stream: 'applications',
+  marker: updatedAtMarker,
+  unchanged: sameUpdatedAtMarker,
+} as const satisfies StreamDef['parent'];
+
 /** Organizations carry no timestamp: their whole record is the marker. */
 export const contentMarker = (parent: JsonObject): string => JSON.stringify(parent);

@@ -1,11 +1,11 @@
-import { byId, sameUpdatedAtMarker, updatedAtMarker, type StreamDef } from '../stream-def.ts';
+import { applicationParent, byId, type StreamDef } from '../stream-def.ts';
 
 export const applicationTasks: StreamDef = {
   name: 'application_tasks',
   path: '/api/applications/{parent}/tasks/',
   description: 'Tasks of each application with their responses (spec 4.2.9).',
   keyOf: byId,
-  parent: { stream: 'applications', marker: updatedAtMarker, unchanged: sameUpdatedAtMarker },
+  parent: applicationParent,
   shape: 'list',
   mode: 'scan',
 };
