@@ -25,9 +25,18 @@ const sizeUnits: Readonly<Record<string, number>> = {
   tib: 2 ** 40,
 };
 
+/** A size as DuckDB reads it: a number and a unit. */
+const sizePattern = /^(\d+(?:\.\d+)?)\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
+
+/**
+ * A Postgres schema grantflow accepts: a plain identifier (no quoting needed) of at most 63 characters, since
+ * Postgres cuts longer names to 63 bytes and two long names could land in one schema.
+ */
+export const schemaNamePattern = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
 /** Bytes of a size as DuckDB reads it (KB = 1000 bytes, KiB = 1024), or null when it is not a size. */
 export function sizeBytes(text: string): number | null {
-  const m = /^(\d+(?:\.\d+)?)\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.exec(text.trim());
+  const m = sizePattern.exec(text.trim());
   if (!m?.[1] || !m[2]) return null;
   return Number(m[1]) * (sizeUnits[m[2].toLowerCase()] ?? NaN);
 }
@@ -52,15 +61,14 @@ export const settingsSchema = z
     warehouse: z.string().min(1).default('data/warehouse.duckdb'),
     schema: z
       .string()
-      // Postgres cuts longer names to 63 bytes, so two long names could land in one schema.
       .regex(
-        /^[A-Za-z_][A-Za-z0-9_]{0,62}$/,
+        schemaNamePattern,
         'must be a plain SQL identifier: letters, digits and underscores, not starting with a digit, at most 63 characters',
       )
       .default('public'),
     duckdbMemoryLimit: z
       .string()
-      .regex(/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i, 'must be a size such as 256MB or 2GB')
+      .regex(sizePattern, 'must be a size such as 256MB or 2GB')
       .refine(
         (text) => (sizeBytes(text) ?? Infinity) >= (sizeBytes(minDuckDBMemoryLimit) ?? 0),
         `must be at least ${minDuckDBMemoryLimit}: DuckDB cannot load even a small site with less`,

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { defaultDuckDBMemoryLimit, type WarehouseSettings } from '../config/settings.ts';
+import { defaultDuckDBMemoryLimit, schemaNamePattern, type WarehouseSettings } from '../config/settings.ts';
 import { ConfigError } from '../util/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { DuckDBWarehouse } from './duckdb/warehouse.ts';
@@ -45,7 +45,7 @@ export async function openWarehouse(target: string, options: OpenWarehouseOption
 }
 
 function checkedSchema(schema = 'public'): string {
-  if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema)) {
+  if (!schemaNamePattern.test(schema)) {
     throw new ConfigError(`warehouse schema "${schema}" is not a plain identifier (letters, digits, underscore)`);
   }
   return schema;
