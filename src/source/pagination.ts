@@ -60,9 +60,11 @@ export function parseListPage(text: string): ParseResult<ParsedPage> {
       problem: `${expected}; got an array of ${typeof items[0]}${items[0] === null ? ' (null)' : ''}`,
     };
   }
-  const records = items.map((item) => (isJsonObject(item) ? item : standInRecord(item)));
-  return { ok: true, value: { records, next, total, envelope } };
+  return { ok: true, value: { records: items.map(asRecord), next, total, envelope } };
 }
+
+/** A list item as a record: itself when it is an object, else a stand-in the normaliser quarantines. */
+const asRecord = (item: JsonValue): JsonObject => (isJsonObject(item) ? item : standInRecord(item));
 
 /**
  * Records of an endpoint that answers one object (eligibility): the object; each item of an array, as a list page's
@@ -72,7 +74,7 @@ export function parseListPage(text: string): ParseResult<ParsedPage> {
 export function objectBodyRecords(v: JsonValue): JsonObject[] {
   if (isJsonObject(v)) return [v];
   if (v === null) return [];
-  if (Array.isArray(v)) return v.map((item) => (isJsonObject(item) ? item : standInRecord(item)));
+  if (Array.isArray(v)) return v.map(asRecord);
   return [standInRecord(v)];
 }
 

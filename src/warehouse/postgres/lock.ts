@@ -15,10 +15,8 @@ export async function takeAdvisoryLock(
   schema: string,
   owner: string,
 ): Promise<{ client: pg.Client; pid: number }> {
-  const client = new pg.Client({
-    ...connectionConfig(url, schema),
-    application_name: `grantflow lock: ${owner}`.slice(0, 63),
-  });
+  const label = `grantflow lock: ${owner}`.slice(0, 63);
+  const client = new pg.Client({ ...connectionConfig(url, schema), application_name: label });
   // The lock ends with the session; the warehouse listens for that once it holds the lock.
   client.on('error', () => undefined);
   try {
@@ -32,7 +30,7 @@ export async function takeAdvisoryLock(
     `SELECT set_config('idle_session_timeout', '0', false) WHERE current_setting('idle_session_timeout', true) IS NOT NULL`,
   );
   // A URL's application_name replaces the one given at connect: set the label that a refusal quotes once connected.
-  await client.query(`SELECT set_config('application_name', $1, false)`, [`grantflow lock: ${owner}`.slice(0, 63)]);
+  await client.query(`SELECT set_config('application_name', $1, false)`, [label]);
   const got = await client.query<{ ok: boolean; pid: number }>(
     'SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok, pg_backend_pid() AS pid',
     [lockClass, schema],
