@@ -1,6 +1,13 @@
 import { connect } from 'node:net';
 import { request } from 'undici';
-import { checkBaseUrl, describeNetworkError, SiteHttpError, SiteResponseError, tlsError } from '../source/index.ts';
+import {
+  checkBaseUrl,
+  describeNetworkError,
+  parseJson,
+  SiteHttpError,
+  SiteResponseError,
+  tlsError,
+} from '../source/index.ts';
 import type { SiteClient } from '../source/types.ts';
 import { ConfigError, GrantflowError } from '../util/errors.ts';
 import { redact } from '../util/redact.ts';
@@ -89,13 +96,8 @@ export async function probeSiteWithoutCredentials(baseUrl: string, timeoutMs = 1
       'site_unavailable',
     );
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    json = undefined;
-  }
-  if (typeof json !== 'object' || json === null) {
+  const json = parseJson(body);
+  if (!json.ok || typeof json.value !== 'object' || json.value === null) {
     throw new ConfigError(
       `${base.href.replace(/\/+$/, '')} does not answer like the grant API (HTTP ${status} without a JSON body for /api/programs/); check --site`,
     );
