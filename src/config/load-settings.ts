@@ -5,11 +5,10 @@ import { ConfigError } from '../util/errors.ts';
 import { envName, settingKinds, settingsSchema, type SettingKey, type Settings } from './settings.ts';
 
 export type SettingSource = 'flag' | 'environment' | 'pipeline file';
-type Source = SettingSource;
 type Raw = Partial<Record<SettingKey, unknown>>;
 
 /** Where each setting of a loaded Settings object came from (defaults are not recorded). */
-const sources = new WeakMap<Settings, ReadonlyMap<SettingKey, Source>>();
+const sources = new WeakMap<Settings, ReadonlyMap<SettingKey, SettingSource>>();
 
 /**
  * Where `loadSettings` found a setting: a flag, an environment variable or the pipeline file; undefined for a
@@ -32,7 +31,7 @@ export async function loadSettings(
   const pipelinePath = options.pipeline ?? env.GRANTFLOW_PIPELINE;
   const fromFile = pipelinePath ? await readPipelineFile(pipelinePath) : {};
   const fromEnv = readEnv(env);
-  const origin = new Map<SettingKey, Source>();
+  const origin = new Map<SettingKey, SettingSource>();
   const merged: Raw = {};
   for (const [source, values] of [
     ['pipeline file', fromFile],
@@ -116,7 +115,11 @@ export function parseSettingText(key: SettingKey, text: string, where: string): 
   }
 }
 
-function describeIssues(error: z.ZodError, origin: ReadonlyMap<SettingKey, Source>, pipelinePath?: string): string {
+function describeIssues(
+  error: z.ZodError,
+  origin: ReadonlyMap<SettingKey, SettingSource>,
+  pipelinePath?: string,
+): string {
   return error.issues
     .map((issue) => {
       const key = String(issue.path[0] ?? '');

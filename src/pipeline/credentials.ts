@@ -144,8 +144,8 @@ export async function fileCredentialStore(path: string | undefined): Promise<Cre
 /**
  * The variables' pair on a first run, while the warehouse holds no rotated pair (no DuckDB file yet, no stored pair in
  * the Postgres schema): the site is checked with the variables before anything is created (a bad secret then writes
- * nothing). A rotation during that
- * check is held here until `attach` hands it to the warehouse's store, before any further request is sent.
+ * nothing). A rotation during that check is held here until `attach` hands it to the warehouse's store, before any
+ * further request is sent.
  */
 export class FirstRunCredentialStore implements CredentialStore {
   readonly description = 'GRANTFLOW_* environment variables (no rotated pair stored yet)';
