@@ -254,7 +254,7 @@ async function commitParents(
   const plan: CommitPlan = {
     runId: ctx.runId,
     extractedAt: ctx.extractedAt,
-    completeScopes: parentDeletions(def, completeIds),
+    completeScopes: parentDeletions(def, completeIds, sink.holds()),
     parentMarks: { stream: def.name, marks },
   };
   const committed = await ctx.mutex.run(() => unit.commit(plan));
@@ -263,6 +263,7 @@ async function commitParents(
   info.rows += sink.counts.rows;
   info.quarantined += sink.counts.quarantined;
   info.untyped += sink.counts.untyped;
+  if (sink.counts.silent > 0) info.silent = (info.silent ?? 0) + sink.counts.silent;
   info.deleted += deletedRows(committed);
   return batch.length - completeIds.length;
 }

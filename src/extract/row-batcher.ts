@@ -9,6 +9,7 @@ import {
   type MappedRow,
   type StreamName,
 } from '../normalize/index.ts';
+import { HoldTracker, type DeletionHolds } from './deletion-holds.ts';
 import { ReferenceDedup } from './reference-dedup.ts';
 
 /** A list item that is not a JSON object (see `standInRecord`): quarantined as it was sent. */
@@ -33,6 +34,8 @@ export interface SinkCounts {
   quarantined: number;
   /** Source values of loaded records that could not be typed: NULL in their column, kept in `_raw`. */
   untyped: number;
+  /** Records that loaded without one of their lists (absent, null or of another shape): its rows were kept. */
+  silent: number;
 }
 
 /** Rows of one table and merge mode, ready for `LoadUnit.append`. */
@@ -58,12 +61,20 @@ export class RowBatcher {
   private buffered = 0;
   private bufferedChars = 0;
   private readonly references = new ReferenceDedup();
-  readonly counts: SinkCounts = { records: 0, rows: 0, quarantined: 0, untyped: 0 };
+  private readonly holdTracker: HoldTracker;
+  readonly counts: SinkCounts = { records: 0, rows: 0, quarantined: 0, untyped: 0, silent: 0 };
 
   constructor(
     private readonly stream: StreamName,
     private readonly context: BatchContext,
-  ) {}
+  ) {
+    this.holdTracker = new HoldTracker(streamMappings[stream].owns);
+  }
+
+  /** What the deletions of a complete walk over the records added so far must spare. */
+  holds(): DeletionHolds {
+    return this.holdTracker.holds();
+  }
 
   /** Normalise `records`; returns batches once enough rows are buffered, else nothing. */
   add(records: readonly JsonObject[], parentId?: number): RowBatch[] {
@@ -77,9 +88,11 @@ export class RowBatcher {
         if (standIn !== undefined) throw new NotAnObjectError(standIn.item);
         mapped = mapping.map(record, { parentId, siteTimeZone: this.context.siteTimeZone });
         this.counts.untyped += untypedValues.count - untypedBefore;
+        if (this.holdTracker.loaded(record, parentId)) this.counts.silent++;
       } catch (error) {
         if (!(error instanceof QuarantineError)) throw error;
         this.counts.quarantined++;
+        this.holdTracker.quarantined(record, parentId);
         const payload = error instanceof NotAnObjectError ? error.item : record;
         const row = quarantineRow(this.stream, payload, error.message, this.context.runId, this.context.extractedAt);
         mapped = [{ table: '_grantflow_quarantine', row, merge: 'replace' }];

@@ -1,6 +1,7 @@
 import type { JsonObject } from '../util/json.ts';
 import type { LoadUnit } from '../warehouse/types.ts';
 import type { StreamName } from '../normalize/index.ts';
+import type { DeletionHolds } from './deletion-holds.ts';
 import { RowBatcher, type BatchContext, type RowBatch, type SinkCounts } from './row-batcher.ts';
 
 export type { SinkCounts } from './row-batcher.ts';
@@ -19,6 +20,11 @@ export class RowSink {
 
   get counts(): SinkCounts {
     return this.batcher.counts;
+  }
+
+  /** What a complete walk's deletions must spare (see DeletionHolds). */
+  holds(): DeletionHolds {
+    return this.batcher.holds();
   }
 
   async addRecords(records: readonly JsonObject[], parentId?: number): Promise<void> {

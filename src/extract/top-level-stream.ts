@@ -1,4 +1,4 @@
-import { standInItem, type JsonObject } from '../util/json.ts';
+import type { JsonObject } from '../util/json.ts';
 import type { PaginationInfo } from '../source/types.ts';
 import { SiteHttpError } from '../source/index.ts';
 import { streamMappings } from '../normalize/index.ts';
@@ -59,8 +59,6 @@ export async function runTopLevelStream(
   let confirmed = true;
   /** Ids of records loaded under an integer id that no request can name exactly (integer text beyond 2^53). */
   const unreadParents: string[] = [];
-  /** A page held an item that is not an object (see standInRecord): which record it stands for is unknown. */
-  let unidentified = false;
   const addParents = (records: readonly JsonObject[]): void => {
     if (!parentMarker) return;
     for (const r of records) {
@@ -83,7 +81,6 @@ export async function runTopLevelStream(
       ctx.raw?.write(def.name, pageLine(page));
       ctx.progress.page(def.name, page.records.length);
       for (const r of page.records) seen.add(def.keyOf(r));
-      if (!unidentified) unidentified = page.records.some((r) => standInItem(r) !== undefined);
       addParents(page.records);
       await sink.addRecords(page.records);
 
@@ -108,7 +105,7 @@ export async function runTopLevelStream(
     }
     await sink.flush();
     // One page is one consistent read; across pages, rows this walk would delete are confirmed by a second walk.
-    const scopes = scanDeletions(def).completeScopes;
+    const scopes = scanDeletions(def, sink.holds()).completeScopes;
     if (walk?.complete && !stoppedEarly && walk.pages > 1 && scopes.length > 0) {
       const candidates = await ctx.mutex.run(() => unit.deletionCandidates(scopes));
       if (candidates.any) {
@@ -128,6 +125,7 @@ export async function runTopLevelStream(
   info.rows = sink.counts.rows;
   info.quarantined = sink.counts.quarantined;
   info.untyped = sink.counts.untyped;
+  if (sink.counts.silent > 0) info.silent = sink.counts.silent;
   info.duplicates = repeats; // the walk's own count, also when it stopped early
   if (unreadParents.length > 0) {
     // The fan-out carries parent ids as JavaScript numbers: said, not skipped in silence.
@@ -143,10 +141,12 @@ export async function runTopLevelStream(
   }
   info.complete = Boolean(walk?.complete) && !stoppedEarly && confirmed;
   if (stoppedEarly) info.caughtUp = true;
-  // Soft deletion only from a complete scan of a list whose rows can vanish; logs are append-only. A list item that
-  // is not an object (quarantined) may stand where any held record is, so a walk with one deletes nothing; its
-  // walk_end says so, and a replay of its pages deletes nothing either.
-  const deletes = info.complete && !unidentified;
+  // Soft deletion only from a complete scan of a list whose rows can vanish; logs are append-only. Rows of records
+  // the walk saw but could not load stay (holds); a quarantined item without a usable id (not an object, say) may
+  // stand where any held record is, so a walk with one deletes nothing; its walk_end says so, and a replay of its
+  // pages (which finds the same holds) deletes nothing either.
+  const holds = sink.holds();
+  const deletes = info.complete && !holds.everything;
   ctx.raw?.write(def.name, { type: 'walk_end', complete: deletes });
 
   // An append-only list's high-water mark moves only after a walk that read everything down to the records already
@@ -163,7 +163,7 @@ export async function runTopLevelStream(
   const plan: CommitPlan = {
     runId: ctx.runId,
     extractedAt: ctx.extractedAt,
-    ...(deletes ? scanDeletions(def) : {}),
+    ...(deletes ? scanDeletions(def, holds) : {}),
     state: { stream: def.name, value: { ...newState } },
   };
   const committed = await ctx.mutex.run(() => unit.commit(plan));

@@ -55,6 +55,8 @@ export interface StreamInfo {
   quarantined: number;
   /** Source values that could not be typed: NULL in their column, kept in `_raw` (see coerce.ts). */
   untyped: number;
+  /** Records that loaded without one of their lists (absent, null or of another shape): its rows were kept live. */
+  silent?: number;
   duplicates: number;
   /** The walk saw the whole list (deletions were inferred). */
   complete: boolean;

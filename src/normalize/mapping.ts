@@ -47,6 +47,13 @@ export interface OwnedScope {
   readonly table: string;
   readonly where?: Readonly<Record<string, CellValue>>;
   readonly parentColumn?: string;
+  /**
+   * Whole-table scopes: the column holding the record's own `id`, by which the rows of a record the walk saw but
+   * could not use (quarantined, or `from` not an array) are kept live. Without it, such a record holds the scope.
+   */
+  readonly idColumn?: string;
+  /** The record key whose value gives these rows: a record where it is absent or of another shape says nothing of them. */
+  readonly from?: { readonly key: string; readonly shape: 'array' | 'object' };
 }
 
 export interface StreamMapping {

@@ -3,7 +3,7 @@ import type { JsonValue } from '../util/json.ts';
 import { GrantflowError } from '../util/errors.ts';
 import { arr, obj, optId, text, untyped } from './coerce.ts';
 import { QuarantineError } from './quarantine.ts';
-import type { MappedRow, NormalizeContext } from './mapping.ts';
+import type { MappedRow, NormalizeContext, OwnedScope } from './mapping.ts';
 import type { Row } from './table-def.ts';
 
 /**
@@ -79,6 +79,16 @@ export function syntheticId(parts: readonly (string | number | bigint | boolean 
     .update(JSON.stringify(parts.map((p) => (typeof p === 'bigint' ? String(p) : p))))
     .digest('hex');
   return -(1 + parseInt(hex.slice(0, 13), 16));
+}
+
+/** The custom_field_values of one entity type, as a stream owns them (one row per entry of its `custom_fields`). */
+export function customFieldValuesScope(entityType: string): OwnedScope {
+  return {
+    table: 'custom_field_values',
+    where: { entity_type: entityType },
+    idColumn: 'entity_id',
+    from: { key: 'custom_fields', shape: 'array' },
+  };
 }
 
 /** custom_fields arrays: one custom_field_values row each, plus a ref-only custom_fields row (id, name). */

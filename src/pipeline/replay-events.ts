@@ -1,5 +1,6 @@
 import { readRawLines } from '../extract/raw-landing.ts';
 import { RowBatcher, type BatchContext, type RowBatch, type SinkCounts } from '../extract/row-batcher.ts';
+import type { DeletionHolds } from '../extract/deletion-holds.ts';
 import type { StreamDef } from '../extract/stream-def.ts';
 import { objectBodyRecords, parseListPage, parseJson, unseenRecords } from '../source/index.ts';
 import type { JsonObject } from '../util/json.ts';
@@ -19,6 +20,8 @@ export type ReplayEvent =
       readonly complete: boolean;
       /** Fan-out stream: parents whose walks were complete in this chunk (their children's deletions). */
       readonly parentIds: readonly number[];
+      /** What the commit's deletions must spare (records seen but not loaded, lists not sent). */
+      readonly holds: DeletionHolds;
       /** What this commit covers (not cumulative). */
       readonly counts: SinkCounts;
       readonly pages: number;
@@ -63,7 +66,7 @@ async function* topLevelEvents(dir: string, def: StreamDef, ctx: BatchContext): 
     yield* rowsOf(batcher.add(fresh(def, pageRecords(def.shape, line.body, line.url), keys, tally, line.confirming)));
   }
   yield* rowsOf(batcher.drain());
-  yield { kind: 'commit', complete, parentIds: [], counts: batcher.counts, ...tally };
+  yield { kind: 'commit', complete, parentIds: [], holds: batcher.holds(), counts: batcher.counts, ...tally };
 }
 
 /**
@@ -78,7 +81,14 @@ async function* fanOutEvents(dir: string, def: StreamDef, ctx: BatchContext): As
 
   function* commit(): Generator<ReplayEvent> {
     yield* rowsOf(batcher.drain());
-    yield { kind: 'commit', complete: true, parentIds: chunk, counts: batcher.counts, ...tally };
+    yield {
+      kind: 'commit',
+      complete: true,
+      parentIds: chunk,
+      holds: batcher.holds(),
+      counts: batcher.counts,
+      ...tally,
+    };
     batcher = new RowBatcher(def.name, ctx);
     tally = { pages: 0, duplicates: 0 };
     chunk = [];

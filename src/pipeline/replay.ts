@@ -131,9 +131,9 @@ async function loadEvents(
         continue;
       }
       const deletions = fanOut
-        ? { completeScopes: parentDeletions(def, event.parentIds) }
+        ? { completeScopes: parentDeletions(def, event.parentIds, event.holds) }
         : event.complete
-          ? scanDeletions(def)
+          ? scanDeletions(def, event.holds)
           : {};
       const committed = await mutex.run(() =>
         unit.commit({ runId: ctx.runId, extractedAt: ctx.extractedAt, ...deletions }),
@@ -144,6 +144,7 @@ async function loadEvents(
       info.rows += event.counts.rows;
       info.quarantined += event.counts.quarantined;
       info.untyped += event.counts.untyped;
+      if (event.counts.silent > 0) info.silent = (info.silent ?? 0) + event.counts.silent;
       info.deleted += deletedRows(committed);
       info.complete = fanOut || event.complete;
       unit = await mutex.run(() => warehouse.openLoad());

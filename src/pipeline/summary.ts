@@ -28,6 +28,8 @@ export function formatSummary(s: SummaryInput): string {
     if (i.fullRefresh) notes.push('full refresh');
     if (i.duplicates) notes.push(`${i.duplicates} duplicates skipped`);
     if (i.untyped) notes.push(`${i.untyped} values untyped`);
+    if (i.silent)
+      notes.push(`${i.silent} records without a list they carry (absent or null): its rows kept, not deleted`);
     if (i.parentsUnread) notes.push(`children of ${i.parentsUnread} records not read (id beyond 2^53)`);
     if (i.countMismatch) notes.push(`site reported ${i.countMismatch.reported} records, read ${i.countMismatch.read}`);
     if (i.caughtUp) notes.push('stopped at records already held');

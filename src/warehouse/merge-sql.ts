@@ -179,8 +179,8 @@ function updateExpr(column: string, mode: StagedMerge, meta: boolean, staged: st
 }
 
 /** Values inlined into scope lists: parent ids can be thousands, beyond comfortable parameter counts. */
-function inlineValue(v: string | number): string {
-  return typeof v === 'number' ? String(v) : literal(v);
+function inlineValue(v: string | number | bigint): string {
+  return typeof v === 'string' ? literal(v) : String(v);
 }
 
 /**
@@ -247,6 +247,8 @@ function softDeleteWhere(
       conds.push(`${column} BETWEEN ${Math.min(...numeric)} AND ${Math.max(...numeric)}`);
     conds.push(`${column} IN (${ids.map(inlineValue).join(', ')})`);
   }
+  if (scope.keep && scope.keep.values.length > 0)
+    conds.push(`t.${ident(scope.keep.column)} NOT IN (${scope.keep.values.map(inlineValue).join(', ')})`);
   for (const staging of stagingTables) {
     const match = table.primaryKey.map((c) => `s.${ident(c)} = t.${ident(c)}`).join(' AND ');
     conds.push(`NOT EXISTS (SELECT 1 FROM ${staging} AS s WHERE ${match})`);

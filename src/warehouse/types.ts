@@ -11,13 +11,15 @@ export type StagedMerge = 'replace' | 'coalesce';
  * Rows of `table` already stored that a complete scan covered: after the merge, live rows in scope whose key
  * is not among the staged rows of that table get `_deleted_at` (rows with `_ref_only` are left alone).
  * `where` narrows by equality (e.g. `{ entity_type: 'application' }`); `parentColumn` + `parentIds` narrow to
- * the children of the given parents (a per-parent fan-out scope).
+ * the children of the given parents (a per-parent fan-out scope); rows whose `keep.column` holds one of
+ * `keep.values` stay live (their record was seen but staged nothing for this table).
  */
 export interface CompleteScope {
   readonly table: string;
   readonly where?: Readonly<Record<string, CellValue>>;
   readonly parentColumn?: string;
   readonly parentIds?: readonly (string | number)[];
+  readonly keep?: { readonly column: string; readonly values: readonly (string | number | bigint)[] };
 }
 
 /** After soft deletions: rows of `table` whose `column` points at a soft-deleted row of `parentTable` are soft-deleted too. */

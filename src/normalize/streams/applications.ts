@@ -2,7 +2,15 @@ import type { JsonObject, JsonValue } from '../../util/json.ts';
 import { arr, bool, cleanText, dbl, int, money, obj, optId, reqId, reqTs, text, ts } from '../coerce.ts';
 import type { MappedRow, NormalizeContext, StreamMapping } from '../mapping.ts';
 import { QuarantineError } from '../quarantine.ts';
-import { customFieldValues, namedRef, parentId, syntheticId, userRef, type Id } from '../refs.ts';
+import {
+  customFieldValues,
+  customFieldValuesScope,
+  namedRef,
+  parentId,
+  syntheticId,
+  userRef,
+  type Id,
+} from '../refs.ts';
 import type { Row } from '../table-def.ts';
 
 export function must(id: Id | null, field: string): Id {
@@ -14,9 +22,9 @@ const appChildren = ['application_stages', 'application_tasks', 'task_responses'
 
 export const applicationsStream: StreamMapping = {
   owns: [
-    { table: 'applications' },
-    { table: 'application_collaborators' },
-    { table: 'custom_field_values', where: { entity_type: 'application' } },
+    { table: 'applications', idColumn: 'id' },
+    { table: 'application_collaborators', idColumn: 'application_id', from: { key: 'collaborators', shape: 'array' } },
+    customFieldValuesScope('application'),
   ],
   cascades: appChildren.map((table) => ({
     table,
@@ -94,7 +102,7 @@ export const applicationStagesStream: StreamMapping = {
 export const applicationTasksStream: StreamMapping = {
   owns: [
     { table: 'application_tasks', parentColumn: 'application_id' },
-    { table: 'task_responses', parentColumn: 'application_id' },
+    { table: 'task_responses', parentColumn: 'application_id', from: { key: 'data', shape: 'object' } },
   ],
   cascades: [],
   map(r, ctx) {

@@ -2,11 +2,11 @@ import type { JsonObject, JsonValue } from '../../util/json.ts';
 import { arr, attrId, bool, dbl, int, json, money, obj, optId, reqId, reqTs, text, ts, untyped } from '../coerce.ts';
 import type { MappedRow, NormalizeContext, StreamMapping } from '../mapping.ts';
 import { QuarantineError } from '../quarantine.ts';
-import { customFieldValues, namedRef, refId, userRef, type Id } from '../refs.ts';
+import { customFieldValues, customFieldValuesScope, namedRef, refId, userRef, type Id } from '../refs.ts';
 import type { Row } from '../table-def.ts';
 
 export const fundsStream: StreamMapping = {
-  owns: [{ table: 'funds' }, { table: 'custom_field_values', where: { entity_type: 'fund' } }],
+  owns: [{ table: 'funds', idColumn: 'id' }, customFieldValuesScope('fund')],
   cascades: [],
   map(r, ctx) {
     const out: MappedRow[] = [];
@@ -35,7 +35,7 @@ export const fundsStream: StreamMapping = {
 };
 
 export const budgetsStream: StreamMapping = {
-  owns: [{ table: 'budgets' }],
+  owns: [{ table: 'budgets', idColumn: 'id' }],
   cascades: [],
   map(r, ctx) {
     const out: MappedRow[] = [];
@@ -84,9 +84,9 @@ function paymentRow(out: MappedRow[], r: JsonObject, ctx: NormalizeContext, fiel
 
 export const paymentsStream: StreamMapping = {
   owns: [
-    { table: 'payments' },
-    { table: 'payment_sources' },
-    { table: 'custom_field_values', where: { entity_type: 'payment' } },
+    { table: 'payments', idColumn: 'id' },
+    { table: 'payment_sources', idColumn: 'payment_id', from: { key: 'sources', shape: 'array' } },
+    customFieldValuesScope('payment'),
   ],
   cascades: [],
   map(r, ctx) {
@@ -119,9 +119,9 @@ export const paymentsStream: StreamMapping = {
 
 export const awardsStream: StreamMapping = {
   owns: [
-    { table: 'awards' },
-    { table: 'award_payments' },
-    { table: 'custom_field_values', where: { entity_type: 'award' } },
+    { table: 'awards', idColumn: 'id' },
+    { table: 'award_payments', idColumn: 'award_id', from: { key: 'payments', shape: 'array' } },
+    customFieldValuesScope('award'),
   ],
   cascades: [],
   map(r, ctx) {
@@ -200,7 +200,7 @@ function endpoint(
 }
 
 export const financialTransactionsStream: StreamMapping = {
-  owns: [{ table: 'financial_transactions' }],
+  owns: [{ table: 'financial_transactions', idColumn: 'id' }],
   cascades: [],
   map(r, ctx) {
     const out: MappedRow[] = [];

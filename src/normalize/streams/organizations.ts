@@ -1,13 +1,13 @@
 import { arr, bool, int, obj, optId, reqId, reqTs, text, untyped } from '../coerce.ts';
 import type { MappedRow, StreamMapping } from '../mapping.ts';
-import { customFieldValues, parentId, userRef } from '../refs.ts';
+import { customFieldValues, customFieldValuesScope, parentId, userRef } from '../refs.ts';
 import type { Row } from '../table-def.ts';
 
 const orgChildren = ['organization_members', 'teams', 'eligibility', 'eligibility_responses'] as const;
 
 /** A caller without full rights receives OrgRef (id, name) instead: the other columns are then NULL. */
 export const organizationsStream: StreamMapping = {
-  owns: [{ table: 'organizations' }, { table: 'custom_field_values', where: { entity_type: 'organization' } }],
+  owns: [{ table: 'organizations', idColumn: 'id' }, customFieldValuesScope('organization')],
   cascades: orgChildren.map((table) => ({
     table,
     column: 'organization_id',
@@ -99,7 +99,7 @@ export const organizationTeamsStream: StreamMapping = {
 export const eligibilityStream: StreamMapping = {
   owns: [
     { table: 'eligibility', parentColumn: 'organization_id' },
-    { table: 'eligibility_responses', parentColumn: 'organization_id' },
+    { table: 'eligibility_responses', parentColumn: 'organization_id', from: { key: 'responses', shape: 'array' } },
   ],
   cascades: [],
   map(r, ctx) {

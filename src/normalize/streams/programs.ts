@@ -1,14 +1,14 @@
 import { arr, bool, int, json, long, money, obj, optId, reqId, text, ts } from '../coerce.ts';
 import type { MappedRow, StreamMapping } from '../mapping.ts';
 import { QuarantineError } from '../quarantine.ts';
-import { customFieldValues, namedRef, userRef } from '../refs.ts';
+import { customFieldValues, customFieldValuesScope, namedRef, userRef } from '../refs.ts';
 import type { Row } from '../table-def.ts';
 
 export const programsStream: StreamMapping = {
   owns: [
-    { table: 'programs' },
-    { table: 'program_funding_sources' },
-    { table: 'custom_field_values', where: { entity_type: 'program' } },
+    { table: 'programs', idColumn: 'id' },
+    { table: 'program_funding_sources', idColumn: 'program_id', from: { key: 'funding_sources', shape: 'array' } },
+    customFieldValuesScope('program'),
   ],
   cascades: [],
   map(r, ctx) {
@@ -83,7 +83,7 @@ export const programsStream: StreamMapping = {
 };
 
 export const customFieldsStream: StreamMapping = {
-  owns: [{ table: 'custom_fields' }],
+  owns: [{ table: 'custom_fields', idColumn: 'id' }],
   cascades: [],
   map(r) {
     const row: Row = {
@@ -104,7 +104,7 @@ export const customFieldsStream: StreamMapping = {
 };
 
 export const reportsStream: StreamMapping = {
-  owns: [{ table: 'reports' }],
+  owns: [{ table: 'reports', idColumn: 'id' }],
   cascades: [],
   map(r, ctx) {
     const out: MappedRow[] = [];

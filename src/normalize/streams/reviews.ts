@@ -44,7 +44,7 @@ export const teamAssignmentsStream: StreamMapping = {
  * type, category, role and the ids of what it concerns), not names that can change later.
  */
 export const activityStream: StreamMapping = {
-  owns: [{ table: 'activity' }],
+  owns: [{ table: 'activity', idColumn: 'id' }],
   cascades: [],
   map(r, ctx) {
     const out: MappedRow[] = [];
@@ -98,7 +98,7 @@ export const activityStream: StreamMapping = {
 };
 
 export const apiLogStream: StreamMapping = {
-  owns: [{ table: 'api_log' }],
+  owns: [{ table: 'api_log', idColumn: 'id' }],
   cascades: [],
   map(r, ctx) {
     const out: MappedRow[] = [];
