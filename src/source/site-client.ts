@@ -259,10 +259,13 @@ class DefaultSiteClient implements SiteClient {
           badBody = true;
           if (options.retryBadBody === false) throw new SiteResponseError(url, problem);
         } else if (status >= 500) {
-          problem = `HTTP ${status}${res.body ? `: ${oneLine(res.body, 120)}` : ''}`;
+          // Redacted before it is cut: an error page echoing the request, cut through a token, would leave a piece
+          // of it that redact no longer recognises.
+          const text = redact(res.body);
+          problem = `HTTP ${status}${text ? `: ${oneLine(text, 120)}` : ''}`;
         } else {
           const location = status >= 300 && status < 400 ? res.headers.location : undefined;
-          throw new SiteHttpError(status, url, redact(res.body.slice(0, 500)), errorCodeOf(res.body), location);
+          throw new SiteHttpError(status, url, redact(res.body).slice(0, 500), errorCodeOf(res.body), location);
         }
       }
       failures++;

@@ -317,3 +317,37 @@ describe('TLS failures are configuration errors, not outages', () => {
     await client.close();
   });
 });
+
+describe('error pages that echo the request', () => {
+  // A token of its own: a piece of it in a message is a leak, whatever else the message holds.
+  const token = `tok-${'Q7x'.repeat(10)}-end`;
+  const store = () => new MemoryStore({ ...testCreds, access_token: token });
+  const echo = (pad: number) => `<html><body><h1>Bad Gateway</h1><pre>${'.'.repeat(pad)} Authorization: Bearer `;
+
+  it('a 5xx page is redacted before it is cut: no piece of the token reaches the message', async () => {
+    // The 120 characters the message quotes end inside the token.
+    const client = await setup(
+      (_q, res, a) => {
+        res.writeHead(502, { 'content-type': 'text/html' });
+        res.end(`${echo(50)}${a.auth?.slice('Bearer '.length) ?? ''}</pre></body></html>`);
+      },
+      { maxRetries: 1, store: store() },
+    );
+    const err = await client.getJson('/api/programs/').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SiteUnavailableError);
+    expect((err as Error).message).toContain('Authorization: Bearer [RED');
+    expect((err as Error).message).not.toContain(token.slice(0, 8));
+    await client.close();
+  });
+
+  it('a 4xx body is redacted before it is cut to 500 characters', async () => {
+    const client = await setup((_q, res, a) => json(res, 400, { detail: `${'x'.repeat(470)} ${a.auth ?? ''}` }), {
+      store: store(),
+    });
+    const err = await client.getJson('/api/programs/').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SiteHttpError);
+    expect((err as SiteHttpError).body).not.toContain(token.slice(0, 8));
+    expect((err as Error).message).not.toContain(token.slice(0, 8));
+    await client.close();
+  });
+});
