@@ -4,8 +4,9 @@ import { redact, secretKeys } from './redact.ts';
 export type { Logger };
 
 /**
- * JSON logs on stderr (stdout stays for summaries). Known secret keys are censored by pino's redaction and
- * every formatted message passes through `redact`, which knows the tokens seen at run time.
+ * JSON logs on stderr (stdout stays for summaries). Known secret keys are censored by pino's redaction and every
+ * line, fields included, passes through `redact`, which knows the tokens seen at run time: a field such as a URL the
+ * site sent (a next link) may carry one under any name.
  */
 export function createLogger(options: { level?: string; name?: string } = {}): Logger {
   return pino(
@@ -17,6 +18,7 @@ export function createLogger(options: { level?: string; name?: string } = {}): L
         logMethod(args, method) {
           method.apply(this, args.map((a) => (typeof a === 'string' ? redact(a) : a)) as Parameters<typeof method>);
         },
+        streamWrite: (line) => redact(line),
       },
       formatters: { level: (label) => ({ level: label }) },
     },

@@ -1,0 +1,63 @@
+/**
+ * A hostile site: its answers are untrusted input. Whatever it sends back (the caller's own token in a next link or
+ * in a record), no secret reaches a log line, a raw page, the warehouse or a snapshot.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SimulatorHandle } from '../../src/simulator/index.ts';
+import { proxySite, startSite, syncCliArgs, tempDir, writeCredentials } from './harness.ts';
+import { assertNoSecretsLeaked, cli, issuedSecrets, recordIssuedSecrets } from './faults/support.ts';
+
+let work: { path: string; remove: () => Promise<void> };
+const closers: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  recordIssuedSecrets();
+  work = await tempDir('grantflow-hostile-');
+});
+
+afterAll(async () => {
+  for (const close of closers) await close();
+  await work?.remove();
+});
+
+/** A simulated site behind a proxy that passes each 200 list page through `rewrite`. */
+async function hostile(rewrite: (body: string, sim: SimulatorHandle, proxy: string) => string) {
+  const sim = await startSite({ scale: 'tiny', seed: 11 });
+  closers.push(() => sim.close());
+  let origin = '';
+  const proxy = await proxySite(
+    sim.url,
+    () => undefined,
+    (_url, body) => rewrite(body, sim, origin),
+  );
+  origin = proxy.url;
+  closers.push(proxy.close);
+  return { sim, url: proxy.url };
+}
+
+/** Next links on the proxy that carry the caller's access token in their query. */
+function tokenInNext(body: string, sim: SimulatorHandle, proxy: string): string {
+  const page = JSON.parse(body) as { next?: unknown };
+  if (typeof page.next !== 'string') return body;
+  const next = new URL(page.next);
+  next.host = new URL(proxy).host;
+  next.searchParams.set('access_token', sim.credentials.access_token);
+  return JSON.stringify({ ...page, next: next.href });
+}
+
+describe('a site that echoes the access token', () => {
+  it('in its next links: no log line holds it, even at debug level', async () => {
+    const { sim, url } = await hostile(tokenInNext);
+    const dir = join(work.path, 'next-logs');
+    await mkdir(dir);
+    await writeCredentials(sim, join(dir, 'creds.json'));
+    const result = await cli([...syncCliArgs(url, dir), '--per-page', '10'], { env: { GRANTFLOW_LOG_LEVEL: 'debug' } });
+    expect(result.code, result.stderr.slice(-2000)).toBe(0);
+    // The walk did follow the links: the token went back to the site (its own origin) in the query.
+    expect(result.stderr).toContain('access_token=[REDACTED]');
+    expect(issuedSecrets.size).toBeGreaterThan(0);
+    assertNoSecretsLeaked();
+  });
+});
