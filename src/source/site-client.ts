@@ -253,8 +253,12 @@ class DefaultSiteClient implements SiteClient {
           continue;
         }
         if (status >= 200 && status < 300) {
-          const parsed = parse(res.body);
-          if (parsed.ok) return { status, value: parsed.value, raw: res.body, url, fetchedAt };
+          // A page that echoes a secret (the caller's token in a next link or in a record) must not carry it into the
+          // raw files, the warehouse and the snapshots: the body and the URL are redacted before anyone reads them.
+          // Not the token endpoint's: its body is the new pair, and may repeat a refresh token redact already knows.
+          const body = auth ? redact(res.body) : res.body;
+          const parsed = parse(body);
+          if (parsed.ok) return { status, value: parsed.value, raw: body, url: redact(url), fetchedAt };
           problem = parsed.problem;
           badBody = true;
           if (options.retryBadBody === false) throw new SiteResponseError(url, problem);

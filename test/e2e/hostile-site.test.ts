@@ -6,8 +6,8 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { proxySite, startSite, syncCliArgs, tempDir, writeCredentials } from './harness.ts';
-import { assertNoSecretsLeaked, cli, issuedSecrets, recordIssuedSecrets } from './faults/support.ts';
+import { dumpWarehouse, proxySite, startSite, syncCliArgs, tempDir, writeCredentials } from './harness.ts';
+import { assertNoSecretsLeaked, cli, issuedSecrets, landedTexts, recordIssuedSecrets } from './faults/support.ts';
 
 let work: { path: string; remove: () => Promise<void> };
 const closers: (() => Promise<void>)[] = [];
@@ -47,6 +47,16 @@ function tokenInNext(body: string, sim: SimulatorHandle, proxy: string): string 
   return JSON.stringify({ ...page, next: next.href });
 }
 
+/** `tokenInNext`, and every record of the page carries the token in a field of its own (kept in `_raw`). */
+function tokenInNextAndRecords(body: string, sim: SimulatorHandle, proxy: string): string {
+  const page = JSON.parse(tokenInNext(body, sim, proxy)) as { results?: unknown };
+  if (!Array.isArray(page.results)) return body;
+  const results: unknown[] = page.results.map((r: unknown) =>
+    typeof r === 'object' && r !== null ? { ...r, echo: `Bearer ${sim.credentials.access_token}` } : r,
+  );
+  return JSON.stringify({ ...page, results });
+}
+
 describe('a site that echoes the access token', () => {
   it('in its next links: no log line holds it, even at debug level', async () => {
     const { sim, url } = await hostile(tokenInNext);
@@ -59,5 +69,20 @@ describe('a site that echoes the access token', () => {
     expect(result.stderr).toContain('access_token=[REDACTED]');
     expect(issuedSecrets.size).toBeGreaterThan(0);
     assertNoSecretsLeaked();
+  });
+
+  it('in its next links and its records: no raw page and no warehouse table holds it', async () => {
+    const { sim, url } = await hostile(tokenInNextAndRecords);
+    const dir = join(work.path, 'next-records');
+    await mkdir(dir);
+    await writeCredentials(sim, join(dir, 'creds.json'));
+    const result = await cli([...syncCliArgs(url, dir), '--per-page', '10']);
+    expect(result.code, result.stderr.slice(-2000)).toBe(0);
+    const raw = await landedTexts(join(dir, 'raw'));
+    const tables = JSON.stringify(await dumpWarehouse(join(dir, 'warehouse.duckdb')));
+    assertNoSecretsLeaked([...raw, tables]);
+    // The pages were landed and loaded, with the token's place marked.
+    expect(raw.join('\n')).toContain('"echo\\":\\"Bearer [REDACTED]');
+    expect(tables).toContain('Bearer [REDACTED]');
   });
 });
