@@ -1,10 +1,10 @@
 import { stat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSiteClient, FileCredentialStore } from '../../src/source/index.ts';
+import { createSiteClient, FileCredentialStore, SiteHttpError } from '../../src/source/index.ts';
 import { startSimulator } from '../../src/simulator/index.ts';
 import { refreshesSettled } from '../../src/source/token-manager.ts';
-import { ConfigError, CredentialsError } from '../../src/util/errors.ts';
+import { ConfigError, CredentialsError, GrantflowError } from '../../src/util/errors.ts';
 import { redact } from '../../src/util/redact.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import {
@@ -231,6 +231,41 @@ describe('token refresh', () => {
     expect(err).toBeInstanceOf(CredentialsError);
     expect((err as Error).message).toMatch(/client id \/ client secret/);
     expect((err as Error).message).not.toContain('wrong-client-secret-1234');
+    await client.close();
+  });
+
+  it('a token endpoint error page that echoes the form shows no secret, even URL-encoded', async () => {
+    // Characters a form body encodes (`~ / + =` and a space): the echo is not the secret as stored.
+    const secrets = { client_secret: 'cs~Az/9+Qk=r w.x', refresh_token: 'rt~Zy/8+Pj==' };
+    server = await startServer((_q, res, a) => {
+      if (a.path !== '/api/o/token/') return json(res, 401, { detail: 'Invalid token' });
+      res.writeHead(400, { 'content-type': 'text/html' });
+      res.end(`<html><body><h1>Bad Request</h1><p>Could not process: ${a.body}</p></body></html>`);
+    });
+    const store = new MemoryStore({ ...testCreds, ...secrets });
+    const client = createSiteClient({ baseUrl: server.url, store, rate: 50 });
+    const err = await client.getJson('/api/x/').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GrantflowError);
+    const message = (err as Error).message;
+    expect(message).toContain('client_secret=[REDACTED]&refresh_token=[REDACTED]');
+    for (const secret of Object.values(secrets)) {
+      for (const form of [secret, encodeURIComponent(secret), new URLSearchParams({ v: secret }).toString().slice(2)])
+        expect(message).not.toContain(form);
+    }
+    await client.close();
+  });
+
+  it('a JSON error body that echoes the access token does not show it, even JSON-escaped', async () => {
+    const access = 'at-"quoted"-and\\backslashed-0001';
+    server = await startServer((_q, res, a) => json(res, 403, { detail: `not allowed for ${a.auth ?? ''}` }));
+    const client = createSiteClient({
+      baseUrl: server.url,
+      store: new MemoryStore({ ...testCreds, access_token: access }),
+    });
+    const err = await client.getJson('/api/x/').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SiteHttpError);
+    expect((err as SiteHttpError).body).toContain('not allowed for Bearer [REDACTED]');
+    expect((err as Error).message).not.toContain('backslashed');
     await client.close();
   });
 
