@@ -1,5 +1,6 @@
 import { Pool } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
+import { SiteResponseError } from './errors.ts';
 import { RateLimiter, Semaphore } from './throttle.ts';
 
 export interface HttpRequest {
@@ -35,6 +36,8 @@ export interface HttpTransportOptions {
   readonly concurrency: number;
   readonly timeoutMs: number;
   readonly userAgent: string;
+  /** Largest answer read, in bytes: past it the request fails (not retried) and the connection is dropped. */
+  readonly maxBodyBytes: number;
 }
 
 /**
@@ -94,7 +97,28 @@ export class HttpTransport {
       body: req.body ?? null,
       signal: AbortSignal.timeout(this.options.timeoutMs),
     });
-    const buf = Buffer.from(await res.body.arrayBuffer());
+    // Read in pieces against the cap: a site sending an endless or enormous body must not fill the memory.
+    const max = this.options.maxBodyBytes;
+    const declared = Number(res.headers['content-length']);
+    const chunks: Buffer[] = [];
+    let size = Number.isFinite(declared) ? declared : 0;
+    if (size <= max) {
+      size = 0;
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > max) break;
+        chunks.push(chunk);
+      }
+    }
+    if (size > max) {
+      res.body.destroy();
+      throw new SiteResponseError(
+        req.url.href,
+        `the answer is larger than ${max} bytes (${(max / 2 ** 20).toFixed(0)} MiB), the most grantflow reads; ` +
+          'not read further (ask for smaller pages with --per-page)',
+      );
+    }
+    const buf = Buffer.concat(chunks, size);
     return {
       status: res.statusCode,
       headers: res.headers,

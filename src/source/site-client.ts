@@ -39,6 +39,8 @@ export interface SiteClientOptions {
   readonly rateMargin?: number;
   /** Cap on the sum of backoff sleeps of one request (default 30 s). */
   readonly maxBackoffTotalMs?: number;
+  /** Largest answer read (default 64 MiB): a bigger one fails the request instead of filling the memory. */
+  readonly maxBodyBytes?: number;
   /**
    * A sync's stop. Once aborted, no request starts, and one not yet sent gives up at once with a StoppedError,
    * whether it waits for a rate-limit slot, a 429 pause (a Retry-After may ask for minutes) or a retry's backoff
@@ -70,6 +72,12 @@ export function checkBaseUrl(baseUrl: string): URL {
   if (url.username || url.password) throw new ConfigError('site URL must not contain a user name or password');
   return url;
 }
+
+/**
+ * The largest answer read. A page of the largest --per-page (1,000 records) of large records (a note of ~100 KB
+ * is among the data) stays far below; a site sending more (an endless body) fails the request instead of the memory.
+ */
+export const defaultMaxBodyBytes = 64 * 2 ** 20;
 
 type Parser<T> = (text: string) => ParseResult<T>;
 
@@ -113,6 +121,7 @@ class DefaultSiteClient implements SiteClient {
       concurrency: options.concurrency ?? 8,
       timeoutMs: options.timeoutMs ?? 30_000,
       userAgent: options.userAgent ?? 'grantflow/0.1',
+      maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes,
     });
     this.tokens = new TokenManager({
       store: options.store,

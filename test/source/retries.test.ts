@@ -351,3 +351,48 @@ describe('error pages that echo the request', () => {
     await client.close();
   });
 });
+
+describe('an enormous answer', () => {
+  it('an endless body fails the request once past the cap, without reading on or retrying', async () => {
+    let written = 0;
+    const total = 64 * 2 ** 20;
+    const client = await setup(
+      (_q, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const chunk = Buffer.alloc(64 * 1024, 0x20);
+        res.write('{"results": [');
+        // Keeps writing until the client drops the connection (or, without a cap, 64 MiB of spaces and then a close).
+        const pump = (): void => {
+          while (written < total && !res.destroyed) {
+            written += chunk.length;
+            if (!res.write(chunk)) return void res.once('drain', pump);
+          }
+          if (!res.destroyed) res.end(']}');
+        };
+        pump();
+      },
+      { maxBodyBytes: 2 ** 20 },
+    );
+    const err = await client.getJson('/api/programs/').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SiteResponseError);
+    expect((err as Error).message).toMatch(/larger than 1048576 bytes/);
+    expect(written).toBeLessThan(total);
+    expect(server!.arrivals).toHaveLength(1);
+    await client.close();
+  });
+
+  it('a declared Content-Length past the cap is refused before the body is read', async () => {
+    const client = await setup(
+      (_q, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(2 ** 30) });
+        res.write('{"results": []');
+      },
+      { maxBodyBytes: 2 ** 20 },
+    );
+    const err = await client.getJson('/api/programs/').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SiteResponseError);
+    expect((err as Error).message).toMatch(/larger than/);
+    expect(server!.arrivals).toHaveLength(1);
+    await client.close();
+  });
+});
