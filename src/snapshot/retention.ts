@@ -1,5 +1,6 @@
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { manifestName } from './manifest.ts';
 import { tempSuffix } from './snapshot-dir.ts';
 
 function entries(dir: string): import('node:fs').Dirent[] {
@@ -9,6 +10,18 @@ function entries(dir: string): import('node:fs').Dirent[] {
     return [];
   }
 }
+
+const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Names grantflow gives what it writes (see snapshotFolder, writeSnapshots, writeManifest): the snapshot directory
+ * may be shared (a folder BI tools also use), so retention removes nothing else, however it is named.
+ */
+const stampPattern = String.raw`\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ(?:-\d{3,})?`;
+const snapshotName = new RegExp(`^snapshot=${stampPattern}$`);
+const hiddenFolderName = new RegExp(`^\\.snapshot=${stampPattern}${escape(tempSuffix)}$`);
+const manifestTempName = new RegExp(`^\\.${escape(manifestName)}\\.\\d+${escape(tempSuffix)}$`);
+const tableTempName = (table: string): RegExp => new RegExp(`^\\.${escape(table)}\\..+${escape(tempSuffix)}$`);
 
 /**
  * Keeps the newest `retain` snapshot folders of a table (folder names sort in time order) and removes older
@@ -21,7 +34,7 @@ export function applyRetention(dir: string, table: string, retain: number, curre
   const removed: string[] = [];
   const all = entries(tableDir);
   const snapshots = all
-    .filter((e) => e.isDirectory() && e.name.startsWith('snapshot=') && e.name !== current)
+    .filter((e) => e.isDirectory() && snapshotName.test(e.name) && e.name !== current)
     .map((e) => e.name)
     .sort();
   const keptOthers = all.some((e) => e.name === current) ? retain - 1 : retain;
@@ -30,8 +43,9 @@ export function applyRetention(dir: string, table: string, retain: number, curre
     removed.push(join(tableDir, name));
   }
   // Temporary files and folders of a write that was interrupted (see writeSnapshots).
+  const tableTemp = tableTempName(table);
   for (const e of all) {
-    if ((e.isFile() || e.isDirectory()) && e.name.startsWith('.') && e.name.endsWith(tempSuffix)) {
+    if ((e.isFile() && tableTemp.test(e.name)) || (e.isDirectory() && hiddenFolderName.test(e.name))) {
       rmSync(join(tableDir, e.name), { recursive: true, force: true });
       removed.push(join(tableDir, e.name));
     }
@@ -43,7 +57,7 @@ export function applyRetention(dir: string, table: string, retain: number, curre
 export function removeStrayManifestTemps(dir: string): string[] {
   const removed: string[] = [];
   for (const e of entries(dir)) {
-    if (e.isFile() && e.name.startsWith('.') && e.name.endsWith(tempSuffix)) {
+    if (e.isFile() && manifestTempName.test(e.name)) {
       rmSync(join(dir, e.name), { force: true });
       removed.push(join(dir, e.name));
     }

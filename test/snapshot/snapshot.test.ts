@@ -143,6 +143,32 @@ describe.each<Dialect>(['duckdb', 'postgres'])('snapshots of a %s warehouse', (d
     expect(readManifest(sub)?.tables.award_rates?.run_id).toBe('r4');
   });
 
+  it('retention removes only what grantflow wrote: other folders and hidden files next to its own stay', async () => {
+    const sub = join(dir, 'shared');
+    const theirs = [
+      join(sub, '.bi-refresh.tmp'),
+      join(sub, 'award_rates', 'snapshot=2025-12-31-manual-copy', 'award_rates.parquet'),
+      join(sub, 'award_rates', '.analyst-notes.tmp'),
+      join(sub, 'award_rates', '.scratch.tmp', 'query.sql'),
+    ];
+    for (const path of theirs) {
+      mkdirSync(join(path, '..'), { recursive: true });
+      writeFileSync(path, 'not grantflow');
+    }
+    for (let i = 0; i < 3; i++) {
+      await writeSnapshots(t.warehouse, {
+        dir: sub,
+        runId: `s${i}`,
+        retain: 1,
+        tables: ['award_rates'],
+        now: new Date(Date.UTC(2026, 0, 1, 0, 0, i)),
+      });
+    }
+    for (const path of theirs) expect(existsSync(path), path).toBe(true);
+    const folders = readdirSync(join(sub, 'award_rates')).filter((n) => n.startsWith('snapshot=2026'));
+    expect(folders).toEqual(['snapshot=2026-01-01T00-00-02Z']);
+  });
+
   it('writes a table named twice once', async () => {
     const sub = join(dir, 'twice');
     const result = await writeSnapshots(t.warehouse, {
