@@ -8,6 +8,7 @@ import {
   SiteResponseError,
   tlsError,
 } from '../source/index.ts';
+import { readCapped } from '../source/http.ts';
 import type { SiteClient } from '../source/types.ts';
 import { ConfigError, GrantflowError } from '../util/errors.ts';
 import { redact } from '../util/redact.ts';
@@ -54,6 +55,9 @@ export async function preflight(client: SiteClient): Promise<void> {
   }
 }
 
+/** Far more than a one-program page (per_page=1) or an error page of the API can be. */
+const probeMaxBytes = 2 ** 20;
+
 /**
  * Checks that the site is reachable and is the grant API without sending any credentials (`grantflow doctor` with
  * credentials from GRANTFLOW_* variables: using them would rotate a pair the operator cannot rewrite). One
@@ -65,7 +69,7 @@ export async function probeSiteWithoutCredentials(baseUrl: string, timeoutMs = 1
   await probeConnect(base.href);
   const url = new URL(`${base.pathname.replace(/\/+$/, '')}/api/programs/?per_page=1`, base);
   let status: number;
-  let body: string;
+  let body: Buffer | null;
   try {
     const res = await request(url, {
       method: 'GET',
@@ -73,7 +77,7 @@ export async function probeSiteWithoutCredentials(baseUrl: string, timeoutMs = 1
       signal: AbortSignal.timeout(timeoutMs),
     });
     status = res.statusCode;
-    body = await res.body.text();
+    body = await readCapped(res, probeMaxBytes);
   } catch (error) {
     const tls = tlsError(base.origin, error);
     if (tls) throw tls;
@@ -96,7 +100,13 @@ export async function probeSiteWithoutCredentials(baseUrl: string, timeoutMs = 1
       'site_unavailable',
     );
   }
-  const json = parseJson(body);
+  // More than any one-program page could hold is not the grant API (and is not read on: it must not fill the memory).
+  if (!body) {
+    throw new ConfigError(
+      `${base.href.replace(/\/+$/, '')} does not answer like the grant API (HTTP ${status} with more than 1 MiB for /api/programs/?per_page=1); check --site`,
+    );
+  }
+  const json = parseJson(body.toString('utf8'));
   if (!json.ok || typeof json.value !== 'object' || json.value === null) {
     throw new ConfigError(
       `${base.href.replace(/\/+$/, '')} does not answer like the grant API (HTTP ${status} without a JSON body for /api/programs/); check --site`,

@@ -1,4 +1,4 @@
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { SiteResponseError } from './errors.ts';
 import { RateLimiter, Semaphore } from './throttle.ts';
@@ -97,28 +97,15 @@ export class HttpTransport {
       body: req.body ?? null,
       signal: AbortSignal.timeout(this.options.timeoutMs),
     });
-    // Read in pieces against the cap: a site sending an endless or enormous body must not fill the memory.
     const max = this.options.maxBodyBytes;
-    const declared = Number(res.headers['content-length']);
-    const chunks: Buffer[] = [];
-    let size = Number.isFinite(declared) ? declared : 0;
-    if (size <= max) {
-      size = 0;
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > max) break;
-        chunks.push(chunk);
-      }
-    }
-    if (size > max) {
-      res.body.destroy();
+    const buf = await readCapped(res, max);
+    if (!buf) {
       throw new SiteResponseError(
         req.url.href,
         `the answer is larger than ${max} bytes (${(max / 2 ** 20).toFixed(0)} MiB), the most grantflow reads; ` +
           'not read further (ask for smaller pages with --per-page)',
       );
     }
-    const buf = Buffer.concat(chunks, size);
     return {
       status: res.statusCode,
       headers: res.headers,
@@ -132,4 +119,25 @@ export class HttpTransport {
   async close(): Promise<void> {
     await this.pool.close();
   }
+}
+
+/**
+ * A response body read in pieces against a cap, or null (the body dropped, so the connection closes) once it, or its
+ * Content-Length, passes `max`: a site sending an endless or enormous body must not fill the memory.
+ */
+export async function readCapped(res: Dispatcher.ResponseData, max: number): Promise<Buffer | null> {
+  const declared = Number(res.headers['content-length']);
+  const chunks: Buffer[] = [];
+  let size = Number.isFinite(declared) ? declared : 0;
+  if (size <= max) {
+    size = 0;
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > max) break;
+      chunks.push(chunk);
+    }
+  }
+  if (size <= max) return Buffer.concat(chunks, size);
+  res.body.destroy();
+  return null;
 }

@@ -115,6 +115,35 @@ describe('grantflow doctor with credentials from GRANTFLOW_* variables', () => {
     }
   });
 
+  it('fails the site check (exit 2) for an endless answer, reading only the first MiB of it', async () => {
+    let written = 0;
+    const limit = 256 * 2 ** 20;
+    const web = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      res.write('[');
+      const pump = (): void => {
+        while (written < limit && !res.destroyed) {
+          written += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+        if (!res.destroyed) res.end(']');
+      };
+      pump();
+    });
+    await new Promise<void>((done) => web.listen(0, '127.0.0.1', done));
+    try {
+      const url = `http://127.0.0.1:${(web.address() as AddressInfo).port}`;
+      const r = await runCli(['doctor', '--site', url, ...warehouse()], { env: envCreds() });
+      expect(r.code).toBe(2);
+      expect(r.stdout).toMatch(/^FAIL\s+site\s+.* does not answer like the grant API \(HTTP 200 with more than 1 MiB/m);
+      expect(written).toBeLessThan(limit);
+    } finally {
+      web.closeAllConnections();
+      await new Promise((done) => web.close(done));
+    }
+  });
+
   it('without --site names the missing setting and exits 2', async () => {
     const r = await runCli(['doctor', '--credentials', credentials, ...warehouse()], { env: { GRANTFLOW_SITE: '' } });
     expect(r.code).toBe(2);
