@@ -144,8 +144,10 @@ export async function fileCredentialStore(path: string | undefined): Promise<Cre
 /**
  * The variables' pair on a first run, while the warehouse holds no rotated pair (no DuckDB file yet, no stored pair in
  * the Postgres schema): the site is checked with the variables before anything is created (a bad secret then writes
- * nothing). A rotation during that check is held here until `attach` hands it to the warehouse's store, before any
- * further request is sent.
+ * nothing). A rotation during that check proves the secret good and kills the variables' refresh token, so the new
+ * pair is stored at once by `keep` (which creates the warehouse for it), before any further request: held only in
+ * memory, it would die with the process (a kill, a failed check, a locked warehouse) and leave no working pair. Once
+ * `attach` hands over the warehouse's own store, rotations go there.
  */
 export class FirstRunCredentialStore implements CredentialStore {
   readonly description = 'GRANTFLOW_* environment variables (no rotated pair stored yet)';
@@ -153,7 +155,11 @@ export class FirstRunCredentialStore implements CredentialStore {
   private target: CredentialStore | null = null;
   private pending: Credentials | null = null;
 
-  constructor(private readonly fromEnv: Credentials) {}
+  constructor(
+    private readonly fromEnv: Credentials,
+    private readonly keep: (credentials: Credentials) => Promise<void>,
+    private readonly logger?: Logger,
+  ) {}
 
   load(): Promise<Credentials> {
     registerCredentialSecrets(this.fromEnv);
@@ -164,6 +170,15 @@ export class FirstRunCredentialStore implements CredentialStore {
     registerCredentialSecrets(credentials);
     if (this.target) return this.target.save(credentials);
     this.pending = credentials;
+    try {
+      await this.keep(credentials);
+    } catch (error) {
+      // Kept in memory then, and saved by `attach` if the warehouse opens later in this run.
+      this.logger?.warn(
+        { err: error instanceof Error ? error.message : String(error) },
+        'could not store the rotated credentials in the warehouse yet; holding them until it opens',
+      );
+    }
   }
 
   /** From now on rotations go to `target`; one made before is saved there at once. */

@@ -5,7 +5,7 @@ import { RawLanding } from '../extract/raw-landing.ts';
 import type { StreamInfo } from '../extract/types.ts';
 import { tables } from '../normalize/index.ts';
 import { createSiteClient } from '../source/index.ts';
-import type { ClientStats, CredentialStore, SiteClient } from '../source/types.ts';
+import type { ClientStats, Credentials, CredentialStore, SiteClient } from '../source/types.ts';
 import type { Settings } from '../config/settings.ts';
 import { isNewDuckDBFile, openConfiguredWarehouse, warehouseMayHoldCredentials } from '../warehouse/index.ts';
 import type { RunRecord, Warehouse } from '../warehouse/types.ts';
@@ -112,15 +112,19 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   // pair than the variables, and a refresh must be saved there before anything else), so it runs after opening it;
   // a bare connect to the site needs no credentials, and a --site where nothing answers then writes nothing either.
   // On a first run (no DuckDB file yet, or a Postgres schema holding no pair for the site) there is no newer pair, so
-  // the variables' pair is checked before the file or any table is created; a rotation meanwhile waits in the
-  // FirstRunCredentialStore until the warehouse can keep it.
+  // the variables' pair is checked before the file or any table is created; a rotation meanwhile proves it good, and
+  // the FirstRunCredentialStore creates the warehouse to keep the new pair before the check goes on.
   let firstRun: FirstRunCredentialStore | null = null;
   if (!fileStore) {
     await probeConnect(site);
     if (!(await warehouseMayHoldCredentials(settings, site, logger))) {
       if (isNewDuckDBFile(settings.warehouse))
         checkWritableDir(dirname(resolve(settings.warehouse)), 'warehouse directory', 'choose another --warehouse');
-      firstRun = new FirstRunCredentialStore(envCreds!);
+      firstRun = new FirstRunCredentialStore(
+        envCreds!,
+        (pair) => keepFirstRotation(settings, site, envCreds!, pair, logger),
+        logger,
+      );
     }
   }
 
@@ -266,6 +270,27 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
 function resumable(run: RunRecord): boolean {
   if (run.status === 'running' || run.status === 'interrupted') return true;
   return run.status === 'failed' && isJsonObject(run.summary) && run.summary.resumable === true;
+}
+
+/**
+ * Stores a pair rotated before the run opened its warehouse (see FirstRunCredentialStore): opens (creates) it with its
+ * bookkeeping tables only, and saves the pair there. Quick, as the check waits for it with a fresh access token; no run
+ * lock: the migrations take their own and the pair is one upserted row.
+ */
+async function keepFirstRotation(
+  settings: Settings,
+  site: string,
+  fromEnv: Credentials,
+  pair: Credentials,
+  logger: Logger,
+): Promise<void> {
+  const warehouse = await openConfiguredWarehouse(settings, logger);
+  try {
+    await warehouse.migrateBookkeeping();
+    await new WarehouseCredentialStore(warehouse, site, fromEnv, logger).save(pair);
+  } finally {
+    await warehouse.close();
+  }
 }
 
 function stopReason(signal: AbortSignal): GrantflowError {

@@ -30,8 +30,12 @@ export abstract class BaseWarehouse implements Warehouse {
   abstract acquireLock(owner: string): Promise<void>;
   abstract close(): Promise<void>;
 
-  async migrate(tables: readonly TableDef[]): Promise<void> {
+  async migrateBookkeeping(): Promise<void> {
     await runMigrations(this.migrationDb, this.migrationSchema);
+  }
+
+  async migrate(tables: readonly TableDef[]): Promise<void> {
+    await this.migrateBookkeeping();
     const { created, added } = await this.transaction((runner) =>
       applyCatalog(runner, this.dialect, tables, (t) => this.qualify(t), this.schemaName),
     );

@@ -114,6 +114,8 @@ export interface Warehouse {
   readonly description: string;
   /** Create or evolve the schema (bookkeeping tables + every table in `tables`). Idempotent. */
   migrate(tables: readonly TableDef[]): Promise<void>;
+  /** Only the bookkeeping tables (runs, state, credentials): enough to keep a rotated credential pair. Idempotent. */
+  migrateBookkeeping(): Promise<void>;
   openLoad(): Promise<LoadUnit>;
   /**
    * After a run's loads, before anything queries them: statistics for the planner of every catalog table never

@@ -227,6 +227,31 @@ describe.each(['duckdb', 'postgres'])(
       const second = await runCli(['sync', ...warehouse.schemaArgs], { env });
       expect(second.code, second.stderr).toBe(0);
     });
+
+    it('killed right after the check refreshed: the rotated pair was stored first, so the next run works', async () => {
+      // Each request is held 50 ms, so the kill lands while the check's first request after the refresh is in flight.
+      const sim = await startSite({ scale: 'tiny', seed: 36, latency: { ms: 50 } });
+      const dir = await tempDir();
+      cleanup.push(() => sim.close(), dir.remove);
+      const warehouse = await newWarehouse(dir.path);
+      const env = ciEnvironment(sim, warehouse.target, dir.path);
+      sim.control.expireAccessTokens(); // the check's first request refreshes: the variables' refresh token dies
+      let refreshedAt: number | null = null;
+      const killed = await runCli(['sync', ...warehouse.schemaArgs], {
+        env,
+        onSpawn: (child) =>
+          killWhen(child, () => {
+            const counts = sim.control.counts();
+            if (refreshedAt === null && (counts.byTemplate['POST /api/o/token/'] ?? 0) >= 1) refreshedAt = counts.total;
+            // A request after the refresh: the new pair must be stored by now (a CI job cancelled here).
+            return refreshedAt !== null && counts.total > refreshedAt;
+          }),
+      });
+      expect(killed.signal, killed.stderr).toBe('SIGKILL');
+      const next = await runCli(['sync', ...warehouse.schemaArgs], { env });
+      expect(next.stderr).not.toMatch(/invalid_grant/);
+      expect(next.code, next.stderr).toBe(0);
+    });
   },
 );
 
