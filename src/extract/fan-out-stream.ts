@@ -257,8 +257,9 @@ async function commitParents(
     completeScopes: parentDeletions(def, completeIds, sink.holds()),
     parentMarks: { stream: def.name, marks },
   };
-  const committed = await ctx.mutex.run(() => unit.commit(plan));
+  // On disk before the commit: a resume does not read a committed parent's children again (see the top-level stream).
   await ctx.raw?.flush(def.name);
+  const committed = await ctx.mutex.run(() => unit.commit(plan));
   info.records += sink.counts.records;
   info.rows += sink.counts.rows;
   info.quarantined += sink.counts.quarantined;

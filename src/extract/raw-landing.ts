@@ -36,7 +36,7 @@ export function pageLine(
 
 /**
  * Lands every fetched page under `<dir>/<stream>.jsonl.gz`, compressed as it streams. Each stream file is flushed
- * at every checkpoint so a crash loses at most the pages after the last commit, and replay tolerates a cut tail.
+ * before every commit, so a crash loses at most pages that were never committed, and replay tolerates a cut tail.
  */
 export class RawLanding {
   private readonly files = new Map<string, { gzip: Gzip; file: WriteStream }>();
@@ -60,11 +60,20 @@ export class RawLanding {
     f.gzip.write(JSON.stringify(line) + '\n');
   }
 
-  /** Push what is buffered to disk (a sync-flush point that a reader of a cut file can reach). */
+  /**
+   * Push what is buffered into the file (a sync-flush point that a reader of a cut file can reach); resolves once the
+   * bytes are written, so a kill right after a commit that follows cannot take them with it.
+   */
   async flush(stream: string): Promise<void> {
     const f = this.files.get(stream);
     if (!f) return;
     await new Promise<void>((resolve) => f.gzip.flush(constants.Z_SYNC_FLUSH, () => resolve()));
+    // The flushed bytes may still wait in the pipe (file stream backpressure) or in the file stream's own buffer;
+    // an empty write's callback runs once every write queued before it is done.
+    while (f.gzip.readableLength > 0) await new Promise((resolve) => setImmediate(resolve));
+    await new Promise<void>((resolve, reject) =>
+      f.file.write(Buffer.alloc(0), (error) => (error ? reject(error) : resolve())),
+    );
   }
 
   async close(): Promise<void> {

@@ -166,8 +166,10 @@ export async function runTopLevelStream(
     ...(deletes ? scanDeletions(def, holds) : {}),
     state: { stream: def.name, value: { ...newState } },
   };
-  const committed = await ctx.mutex.run(() => unit.commit(plan));
+  // The pages go to disk before the rows commit: a resume does not fetch a committed stream again, so pages a kill
+  // took after its commit would be missing from the run's raw files, and from a replay of it, for good.
   await ctx.raw?.flush(def.name);
+  const committed = await ctx.mutex.run(() => unit.commit(plan));
   info.deleted = deletedRows(committed);
   info.durationMs = Date.now() - started;
   ctx.progress.finish(def.name, `${info.records} records${info.deleted ? `, ${info.deleted} deleted` : ''}`);

@@ -26,6 +26,8 @@ export const mergeChunkRows = 20_000;
  * bookkeeping, and says so on stderr, so a test can kill the process or its database connection inside one.
  */
 const testCommitDelayMs = Number(process.env.GRANTFLOW_TEST_DELAY_COMMIT_MS ?? 0) || 0;
+/** Test-only hook (fault suite): the same, once a load transaction has committed, before the caller goes on. */
+const testAfterCommitDelayMs = Number(process.env.GRANTFLOW_TEST_DELAY_AFTER_COMMIT_MS ?? 0) || 0;
 
 export interface Staging {
   readonly table: TableDef;
@@ -172,6 +174,12 @@ export class StagingLoadUnit implements LoadUnit {
       }
       for (const st of this.backend.bookkeeping(plan)) await runner.run(st.sql, st.params);
     });
+    if (testAfterCommitDelayMs > 0) {
+      process.stderr.write(
+        `grantflow-test: load transaction committed (stream ${plan.state?.stream ?? plan.parentMarks?.stream ?? '-'})\n`,
+      );
+      await new Promise((r) => setTimeout(r, testAfterCommitDelayMs));
+    }
     await this.dropAll();
     return { merged, deleted, durationMs: Math.round(performance.now() - started) };
   }

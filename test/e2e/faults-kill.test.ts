@@ -1,12 +1,15 @@
 /**
  * SIGKILL of `grantflow sync` at seeded moments in each phase (extraction, a load transaction, a token refresh,
  * snapshot writing), each followed by a normal sync: the warehouse equals an uninterrupted sync's, no key is held
- * twice, no half-written Parquet is visible, and the credentials file is whole, 0600 and still works.
+ * twice, no half-written Parquet is visible, and the credentials file is whole, 0600 and still works. A kill right
+ * after a commit leaves the committed rows' raw pages on disk, so a replay of the resumed run rebuilds the same tables.
  */
 import { join } from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
+import { openWarehouse } from '../../src/warehouse/index.ts';
+import { silentLogger } from '../../src/util/logger.ts';
 import { referenceDump, startSite, tempDir, writeCredentials, type TableDump, syncCliArgs } from './harness.ts';
 import {
   assertNoSecretsLeaked,
@@ -124,5 +127,45 @@ describe('SIGKILL at seeded moments, then a normal sync', () => {
     const landed = await landedTexts(work.path);
     expect(landed.length, 'raw pages were landed').toBeGreaterThan(0);
     assertNoSecretsLeaked(landed);
+  });
+});
+
+describe('SIGKILL right after a commit, then a normal sync, then a replay of the run', () => {
+  // The top-level programs list, and the first checkpoint of a fan-out stream: each is committed and the process
+  // killed before it goes on; the resumed run does not fetch them again, so their raw pages must be on disk already.
+  it.each(['programs', 'application_tasks'])('killed once %s is committed', async (stream) => {
+    const dir = join(work.path, `after-commit-${stream}`);
+    await mkdir(dir);
+    await writeCredentials(sim, join(dir, 'creds.json'));
+    sim.control.setLatency({ ms: 10 });
+    const killed = await cli(syncArgs(dir, false), {
+      env: { GRANTFLOW_TEST_DELAY_AFTER_COMMIT_MS: '300' },
+      onSpawn: (child) => killOnStderr(child, `grantflow-test: load transaction committed (stream ${stream})`, 1),
+    });
+    expect(killed.signal, `the kill landed before the run ended (${killed.stderr.slice(-300)})`).toBe('SIGKILL');
+
+    const rerun = await cli(syncArgs(dir, false));
+    expect(rerun.code, rerun.stderr).toBe(0);
+    expect(rerun.stdout).toMatch(/\(resumed\)/);
+    const warehouse = join(dir, 'warehouse.duckdb');
+    await expectSameWarehouse(warehouse, reference);
+
+    // Both attempts landed under the one run id: replaying it rebuilds the same warehouse, the killed attempt's
+    // committed stream included.
+    const w = await openWarehouse(warehouse, { logger: silentLogger });
+    const runs = await w.listRuns(10).finally(() => w.close());
+    expect(runs).toHaveLength(1);
+    const replayed = join(dir, 'replayed.duckdb');
+    const replay = await cli([
+      'replay',
+      '--run',
+      runs[0]!.runId,
+      '--warehouse',
+      replayed,
+      '--raw-dir',
+      join(dir, 'raw'),
+    ]);
+    expect(replay.code, replay.stderr).toBe(0);
+    await expectSameWarehouse(replayed, reference);
   });
 });
