@@ -28,6 +28,7 @@ export abstract class BaseWarehouse implements Warehouse {
   abstract qualify(table: string): string;
   abstract exec(sql: string): Promise<void>;
   abstract acquireLock(owner: string): Promise<void>;
+  abstract runLockHeld(): Promise<boolean>;
   abstract close(): Promise<void>;
 
   async migrateBookkeeping(): Promise<void> {

@@ -150,6 +150,9 @@ export interface Warehouse {
    */
   acquireLock(owner: string): Promise<void>;
 
+  /** Whether some sync holds the run lock now: a run still `running` while nobody holds it died (killed, crashed). */
+  runLockHeld(): Promise<boolean>;
+
   /** Plain SQL for models, data tests, status, snapshots. Results have bigint/decimal/timestamp already as JS primitives (number|string). */
   query(sql: string, params?: readonly CellValue[]): Promise<Record<string, CellValue>[]>;
   exec(sql: string): Promise<void>;

@@ -10,7 +10,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { referenceDump, startSite, tempDir, writeCredentials, type TableDump, syncCliArgs } from './harness.ts';
+import {
+  postgresSchema,
+  referenceDump,
+  startSite,
+  tempDir,
+  writeCredentials,
+  type TableDump,
+  syncCliArgs,
+} from './harness.ts';
 import {
   assertNoSecretsLeaked,
   checkCredentialsFile,
@@ -167,5 +175,51 @@ describe('SIGKILL right after a commit, then a normal sync, then a replay of the
     ]);
     expect(replay.code, replay.stderr).toBe(0);
     await expectSameWarehouse(replayed, reference);
+  });
+});
+
+describe.each(['duckdb', 'postgres'])('grantflow status after a SIGKILL (%s)', (dialect) => {
+  it('says the run left running is not running any more, and only then', async () => {
+    const dir = join(work.path, `status-${dialect}`);
+    await mkdir(dir);
+    await writeCredentials(sim, join(dir, 'creds.json'));
+    const pgSchema = dialect === 'postgres' ? await postgresSchema() : null;
+    const target = pgSchema ? ['--warehouse', pgSchema.url, '--schema', pgSchema.schema] : undefined;
+    const status = (): Promise<Awaited<ReturnType<typeof cli>>> =>
+      cli(['status', ...(target ?? ['--warehouse', join(dir, 'warehouse.duckdb')])]);
+    const died = /running .*\n +why: no sync is running it: it was killed or crashed, and the next sync resumes it\n/;
+    try {
+      sim.control.setLatency({ ms: 10 });
+      sim.control.resetCounts();
+      let live: Awaited<ReturnType<typeof cli>> | null = null;
+      const killed = await cli(syncCliArgs(sim.url, dir, { warehouse: target }), {
+        onSpawn: (child) => {
+          let asked = false;
+          killWhen(child, () => {
+            const n = sim.control.counts().total;
+            // Postgres lets status read while the sync runs: there the run is running, and says nothing more.
+            if (pgSchema && n >= 60 && !asked) {
+              asked = true;
+              sim.control.setLatency({ ms: 300 }); // the sync waits on the site while status starts and reads
+              void status().then((r) => (live = r));
+            }
+            return n >= 60 && (pgSchema === null || live !== null);
+          });
+        },
+      });
+      sim.control.setLatency({ ms: 10 });
+      expect(killed.signal, killed.stderr).toBe('SIGKILL');
+      if (pgSchema) {
+        const during = live as Awaited<ReturnType<typeof cli>> | null;
+        expect(during?.code, during?.stderr).toBe(0);
+        expect(during?.stdout).toMatch(/ running +started /);
+        expect(during?.stdout).not.toMatch(/no sync is running it/);
+      }
+      const after = await status();
+      expect(after.code, after.stderr).toBe(0);
+      expect(after.stdout).toMatch(died);
+    } finally {
+      await pgSchema?.drop();
+    }
   });
 });

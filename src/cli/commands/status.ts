@@ -37,13 +37,21 @@ export function registerStatus(program: Command): void {
           if (!/does not exist/i.test(e instanceof Error ? e.message : String(e))) throw e;
           throw new ConfigError(`${warehouse.description} holds no grantflow data yet; run \`grantflow sync\` first`);
         }
+        // A run left `running` while no sync holds the lock was killed or crashed: saying only "running" would send
+        // the operator looking for a sync that is not there.
+        const died = runs.some((r) => r.status === 'running') && !(await warehouse.runLockHeld());
         out.push('last runs:');
         for (const r of runs) {
           out.push(
             `  ${r.runId}  ${r.status.padEnd(10)} started ${r.startedAt}${r.finishedAt ? `  finished ${r.finishedAt}` : ''}`,
           );
           // Why a run did not succeed, so an operator need not dig in _grantflow_runs.summary.
-          const why = r.status === 'succeeded' ? null : runReason(r.summary);
+          const why =
+            r.status === 'running' && died
+              ? 'no sync is running it: it was killed or crashed, and the next sync resumes it'
+              : r.status === 'succeeded'
+                ? null
+                : runReason(r.summary);
           if (why) out.push(`      why: ${oneLine(why, 300)}`);
         }
         out.push('', 'streams (last complete run, records, last full refresh of fan-out streams):');

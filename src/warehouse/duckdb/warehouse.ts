@@ -136,6 +136,11 @@ export class DuckDBWarehouse extends BaseWarehouse {
     this.lockHeld = true;
   }
 
+  /** DuckDB lets one process open the file at a time: only this process can hold the lock while it has it open. */
+  runLockHeld(): Promise<boolean> {
+    return Promise.resolve(heldLocks.has(this.path));
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

@@ -60,3 +60,13 @@ export async function holdsAdvisoryLock(runner: SqlRunner, schema: string, pid: 
   );
   return rows.length > 0;
 }
+
+/** Whether any session of this database holds the run lock of `schema`. */
+export async function advisoryLockHeld(runner: SqlRunner, schema: string): Promise<boolean> {
+  const { rows } = await runner.run(
+    `SELECT 1 AS held FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND objid = hashtext($2)::oid
+        AND objsubid = 2 AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    [lockClass, schema],
+  );
+  return rows.length > 0;
+}

@@ -10,7 +10,7 @@ import type { SqlRunner } from '../sql-runner.ts';
 import type { RunRecord } from '../types.ts';
 import { ident, literal } from '../values.ts';
 import { analyzeStale } from './analyze-stale.ts';
-import { holdsAdvisoryLock, takeAdvisoryLock } from './lock.ts';
+import { advisoryLockHeld, holdsAdvisoryLock, takeAdvisoryLock } from './lock.ts';
 import { createPool, describeConnectError, inTransaction, poolRunner, safeUrl } from './pool.ts';
 import { PostgresStaging, stagingPrefix } from './staging.ts';
 
@@ -208,6 +208,10 @@ export class PostgresWarehouse extends BaseWarehouse {
     this.lockClient = client;
     this.lockPid = pid;
     await this.dropLeftoverStaging();
+  }
+
+  runLockHeld(): Promise<boolean> {
+    return advisoryLockHeld(poolRunner(this.pool), this.schemaName);
   }
 
   /** Staging tables of a run that crashed: only the lock holder may drop them, as no other run can be loading. */
