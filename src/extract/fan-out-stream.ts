@@ -2,7 +2,7 @@ import type { JsonObject } from '../util/json.ts';
 import { objectBodyRecords, SiteHttpError } from '../source/index.ts';
 import type { CommitPlan, LoadUnit, ParentMark } from '../warehouse/types.ts';
 import { confirmWalk } from './confirm-walk.ts';
-import { pageLine } from './raw-landing.ts';
+import { flushBeforeCommit, pageLine } from './raw-landing.ts';
 import { RowSink } from './row-sink.ts';
 import { deletedRows, parentDeletions } from './deletions.ts';
 import type { StreamDef } from './stream-def.ts';
@@ -257,8 +257,7 @@ async function commitParents(
     completeScopes: parentDeletions(def, completeIds, sink.holds()),
     parentMarks: { stream: def.name, marks },
   };
-  // On disk before the commit: a resume does not read a committed parent's children again (see the top-level stream).
-  await ctx.raw?.flush(def.name);
+  await flushBeforeCommit(ctx.raw, def.name, () => ctx.mutex.run(() => unit.discard()));
   const committed = await ctx.mutex.run(() => unit.commit(plan));
   info.records += sink.counts.records;
   info.rows += sink.counts.rows;

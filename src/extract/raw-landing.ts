@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { constants, createGunzip, createGzip, type Gzip } from 'node:zlib';
 import { once } from 'node:events';
 import type { FetchedPage } from '../source/types.ts';
+import { GrantflowError } from '../util/errors.ts';
 
 /** One line of a raw file: a page as fetched, or the end marker of one walk. */
 export type RawLine =
@@ -39,7 +40,7 @@ export function pageLine(
  * before every commit, so a crash loses at most pages that were never committed, and replay tolerates a cut tail.
  */
 export class RawLanding {
-  private readonly files = new Map<string, { gzip: Gzip; file: WriteStream }>();
+  private readonly files = new Map<string, { gzip: Gzip; file: WriteStream; path: string; error?: Error }>();
 
   constructor(readonly dir: string) {}
 
@@ -52,12 +53,21 @@ export class RawLanding {
     if (!f) {
       const gzip = createGzip({ level: 1 });
       // A resumed run writes a part of its own: appending after a stream a kill cut off would make it unreadable.
-      const file = createWriteStream(join(this.dir, freePartName(this.dir, stream)), { flags: 'wx', mode: 0o600 });
+      const path = join(this.dir, freePartName(this.dir, stream));
+      const file = createWriteStream(path, { flags: 'wx', mode: 0o600 });
       gzip.pipe(file);
-      f = { gzip, file };
+      const entry: { gzip: Gzip; file: WriteStream; path: string; error?: Error } = { gzip, file, path };
+      // A full disk or a file that cannot be created: kept for the next flush to report (before the commit it
+      // precedes), instead of an unhandled error event that would end the process with a stack trace.
+      const failed = (error: Error): void => {
+        entry.error ??= error;
+      };
+      gzip.on('error', failed);
+      file.on('error', failed);
+      f = entry;
       this.files.set(stream, f);
     }
-    f.gzip.write(JSON.stringify(line) + '\n');
+    if (!f.error) f.gzip.write(JSON.stringify(line) + '\n');
   }
 
   /**
@@ -67,23 +77,50 @@ export class RawLanding {
   async flush(stream: string): Promise<void> {
     const f = this.files.get(stream);
     if (!f) return;
-    await new Promise<void>((resolve) => f.gzip.flush(constants.Z_SYNC_FLUSH, () => resolve()));
+    if (!f.error) await new Promise<void>((resolve) => f.gzip.flush(constants.Z_SYNC_FLUSH, () => resolve()));
     // The flushed bytes may still wait in the pipe (file stream backpressure) or in the file stream's own buffer;
     // an empty write's callback runs once every write queued before it is done.
-    while (f.gzip.readableLength > 0) await new Promise((resolve) => setImmediate(resolve));
-    await new Promise<void>((resolve, reject) =>
-      f.file.write(Buffer.alloc(0), (error) => (error ? reject(error) : resolve())),
-    );
+    while (!f.error && f.gzip.readableLength > 0) await new Promise((resolve) => setImmediate(resolve));
+    if (!f.error)
+      await new Promise<void>((resolve) =>
+        f.file.write(Buffer.alloc(0), (error) => {
+          if (error) f.error ??= error;
+          resolve();
+        }),
+      );
+    if (f.error)
+      throw new GrantflowError(
+        `raw pages of ${stream} could not be written to ${f.path}: ${f.error.message} (the rows they hold were not committed; free the space or pass --land-raw false, then sync again to resume)`,
+      );
   }
 
   async close(): Promise<void> {
     await Promise.all(
       [...this.files.values()].map(async ({ gzip, file }) => {
         gzip.end();
-        await once(file, 'close');
+        // A file that failed is destroyed already: its close has happened, or happens without further writes.
+        if (!file.closed) await once(file, 'close');
       }),
     );
     this.files.clear();
+  }
+}
+
+/**
+ * The stream's pages on disk before the rows they hold commit: a resume does not fetch a committed walk again, so
+ * pages lost after its commit would be missing from the run's raw files, and from a replay of it, for good. Pages
+ * that cannot be written fail the stream before it commits anything (its staged rows are discarded).
+ */
+export async function flushBeforeCommit(
+  raw: RawLanding | null | undefined,
+  stream: string,
+  discard: () => Promise<void>,
+): Promise<void> {
+  try {
+    await raw?.flush(stream);
+  } catch (error) {
+    await discard();
+    throw error;
   }
 }
 

@@ -5,7 +5,7 @@ import { streamMappings } from '../normalize/index.ts';
 import type { CommitPlan } from '../warehouse/types.ts';
 import { CredentialsError, StoppedError } from '../util/errors.ts';
 import { confirmWalk } from './confirm-walk.ts';
-import { pageLine } from './raw-landing.ts';
+import { flushBeforeCommit, pageLine } from './raw-landing.ts';
 import { RowSink } from './row-sink.ts';
 import { deletedRows, scanDeletions } from './deletions.ts';
 import type { StreamDef } from './stream-def.ts';
@@ -166,9 +166,7 @@ export async function runTopLevelStream(
     ...(deletes ? scanDeletions(def, holds) : {}),
     state: { stream: def.name, value: { ...newState } },
   };
-  // The pages go to disk before the rows commit: a resume does not fetch a committed stream again, so pages a kill
-  // took after its commit would be missing from the run's raw files, and from a replay of it, for good.
-  await ctx.raw?.flush(def.name);
+  await flushBeforeCommit(ctx.raw, def.name, () => ctx.mutex.run(() => unit.discard()));
   const committed = await ctx.mutex.run(() => unit.commit(plan));
   info.deleted = deletedRows(committed);
   info.durationMs = Date.now() - started;

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtemp, readdir, rm, stat, truncate } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat, symlink, truncate } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { GrantflowError } from '../../src/util/errors.ts';
 import { listRawStreams, RawLanding, readRawLines, type RawLine } from '../../src/extract/raw-landing.ts';
 
 let dir = '';
@@ -24,6 +25,23 @@ async function readAll(stream: string): Promise<RawLine[]> {
 }
 
 describe('raw landing', () => {
+  it('a file that cannot be written fails the flush with the path and the cause, not the process', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'gf-raw-'));
+    // A dangling link where the file goes: existsSync says free, the exclusive open fails (as a full disk would).
+    await symlink(join(dir, 'missing', 'target'), join(dir, 'applications.jsonl.gz'));
+    const landing = new RawLanding(dir);
+    await landing.open();
+    landing.write('applications', page(1));
+    const flushed = landing.flush('applications');
+    await expect(flushed).rejects.toBeInstanceOf(GrantflowError);
+    await expect(flushed).rejects.toThrow(
+      /raw pages of applications could not be written to .*applications\.jsonl\.gz: .*EEXIST/,
+    );
+    landing.write('applications', page(2)); // later pages are not written either, and nothing throws
+    await expect(landing.flush('applications')).rejects.toThrow(/could not be written/);
+    await landing.close();
+  });
+
   it('reads back every line written, as written', async () => {
     dir = await mkdtemp(join(tmpdir(), 'gf-raw-'));
     const landing = new RawLanding(dir);
