@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../util/errors.ts';
-import { envName, settingKinds, settingsSchema, type SettingKey, type Settings } from './settings.ts';
+import { envName, settingKinds, settingsSchema, urlPattern, type SettingKey, type Settings } from './settings.ts';
 
 export type SettingSource = 'flag' | 'environment' | 'pipeline file';
 type Raw = Partial<Record<SettingKey, unknown>>;
@@ -73,7 +73,7 @@ async function readPipelineFile(path: string): Promise<Raw> {
   const folder = dirname(resolve(path));
   for (const key of pathSettings) {
     const v = settings[key];
-    if (typeof v === 'string' && v !== '' && !isAbsolute(v) && !/^[a-z][a-z0-9+.-]*:\/\//i.test(v)) {
+    if (typeof v === 'string' && v !== '' && !isAbsolute(v) && !urlPattern.test(v)) {
       settings[key] = resolve(folder, v);
     }
   }

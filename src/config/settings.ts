@@ -34,6 +34,9 @@ const sizePattern = /^(\d+(?:\.\d+)?)\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i;
  */
 export const schemaNamePattern = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
+/** A setting written as a URL (`scheme://...`) rather than a path. */
+export const urlPattern = /^[a-z][a-z0-9+.-]*:\/\//i;
+
 /** Bytes of a size as DuckDB reads it (KB = 1000 bytes, KiB = 1024), or null when it is not a size. */
 export function sizeBytes(text: string): number | null {
   const m = sizePattern.exec(text.trim());
@@ -58,7 +61,16 @@ export const settingsSchema = z
       )
       .optional(),
     credentials: z.string().min(1).optional(),
-    warehouse: z.string().min(1).default('data/warehouse.duckdb'),
+    warehouse: z
+      .string()
+      .min(1)
+      // A mistyped Postgres URL (postgress://, pg://) would otherwise become a DuckDB file under a folder named
+      // after the scheme: a sync that looks fine and never reaches the intended database.
+      .refine(
+        (target) => !urlPattern.test(target) || /^postgres(ql)?:\/\//i.test(target),
+        'must be a DuckDB file path or a postgres:// (or postgresql://) URL; no other kind of URL names a warehouse',
+      )
+      .default('data/warehouse.duckdb'),
     schema: z
       .string()
       .regex(

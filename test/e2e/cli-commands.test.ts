@@ -1,7 +1,7 @@
 /** The operator's commands as a user runs them: doctor before, status and replay after a sync. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -36,6 +36,28 @@ describe('bad usage', () => {
       '(run with --help for usage)',
     ]);
   });
+});
+
+describe('a warehouse URL that is not a postgres:// one', () => {
+  it.each(['postgress://u:secret@127.0.0.1:5432/test', 'pg://127.0.0.1/test', 'mysql://127.0.0.1/test'])(
+    'sync --warehouse %s exits 2 before anything is written, instead of syncing into a DuckDB file named after it',
+    async (target) => {
+      const cwd = join(dir.path, 'url-cwd');
+      await mkdir(cwd);
+      try {
+        const r = await runCli(['sync', '--site', sim.url, '--credentials', credentials, '--warehouse', target], {
+          cwd,
+        });
+        expect(r.code).toBe(2);
+        expect(r.stderr.trim().split('\n')).toEqual([
+          'grantflow: --warehouse: must be a DuckDB file path or a postgres:// (or postgresql://) URL; no other kind of URL names a warehouse',
+        ]);
+        expect(await readdir(cwd)).toEqual([]);
+      } finally {
+        await rm(cwd, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 describe('grantflow doctor', () => {

@@ -148,11 +148,17 @@ export interface CliResult {
 /** Runs `node bin/grantflow.js ...` as a user would; `onSpawn` gets the child (to kill it mid-run). */
 export function runCli(
   args: readonly string[],
-  options: { env?: NodeJS.ProcessEnv; timeoutMs?: number; onSpawn?: (child: ReturnType<typeof spawn>) => void } = {},
+  options: {
+    env?: NodeJS.ProcessEnv;
+    timeoutMs?: number;
+    onSpawn?: (child: ReturnType<typeof spawn>) => void;
+    /** Working directory (default the repository root): where relative paths land. */
+    cwd?: string;
+  } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(repoRoot, 'bin/grantflow.js'), ...args], {
-      cwd: repoRoot,
+      cwd: options.cwd ?? repoRoot,
       env: { ...process.env, GRANTFLOW_LOG_LEVEL: 'warn', ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
