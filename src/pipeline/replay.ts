@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { stat } from 'node:fs/promises';
 import { listRawStreams } from '../extract/raw-landing.ts';
 import { Mutex } from '../extract/mutex.ts';
 import { deletedRows, parentDeletions, scanDeletions } from '../extract/deletions.ts';
@@ -90,12 +89,19 @@ export async function runReplay(request: ReplayRequest): Promise<StreamInfo[]> {
 
 /** Where a run's raw pages are; a ConfigError if it landed none there (checked before a warehouse is opened). */
 export async function rawRunDir(rawDir: string, runId: string): Promise<string> {
+  // A run id is one folder's name: '', '.', '..' or a path would read the raw dir itself, a file or another folder.
+  if (runId === '' || runId === '.' || runId === '..' || /[/\\]/.test(runId))
+    throw new ConfigError(`--run must be a run id, the name of a folder under ${rawDir}; got "${runId}"`);
   const dir = join(rawDir, runId);
+  let streams: StreamDef[];
   try {
-    await stat(dir);
+    streams = await landedStreams(dir);
   } catch {
     throw new ConfigError(`no raw pages for run ${runId} under ${rawDir} (looked for ${dir})`);
   }
+  // An empty folder would "replay" nothing and exit 0, as if the run's data were loaded.
+  if (streams.length === 0)
+    throw new ConfigError(`no raw pages for run ${runId} in ${dir} (no <stream>.jsonl.gz file of a known stream)`);
   return dir;
 }
 

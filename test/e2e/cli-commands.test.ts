@@ -346,4 +346,25 @@ describe('after a sync', () => {
     expect(r.stderr).toMatch(/no raw pages for run nope/);
     expect(existsSync(target)).toBe(false);
   });
+
+  it('replay --run of something that is not a run folder exits 2 in one line and creates no warehouse', async () => {
+    const raw = join(dir.path, 'raw');
+    await mkdir(join(raw, 'empty-run'));
+    const landed = (await readdir(join(raw, runId)))[0]!;
+    for (const [run, message] of [
+      ['', /^grantflow: --run must be a run id, the name of a folder under .*raw; got ""$/],
+      ['.', /^grantflow: --run must be a run id/],
+      [`../raw/${runId}`, /^grantflow: --run must be a run id/],
+      [`${runId}/${landed}`, /^grantflow: --run must be a run id/],
+      ['empty-run', /^grantflow: no raw pages for run empty-run in .*empty-run \(no <stream>\.jsonl\.gz file/],
+    ] as const) {
+      const target = join(dir.path, 'not-a-run.duckdb');
+      const r = await runCli(['replay', '--run', run, '--raw-dir', raw, '--warehouse', target]);
+      expect(r.code, run).toBe(2);
+      expect(r.stdout, run).toBe('');
+      expect(r.stderr.trim().split('\n'), run).toHaveLength(1);
+      expect(r.stderr.trim(), run).toMatch(message);
+      expect(existsSync(target), run).toBe(false);
+    }
+  });
 });
