@@ -6,6 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
+import { DuckDBInstance } from '@duckdb/node-api';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { holdDuckDBFile } from '../warehouse/fixtures.ts';
@@ -325,6 +326,52 @@ describe('after a sync', () => {
       expect(r.stderr.trim()).toMatch(/^grantflow: no warehouse at .*missing\.duckdb; run `grantflow sync` first/);
       expect(existsSync(missing)).toBe(false);
       expect(existsSync(`${missing}.wal`)).toBe(false);
+    },
+  );
+
+  it.each(['models run', 'models test'])(
+    '%s on a database grantflow never wrote (DuckDB file, Postgres schema) exits 2 and adds no table to it',
+    async (name) => {
+      const file = join(dir.path, `other-${name.replace(' ', '-')}.duckdb`);
+      const instance = await DuckDBInstance.create(file);
+      const connection = await instance.connect();
+      await connection.run('CREATE TABLE sales (amount INTEGER)');
+      connection.closeSync();
+      instance.closeSync();
+      const url = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+      const schema = `gf_models_foreign_${process.pid}`;
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query(
+          `DROP SCHEMA IF EXISTS ${schema} CASCADE; CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.sales (amount INTEGER)`,
+        );
+        for (const target of [
+          ['--warehouse', file],
+          ['--warehouse', url, '--schema', schema],
+        ]) {
+          const r = await runCli([...name.split(' '), ...target]);
+          expect(r.code, target.join(' ')).toBe(2);
+          expect(r.stdout, target.join(' ')).toBe('');
+          expect(r.stderr.trim(), target.join(' ')).toMatch(
+            /^grantflow: .* holds no grantflow data yet; run `grantflow sync` first$/,
+          );
+        }
+        const reopened = await DuckDBInstance.create(file);
+        const check = await reopened.connect();
+        const duckTables = (await check.runAndReadAll('SELECT table_name FROM information_schema.tables')).getRows();
+        check.closeSync();
+        reopened.closeSync();
+        expect(duckTables).toEqual([['sales']]);
+        const { rows } = await client.query(
+          'SELECT table_name FROM information_schema.tables WHERE table_schema = $1',
+          [schema],
+        );
+        expect(rows).toEqual([{ table_name: 'sales' }]);
+      } finally {
+        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+        await client.end();
+      }
     },
   );
 

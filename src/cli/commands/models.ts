@@ -5,7 +5,7 @@ import { tables } from '../../normalize/index.ts';
 import { openConfiguredWarehouse } from '../../warehouse/index.ts';
 import type { Warehouse } from '../../warehouse/types.ts';
 import { hasErrorFailures, runDataTests, runModels, type DataTestResult } from '../../models/index.ts';
-import { ExitCode } from '../../util/errors.ts';
+import { ConfigError, ExitCode } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
 import { addSettingOptions, flagsFrom } from '../settings-options.ts';
@@ -21,12 +21,24 @@ async function withWarehouse(options: Record<string, unknown>, fn: (w: Warehouse
   try {
     // A sync in progress would change the tables under the models (and rebuild them itself): one run at a time.
     await warehouse.acquireLock(`grantflow models (pid ${process.pid})`);
+    // The migration below would create every table in any database it is pointed at (an analyst's DuckDB file, a
+    // schema of another application) and then build and test models over nothing, exit 0.
+    if (!(await syncedBefore(warehouse)))
+      throw new ConfigError(`${warehouse.description} holds no grantflow data yet; run \`grantflow sync\` first`);
     // Idempotent; brings a warehouse an older version wrote up to the current tables.
     await warehouse.migrate(tables);
     return await fn(warehouse);
   } finally {
     await warehouse.close();
   }
+}
+
+/** Whether a sync (or replay) has written this warehouse: its runs table exists in the warehouse's schema. */
+async function syncedBefore(warehouse: Warehouse): Promise<boolean> {
+  const rows = await warehouse.query(
+    `SELECT 1 AS found FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = '_grantflow_runs'`,
+  );
+  return rows.length > 0;
 }
 
 export function formatTestResult(r: DataTestResult): string {
