@@ -8,7 +8,8 @@ const help: Readonly<Record<SettingKey, string>> = {
   credentials:
     'credentials JSON file {client_id, client_secret, access_token, refresh_token}; rewritten (0600) on each token refresh',
   warehouse: 'DuckDB file path or postgres:// URL (default data/warehouse.duckdb)',
-  schema: 'Postgres schema for the tables: letters, digits, underscores (default public; created if missing)',
+  schema:
+    'Postgres schema for the tables: letters, digits, underscores (default public; a sync or replay creates it if missing)',
   duckdbMemoryLimit:
     'memory DuckDB may use before it spills to <warehouse>.tmp/, e.g. 256MB or 2GB, at least 64MB (default 256MB; ignored for Postgres)',
   snapshots: 'directory for Parquet snapshots (default data/snapshots)',
