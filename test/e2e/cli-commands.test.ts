@@ -260,6 +260,17 @@ describe('after a sync', () => {
     expect(r.stdout).toMatch(/^\s+application_tasks\s+\S+\s+run /m);
   });
 
+  it('demo --rate above what a sync accepts exits 2 in one line, before it deletes the old warehouse', async () => {
+    const demoDir = join(dir.path, 'rate-demo');
+    const target = join(demoDir, 'warehouse.duckdb');
+    await (await openWarehouse(target)).close();
+    const r = await runCli(['demo', '--dir', demoDir, '--scale', 'tiny', '--rate', '5000'], { timeoutMs: 60_000 });
+    expect(r.signal).toBeNull();
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^grantflow: --rate: .*1000/)]);
+    expect(existsSync(target)).toBe(true);
+  });
+
   it('demo does not delete a warehouse another process holds open: exit 1, the file kept', async () => {
     const demoDir = join(dir.path, 'held-demo');
     const target = join(demoDir, 'warehouse.duckdb');

@@ -45,11 +45,16 @@ export function registerDemo(program: Command): void {
       runAction(async (options: { scale: string; seed: string; rate?: string; dir: string; pipeline: string }) => {
         if (!scales.includes(options.scale as Scale))
           throw new ConfigError(`--scale must be one of ${scales.join(', ')}, got "${options.scale}"`);
-        // The environment is left out: a GRANTFLOW_WAREHOUSE meant for production must not redirect the demo.
-        const base = await loadSettings({}, { pipeline: options.pipeline, env: {} });
-        const rate = options.rate === undefined ? base.rate : Number(options.rate);
+        if (options.rate !== undefined && !(Number(options.rate) > 0))
+          throw new ConfigError(`--rate must be a positive number, got "${options.rate}"`);
+        // The environment is left out: a GRANTFLOW_WAREHOUSE meant for production must not redirect the demo. --rate
+        // is validated with the pipeline's settings here, before the old warehouse is deleted and the site started.
+        const base = await loadSettings(options.rate === undefined ? {} : { rate: Number(options.rate) }, {
+          pipeline: options.pipeline,
+          env: {},
+        });
+        const rate = base.rate;
         const seed = Number(options.seed);
-        if (!(rate > 0)) throw new ConfigError(`--rate must be a positive number, got "${options.rate}"`);
         if (!Number.isInteger(seed)) throw new ConfigError(`--seed must be an integer, got "${options.seed}"`);
         const dir = options.dir;
         checkWritableDir(dir, 'demo directory', 'choose another one with --dir or fix its permissions');
