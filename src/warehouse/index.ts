@@ -4,6 +4,7 @@ import { ConfigError } from '../util/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { DuckDBWarehouse } from './duckdb/warehouse.ts';
 import { PostgresWarehouse } from './postgres/warehouse.ts';
+export { SchemaNotYetCreated } from './postgres/warehouse.ts';
 import type { Warehouse } from './types.ts';
 
 export type * from './types.ts';
@@ -21,6 +22,11 @@ export interface OpenWarehouseOptions {
    * warehouse a sync wrote (status, models, snapshot), where a mistyped path must not make a new, empty one.
    */
   readonly existingOnly?: boolean;
+  /**
+   * Postgres (doctor): check the schema and privileges but create nothing; a missing schema the role may create
+   * throws SchemaNotYetCreated, whose message says so.
+   */
+  readonly checkOnly?: boolean;
 }
 
 export function isPostgresTarget(target: string): boolean {
@@ -37,7 +43,8 @@ export async function openWarehouse(target: string, options: OpenWarehouseOption
   const logger = options.logger ?? silentLogger;
   if (!target.trim()) throw new ConfigError('warehouse target is empty: give a DuckDB file path or a postgres:// URL');
   if (isPostgresTarget(target)) {
-    return PostgresWarehouse.open(target, checkedSchema(options.schema), logger, { create: !options.existingOnly });
+    const create = options.checkOnly ? 'check' : !options.existingOnly;
+    return PostgresWarehouse.open(target, checkedSchema(options.schema), logger, { create });
   }
   if (options.existingOnly && !existsSync(target))
     throw new ConfigError(`no warehouse at ${target}; run \`grantflow sync\` first or pass --warehouse`);
@@ -68,7 +75,7 @@ export async function warehouseMayHoldCredentials(
 export function openConfiguredWarehouse(
   settings: WarehouseSettings,
   logger: Logger,
-  options: Pick<OpenWarehouseOptions, 'existingOnly'> = {},
+  options: Pick<OpenWarehouseOptions, 'existingOnly' | 'checkOnly'> = {},
 ): Promise<Warehouse> {
   return openWarehouse(settings.warehouse, {
     schema: settings.schema,

@@ -10,7 +10,16 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { holdDuckDBFile } from '../warehouse/fixtures.ts';
-import { dumpWarehouse, runCli, startSite, summarize, tempDir, writeCredentials, syncCliArgs } from './harness.ts';
+import {
+  dumpWarehouse,
+  postgresSchema,
+  runCli,
+  startSite,
+  summarize,
+  tempDir,
+  writeCredentials,
+  syncCliArgs,
+} from './harness.ts';
 
 let sim: SimulatorHandle;
 let dir: Awaited<ReturnType<typeof tempDir>>;
@@ -70,6 +79,27 @@ describe('grantflow doctor', () => {
       expect(r.stdout).toMatch(new RegExp(`^ok\\s+${check}`, 'm'));
     expect(r.stdout).toMatch(/DuckDB|v1\./);
     expect(existsSync(join(dir.path, 'w.duckdb'))).toBe(false);
+  });
+
+  it('checks a Postgres schema that does not exist yet without creating it', async () => {
+    const { schema, url, drop } = await postgresSchema();
+    try {
+      const r = await runCli(['doctor', ...common, '--warehouse', url, '--schema', schema]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(
+        new RegExp(`^ok\\s+warehouse\\s+.*has no schema ${schema} yet; the first sync creates it`, 'm'),
+      );
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        const { rows } = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+        expect(rows).toEqual([]);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await drop();
+    }
   });
 
   it('fails the warehouse check (exit 2) for a DuckDB file whose directory cannot be made, creating nothing', async () => {

@@ -5,7 +5,7 @@ import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts'
 import { credentialsSource, envCredentials, fileCredentialStore } from '../../pipeline/credentials.ts';
 import { preflight, probeSiteWithoutCredentials } from '../../pipeline/preflight.ts';
 import { createSiteClient } from '../../source/index.ts';
-import { duckdbVersion, isNewDuckDBFile, openConfiguredWarehouse } from '../../warehouse/index.ts';
+import { duckdbVersion, isNewDuckDBFile, openConfiguredWarehouse, SchemaNotYetCreated } from '../../warehouse/index.ts';
 import { checkSnapshotDir } from '../../snapshot/index.ts';
 import { ConfigError, ExitCode, isGrantflowError } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
@@ -83,7 +83,13 @@ export function registerDoctor(program: Command): void {
               );
               return `${resolve(settings.warehouse)} does not exist yet; the first sync creates it there (DuckDB ${duckdbVersion()})`;
             }
-            const warehouse = await openConfiguredWarehouse(settings, logger);
+            let warehouse;
+            try {
+              warehouse = await openConfiguredWarehouse(settings, logger, { checkOnly: true });
+            } catch (e) {
+              if (e instanceof SchemaNotYetCreated) return e.message;
+              throw e;
+            }
             try {
               await warehouse.acquireLock(`grantflow doctor (pid ${process.pid})`);
               await warehouse.exec('CREATE TABLE _grantflow_doctor (x INTEGER); DROP TABLE _grantflow_doctor;');

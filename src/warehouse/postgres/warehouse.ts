@@ -8,6 +8,16 @@ import type { BookkeepingDb } from '../bookkeeping.ts';
 import type { StagingBackend } from '../load-unit.ts';
 import type { SqlRunner } from '../sql-runner.ts';
 import type { RunRecord } from '../types.ts';
+
+/**
+ * `open` in `create: 'check'` mode (doctor) found no schema, which the role may create: all is ready for a first
+ * sync, which creates it; checking created nothing.
+ */
+export class SchemaNotYetCreated extends GrantflowError {
+  constructor(message: string) {
+    super(message, ExitCode.ok, 'schema_not_yet_created');
+  }
+}
 import { ident, literal } from '../values.ts';
 import { analyzeStale } from './analyze-stale.ts';
 import { advisoryLockHeld, holdsAdvisoryLock, takeAdvisoryLock } from './lock.ts';
@@ -48,9 +58,15 @@ export class PostgresWarehouse extends BaseWarehouse {
    * created again: `CREATE SCHEMA IF NOT EXISTS` needs CREATE on the database even then, which a role given only
    * its own schema on a shared database lacks.
    */
-  static async open(url: string, schema: string, logger: Logger, { create = true } = {}): Promise<PostgresWarehouse> {
+  static async open(
+    url: string,
+    schema: string,
+    logger: Logger,
+    { create = true as boolean | 'check' } = {},
+  ): Promise<PostgresWarehouse> {
     const pool = createPool(url, schema, logger);
     let problem: string | null = null;
+    let notYet: string | null = null;
     try {
       const { rows } = await poolRunner(pool).run(
         `SELECT current_user AS role, current_database() AS db, n.oid IS NOT NULL AS found,
@@ -68,6 +84,8 @@ export class PostgresWarehouse extends BaseWarehouse {
         problem =
           `has no schema ${schema} and role ${String(r.role)} may not create one in database ${String(r.db)}; ` +
           `have it created for grantflow (CREATE SCHEMA ${ident(schema)} AUTHORIZATION ${role}), or pick an existing schema with --schema`;
+      } else if (r.found !== true && create === 'check') {
+        notYet = `has no schema ${schema} yet; the first sync creates it (role ${String(r.role)} may create schemas in database ${String(r.db)})`;
       } else if (r.found !== true) {
         // Another sync starting at the same moment may create it between the check and here: IF NOT EXISTS does not
         // cover that race (unique_violation on pg_namespace); it then exists, and the run lock decides who runs.
@@ -85,8 +103,9 @@ export class PostgresWarehouse extends BaseWarehouse {
       await pool.end().catch(() => undefined);
       throw describeConnectError(url, e);
     }
-    if (problem !== null) {
+    if (problem !== null || notYet !== null) {
       await pool.end().catch(() => undefined);
+      if (notYet !== null) throw new SchemaNotYetCreated(`${safeUrl(url)} ${notYet}`);
       throw new ConfigError(`${safeUrl(url)} ${problem}`);
     }
     return new PostgresWarehouse(url, schema, pool, logger);
