@@ -51,6 +51,15 @@ describe.each<Dialect>(['duckdb', 'postgres'])('snapshots of a %s warehouse', (d
     await t?.cleanup();
     rmSync(dir, { recursive: true, force: true });
   });
+  /** A snapshot of award_rates into `sub`, taken at second `second` of 2026-01-01 UTC. */
+  const awardRatesAt = (sub: string, runId: string, retain: number, second: number) =>
+    writeSnapshots(t.warehouse, {
+      dir: sub,
+      runId,
+      retain,
+      tables: ['award_rates'],
+      now: new Date(Date.UTC(2026, 0, 1, 0, 0, second)),
+    });
 
   it('writes zstd Parquet with UTC timestamp and decimal logical types, and a manifest', async () => {
     const result = await writeSnapshots(t.warehouse, {
@@ -112,28 +121,14 @@ describe.each<Dialect>(['duckdb', 'postgres'])('snapshots of a %s warehouse', (d
 
   it('keeps the newest N snapshots per table and removes stray temporary files', async () => {
     const sub = join(dir, 'retention');
-    for (let i = 0; i < 4; i++) {
-      await writeSnapshots(t.warehouse, {
-        dir: sub,
-        runId: `r${i}`,
-        retain: 2,
-        tables: ['award_rates'],
-        now: new Date(Date.UTC(2026, 0, 1, 0, 0, i)),
-      });
-    }
+    for (let i = 0; i < 4; i++) await awardRatesAt(sub, `r${i}`, 2, i);
     writeFileSync(join(sub, 'award_rates', '.award_rates.crashed.tmp'), 'partial');
     // A write killed between its two renames leaves a hidden folder, never a visible empty `snapshot=` one.
     mkdirSync(join(sub, 'award_rates', '.snapshot=2026-01-01T00-00-09Z.tmp'));
     writeFileSync(join(sub, 'award_rates', '.snapshot=2026-01-01T00-00-09Z.tmp', 'award_rates.parquet'), 'PAR1');
     writeFileSync(join(sub, '._manifest.json.1.tmp'), '{');
     // Same second as the last one: a suffix keeps both.
-    const last = await writeSnapshots(t.warehouse, {
-      dir: sub,
-      runId: 'r4',
-      retain: 2,
-      tables: ['award_rates'],
-      now: new Date(Date.UTC(2026, 0, 1, 0, 0, 3)),
-    });
+    const last = await awardRatesAt(sub, 'r4', 2, 3);
     expect(last.snapshot).toBe('2026-01-01T00-00-03Z-001');
     expect(readdirSync(join(sub, 'award_rates')).sort()).toEqual([
       'snapshot=2026-01-01T00-00-03Z',
@@ -155,15 +150,7 @@ describe.each<Dialect>(['duckdb', 'postgres'])('snapshots of a %s warehouse', (d
       mkdirSync(join(path, '..'), { recursive: true });
       writeFileSync(path, 'not grantflow');
     }
-    for (let i = 0; i < 3; i++) {
-      await writeSnapshots(t.warehouse, {
-        dir: sub,
-        runId: `s${i}`,
-        retain: 1,
-        tables: ['award_rates'],
-        now: new Date(Date.UTC(2026, 0, 1, 0, 0, i)),
-      });
-    }
+    for (let i = 0; i < 3; i++) await awardRatesAt(sub, `s${i}`, 1, i);
     for (const path of theirs) expect(existsSync(path), path).toBe(true);
     const folders = readdirSync(join(sub, 'award_rates')).filter((n) => n.startsWith('snapshot=2026'));
     expect(folders).toEqual(['snapshot=2026-01-01T00-00-02Z']);
