@@ -39,8 +39,16 @@ export function pageLine(
  * Lands every fetched page under `<dir>/<stream>.jsonl.gz`, compressed as it streams. Each stream file is flushed
  * before every commit, so a crash loses at most pages that were never committed, and replay tolerates a cut tail.
  */
+/** One stream's file: the compressor piped into it, and the first error either met (reported by `flush`). */
+interface LandingFile {
+  readonly gzip: Gzip;
+  readonly file: WriteStream;
+  readonly path: string;
+  error?: Error;
+}
+
 export class RawLanding {
-  private readonly files = new Map<string, { gzip: Gzip; file: WriteStream; path: string; error?: Error }>();
+  private readonly files = new Map<string, LandingFile>();
 
   constructor(readonly dir: string) {}
 
@@ -56,7 +64,7 @@ export class RawLanding {
       const path = join(this.dir, freePartName(this.dir, stream));
       const file = createWriteStream(path, { flags: 'wx', mode: 0o600 });
       gzip.pipe(file);
-      const entry: { gzip: Gzip; file: WriteStream; path: string; error?: Error } = { gzip, file, path };
+      const entry: LandingFile = { gzip, file, path };
       // A full disk or a file that cannot be created: kept for the next flush to report (before the commit it
       // precedes), instead of an unhandled error event that would end the process with a stack trace.
       const failed = (error: Error): void => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { JsonObject, JsonValue } from '../util/json.ts';
-import type { StreamName } from '../normalize/index.ts';
+import type { JsonObject } from '../util/json.ts';
+import { canonicalJson, type StreamName } from '../normalize/index.ts';
 
 /**
  * One declarative entry per list endpoint (Airbyte-style): where it lives, how its records are keyed, whether it
@@ -55,7 +55,8 @@ export const byRefs =
  * An application changes when its `updated_at` moves or anything else in its record does (child edits that touch
  * neither need a full refresh): `<updated_at>#<hash of the record>`. The hash catches a parent edited again within
  * the precision of the site's timestamps (a site sending seconds or dates, where `updated_at` may not move between
- * two edits a sync read between). Marks of older versions hold the bare `updated_at`; see `sameMarker`.
+ * two edits a sync read between); keys sorted (`canonicalJson`), so a site that reorders them does not look changed.
+ * Marks of older versions hold the bare `updated_at`; see `sameUpdatedAtMarker`.
  */
 export const updatedAtMarker = (parent: JsonObject): string => {
   const updatedAt = typeof parent.updated_at === 'string' ? parent.updated_at : '';
@@ -74,17 +75,6 @@ export function sameUpdatedAtMarker(stored: string | null, current: string | nul
   if (stored === current) return true;
   if (stored === null || stored === '' || current === null || stored.includes(markerHashSeparator)) return false;
   return current.slice(0, current.lastIndexOf(markerHashSeparator)) === stored;
-}
-
-/** JSON with object keys sorted, so a site that orders keys differently between reads does not look changed. */
-function canonicalJson(value: JsonValue): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object')
-    return `{${Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k] as JsonValue)}`)
-      .join(',')}}`;
-  return JSON.stringify(value);
 }
 
 /** The parent of an application's fan-out streams: its marker and the comparison that marker needs, together. */

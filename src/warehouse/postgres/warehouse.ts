@@ -8,6 +8,11 @@ import type { BookkeepingDb } from '../bookkeeping.ts';
 import type { StagingBackend } from '../load-unit.ts';
 import type { SqlRunner } from '../sql-runner.ts';
 import type { RunRecord } from '../types.ts';
+import { ident, literal } from '../values.ts';
+import { analyzeStale } from './analyze-stale.ts';
+import { advisoryLockHeld, holdsAdvisoryLock, takeAdvisoryLock } from './lock.ts';
+import { createPool, describeConnectError, inTransaction, poolRunner, safeUrl } from './pool.ts';
+import { PostgresStaging, stagingPrefix } from './staging.ts';
 
 /**
  * `open` in `create: 'check'` mode (doctor) found no schema, which the role may create: all is ready for a first
@@ -18,11 +23,6 @@ export class SchemaNotYetCreated extends GrantflowError {
     super(message, ExitCode.ok, 'schema_not_yet_created');
   }
 }
-import { ident, literal } from '../values.ts';
-import { analyzeStale } from './analyze-stale.ts';
-import { advisoryLockHeld, holdsAdvisoryLock, takeAdvisoryLock } from './lock.ts';
-import { createPool, describeConnectError, inTransaction, poolRunner, safeUrl } from './pool.ts';
-import { PostgresStaging, stagingPrefix } from './staging.ts';
 
 export class PostgresWarehouse extends BaseWarehouse {
   readonly dialect = 'postgres' as const;
