@@ -248,14 +248,19 @@ async function commitParents(
     throw error;
   }
   const completeIds = batch.filter((f) => f.complete).map((f) => f.parent.id);
+  // A parent with a quarantined child gets no mark, so the next run reads its children again instead of keeping
+  // the stale row until the parent itself changes; its held rows stay live meanwhile.
+  const quarantined = sink.parentsWithQuarantine();
   const marks: ParentMark[] = batch
-    .filter((f) => f.complete)
+    .filter((f) => f.complete && !quarantined.has(f.parent.id))
     .map((f) => ({ parentId: String(f.parent.id), marker: f.parent.marker }));
   const plan: CommitPlan = {
     runId: ctx.runId,
     extractedAt: ctx.extractedAt,
     completeScopes: parentDeletions(def, completeIds, sink.holds()),
     parentMarks: { stream: def.name, marks },
+    // A mark from an earlier run may equal the parent's marker still: dropped, or the next run would skip it.
+    ...(quarantined.size > 0 ? { dropParentMarks: { stream: def.name, parentIds: [...quarantined].map(String) } } : {}),
   };
   await flushBeforeCommit(ctx.raw, def.name, () => ctx.mutex.run(() => unit.discard()));
   const committed = await ctx.mutex.run(() => unit.commit(plan));

@@ -62,6 +62,7 @@ export class RowBatcher {
   private bufferedChars = 0;
   private readonly references = new ReferenceDedup();
   private readonly holdTracker: HoldTracker;
+  private readonly parentsQuarantined = new Set<number>();
   readonly counts: SinkCounts = { records: 0, rows: 0, quarantined: 0, untyped: 0, silent: 0 };
 
   constructor(
@@ -74,6 +75,11 @@ export class RowBatcher {
   /** What the deletions of a complete walk over the records added so far must spare. */
   holds(): DeletionHolds {
     return this.holdTracker.holds();
+  }
+
+  /** Parents with a child record that was quarantined: their children were not all loaded. */
+  parentsWithQuarantine(): ReadonlySet<number> {
+    return this.parentsQuarantined;
   }
 
   /** Normalise `records`; returns batches once enough rows are buffered, else nothing. */
@@ -93,6 +99,7 @@ export class RowBatcher {
         if (!(error instanceof QuarantineError)) throw error;
         this.counts.quarantined++;
         this.holdTracker.quarantined(record, parentId);
+        if (parentId !== undefined) this.parentsQuarantined.add(parentId);
         const payload = error instanceof NotAnObjectError ? error.item : record;
         const row = quarantineRow(this.stream, payload, error.message, this.context.runId, this.context.extractedAt);
         mapped = [{ table: '_grantflow_quarantine', row, merge: 'replace' }];

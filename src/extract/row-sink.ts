@@ -27,6 +27,11 @@ export class RowSink {
     return this.batcher.holds();
   }
 
+  /** Parents with a quarantined child (see RowBatcher.parentsWithQuarantine). */
+  parentsWithQuarantine(): ReadonlySet<number> {
+    return this.batcher.parentsWithQuarantine();
+  }
+
   async addRecords(records: readonly JsonObject[], parentId?: number): Promise<void> {
     await this.append(this.batcher.add(records, parentId));
   }

@@ -119,4 +119,40 @@ describe('fan-out state between runs', () => {
     for (const other of ['application_notes', 'application_stages', 'organization_members'])
       expect(refreshed(other), other).toBe(false);
   });
+  it('a parent with a quarantined child is read again by every run until the child loads', async () => {
+    const { sim, dir, credentials } = await setup(23);
+    const warehouse = join(dir, 'w.duckdb');
+    expect((await syncOnce(sim, { credentials, warehouse })).status).toBe('succeeded');
+    const parent = sim.control.data.applications.rows.find(
+      (a) => (sim.control.data.children(Number(a.id))?.stages.length ?? 0) > 0,
+    )!;
+    const stage = sim.control.data.children(Number(parent.id))!.stages[0]!;
+    const stageId = Number((stage.stage as { id: number }).id);
+    // The parent itself does not change: a full refresh reads the stage, and the parent's stored mark still
+    // matches its marker, so only dropping that mark makes the next run read it again.
+    stage.created_at = 'not a time';
+    const stagesOf = (r: Awaited<ReturnType<typeof syncOnce>>) =>
+      r.streams.find((s) => s.stream === 'application_stages');
+    const refreshed = stagesOf(await syncOnce(sim, { credentials, warehouse, fullRefresh: true }));
+    expect(refreshed?.quarantined).toBe(1);
+    const again = stagesOf(await syncOnce(sim, { credentials, warehouse }));
+    expect(again?.parents?.fetched).toBe(1);
+    expect(again?.quarantined).toBe(1);
+
+    const fixedAt = '2026-01-02T03:04:05Z';
+    stage.created_at = fixedAt;
+    const loaded = stagesOf(await syncOnce(sim, { credentials, warehouse }));
+    expect(loaded?.parents?.fetched).toBe(1);
+    expect(loaded?.quarantined).toBe(0);
+    const row = (await liveRows(warehouse, ['application_stages'])).application_stages?.find(
+      (r) =>
+        (r as { application_id: unknown }).application_id === Number(parent.id) &&
+        (r as { stage_id: unknown }).stage_id === stageId,
+    );
+    expect(row).toBeDefined();
+    expect(new Date(String((row as { created_at: unknown }).created_at)).toISOString()).toBe(
+      new Date(fixedAt).toISOString(),
+    );
+    expect(stagesOf(await syncOnce(sim, { credentials, warehouse }))?.parents?.fetched).toBe(0);
+  });
 });
