@@ -116,6 +116,12 @@ export type PageFetcher = (
 /** The page size the spec gives a list endpoint without `per_page` (4.0). */
 const defaultPageSize = 25;
 
+/**
+ * Pages in a row with no record not read before that end a walk. Records moving onto later pages while a list is
+ * read repeat a few at a time; a run of whole pages of them is a paginator going round in circles under new URLs.
+ */
+export const maxPagesWithoutProgress = 20;
+
 /** Walks `next` links from `first` (same origin only) and yields de-duplicated pages. */
 export async function* walkPages(
   first: URL,
@@ -130,6 +136,7 @@ export async function* walkPages(
   let pages = 0;
   let records = 0;
   let duplicates = 0;
+  let pagesWithoutProgress = 0;
   let totalReported: number | null = null;
   let stopReason: StopReason = 'end';
 
@@ -179,6 +186,15 @@ export async function* walkPages(
       break;
     }
     if (page.next === null) break;
+    pagesWithoutProgress = fresh.length === 0 ? pagesWithoutProgress + 1 : 0;
+    if (pagesWithoutProgress >= maxPagesWithoutProgress) {
+      stopReason = 'no_progress';
+      options.logger.warn(
+        { url: res.url, pages: pagesWithoutProgress },
+        'pagination returned only records already read, page after page; stopping',
+      );
+      break;
+    }
     const nextUrl = new URL(page.next, url);
     if (nextUrl.origin !== first.origin) {
       throw new SiteResponseError(res.url, `\`next\` points to another origin (${nextUrl.origin})`);

@@ -41,7 +41,14 @@ export interface FetchedPage {
 }
 
 export type StopReason =
-  'end' | 'empty_page' | 'repeated_next' | 'page_cap' | 'full_bare_array' | 'short_of_count' | 'page_gone';
+  | 'end'
+  | 'empty_page'
+  | 'repeated_next'
+  | 'no_progress'
+  | 'page_cap'
+  | 'full_bare_array'
+  | 'short_of_count'
+  | 'page_gone';
 
 export interface PaginationInfo {
   readonly pages: number;

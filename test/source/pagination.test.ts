@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSiteClient, SiteResponseError } from '../../src/source/index.ts';
+import { maxPagesWithoutProgress } from '../../src/source/pagination.ts';
 import type { FetchedPage, PaginateOptions, PaginationInfo, SiteClient } from '../../src/source/index.ts';
 import { standInItem } from '../../src/util/json.ts';
 import { json, MemoryStore, startServer, type Handler, type TestServer } from './helpers.ts';
@@ -155,6 +156,33 @@ describe('paginate', () => {
       json(res, 200, { results: recs(page === '2' ? 4 : 1), next: '?page=2' });
     }, '/api/funds/');
     expect(info).toMatchObject({ pages: 2, complete: false, stopReason: 'repeated_next' });
+  });
+
+  it('stops when page after page under new URLs holds only records already read', async () => {
+    let n = 0;
+    const { info, ids } = await walk((_q, res) => {
+      n++;
+      // Every page after the second repeats the first two pages' records, each under a URL never seen.
+      json(res, 200, {
+        results: n === 1 ? recs(1, 2, 3) : n === 2 ? recs(4, 5) : recs(2, 4, 5),
+        next: `?page=${n + 1}`,
+      });
+    }, '/api/funds/');
+    expect(ids).toEqual([1, 2, 3, 4, 5]);
+    expect(info).toMatchObject({ complete: false, stopReason: 'no_progress', records: 5 });
+    expect(info.pages).toBe(2 + maxPagesWithoutProgress);
+  });
+
+  it('keeps walking through a few pages of repeats when new records follow them', async () => {
+    let n = 0;
+    const repeats = maxPagesWithoutProgress - 1;
+    const { info, ids } = await walk((_q, res) => {
+      n++;
+      const results = n === 1 ? recs(1, 2) : n <= 1 + repeats ? recs(1, 2) : recs(3);
+      json(res, 200, { results, next: n <= 1 + repeats ? `?page=${n + 1}` : null });
+    }, '/api/funds/');
+    expect(ids).toEqual([1, 2, 3]);
+    expect(info).toMatchObject({ complete: true, stopReason: 'end', pages: repeats + 2 });
   });
 
   it('stops on an empty page and at the page cap', async () => {
