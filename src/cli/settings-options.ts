@@ -7,7 +7,8 @@ const help: Readonly<Record<SettingKey, string>> = {
   site: 'root URL of the site, e.g. https://yoursite.example.com (without /api)',
   credentials:
     'credentials JSON file {client_id, client_secret, access_token, refresh_token}; rewritten (0600) on each token refresh',
-  warehouse: 'DuckDB file path or postgres:// URL (default data/warehouse.duckdb)',
+  warehouse:
+    'DuckDB file path or postgres:// URL (default data/warehouse.duckdb); a Postgres schema is set by --schema, not in the URL',
   schema:
     'Postgres schema for the tables: letters, digits, underscores (default public; a sync or replay creates it if missing)',
   duckdbMemoryLimit:

@@ -37,6 +37,16 @@ export const schemaNamePattern = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 /** A setting written as a URL (`scheme://...`) rather than a path. */
 export const urlPattern = /^[a-z][a-z0-9+.-]*:\/\//i;
 
+const postgresUrlPattern = /^postgres(ql)?:\/\//i;
+
+/** URL parameters other clients (Prisma, JDBC, libpq wrappers) choose a schema with; pg ignores every one of them. */
+const schemaParams = new Set(['schema', 'currentschema', 'search_path']);
+
+function urlNamesSchema(url: string): boolean {
+  if (!URL.canParse(url)) return false;
+  return [...new URL(url).searchParams.keys()].some((key) => schemaParams.has(key.toLowerCase()));
+}
+
 /** Bytes of a size as DuckDB reads it (KB = 1000 bytes, KiB = 1024), or null when it is not a size. */
 export function sizeBytes(text: string): number | null {
   const m = sizePattern.exec(text.trim());
@@ -67,8 +77,13 @@ export const settingsSchema = z
       // A mistyped Postgres URL (postgress://, pg://) would otherwise become a DuckDB file under a folder named
       // after the scheme: a sync that looks fine and never reaches the intended database.
       .refine(
-        (target) => !urlPattern.test(target) || /^postgres(ql)?:\/\//i.test(target),
+        (target) => !urlPattern.test(target) || postgresUrlPattern.test(target),
         'must be a DuckDB file path or a postgres:// (or postgresql://) URL; no other kind of URL names a warehouse',
+      )
+      // pg reads no schema from a URL: `?schema=analytics` would sync into the --schema setting (public) and exit 0.
+      .refine(
+        (target) => !postgresUrlPattern.test(target) || !urlNamesSchema(target),
+        'must not name a schema in the URL (schema=, currentSchema=, search_path=): Postgres does not read it there, so the tables would land in the --schema setting (default public); use --schema, GRANTFLOW_SCHEMA or the pipeline key "schema"',
       )
       .default('data/warehouse.duckdb'),
     schema: z

@@ -139,6 +139,26 @@ describe('settings', () => {
       expect((await loadSettings({ schema }, { env: {} })).schema).toBe(schema);
   });
 
+  it('refuse a Postgres URL that names its schema: pg ignores it and the tables would land in --schema (public)', async () => {
+    for (const warehouse of [
+      'postgres://u@127.0.0.1:5432/db?schema=analytics',
+      'postgresql://u@127.0.0.1/db?sslmode=disable&currentSchema=analytics',
+      'postgres://u@127.0.0.1/db?SEARCH_PATH=analytics',
+    ])
+      expect(await configError(loadSettings({ warehouse }, { env: {} }))).toMatch(
+        /^--warehouse: must not name a schema in the URL .*use --schema/,
+      );
+    expect(
+      await configError(loadSettings({}, { env: { GRANTFLOW_WAREHOUSE: 'postgres://u@h/db?schema=analytics' } })),
+    ).toMatch(/^environment variable GRANTFLOW_WAREHOUSE: must not name a schema in the URL/);
+    // Other parameters pass, and a DuckDB file may have "schema=" in its name.
+    for (const warehouse of ['postgres://u@127.0.0.1/db?sslmode=require&application_name=x', 'postgres://u@h/db'])
+      expect((await loadSettings({ warehouse }, { env: {} })).warehouse).toBe(warehouse);
+    expect((await loadSettings({ warehouse: 'w?schema=x.duckdb' }, { env: {} })).warehouse).toMatch(
+      /w\?schema=x\.duckdb$/,
+    );
+  });
+
   it('every shipped pipeline file is valid and uses only known keys', async () => {
     const root = new URL('../../pipelines/', import.meta.url).pathname;
     const files = (await readdir(root)).filter((f) => f.endsWith('.json'));
