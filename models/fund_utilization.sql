@@ -1,4 +1,4 @@
--- description: Each fund's money from its transactions (deposits, withdrawals, transfers to programs) against the fund record, with budgets' allocations and payments.
+-- description: Each fund's money from its transactions (deposits, withdrawals, transfers out of and into the fund) against the fund record, with budgets' allocations and payments.
 -- column fund_id bigint: Fund.
 -- column fund_name text: Fund name.
 -- column deposits decimal: Sum of deposits into the fund (transaction_type 0).

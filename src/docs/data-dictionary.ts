@@ -65,6 +65,12 @@ export function renderDataDictionary(
     '(soft delete: analysts usually filter `WHERE _deleted_at IS NULL`) and `_ref_only`. Money is DECIMAL(18,2); timestamps',
     'are TIMESTAMPTZ in UTC. Enumeration labels are also in the `enum_labels` table (join on enum and value as text).',
     '',
+    'Keys and references are logical: Postgres declares the primary keys, DuckDB none on the core tables (see',
+    '`docs/architecture.md`), and neither declares foreign keys; the data tests of every sync check that keys are unique',
+    'and that references resolve. A reference to `applications`, `awards`, `payments` or `budgets` may not resolve (the',
+    'site keeps the awards, payments and activity of an application deleted before grantflow saw it; that test only',
+    'warns), so join those with LEFT JOIN to keep every row.',
+    '',
     '## Contents',
     '',
   ];
@@ -79,7 +85,8 @@ export function renderDataDictionary(
     '## Models',
     '',
     'Built by `grantflow models run` (and after every sync) from `models/<name>.sql`; rebuilt in full each time.',
-    'Models leave out soft-deleted rows. Their rows carry no metadata columns.',
+    'Models leave out soft-deleted rows; a live row that points at a deleted one (an assignment of a deleted application,',
+    'a transfer from a deleted fund) is left out only where the description says so. Their rows carry no metadata columns.',
     '',
   );
   for (const m of models) out.push(...tableSection(m, `Source: \`models/${m.name}.sql\`.`));
