@@ -20,3 +20,13 @@ export function snapshotFolder(stamp: string, attempt: number): string {
 
 /** Temporary files never end in `.parquet` or `.json`, so a reader globbing for those never sees a partial file. */
 export const tempSuffix = '.tmp';
+
+/** The hidden folder a table's file waits in until every table of the snapshot is written. */
+export function hiddenFolder(folder: string): string {
+  return `.${folder}${tempSuffix}`;
+}
+
+/** The temporary name a table's Parquet file is written under. */
+export function tempFile(table: string, folder: string): string {
+  return `.${table}.${folder.slice('snapshot='.length)}${tempSuffix}`;
+}

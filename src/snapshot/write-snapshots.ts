@@ -2,11 +2,13 @@ import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Warehouse } from '../warehouse/types.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
-import { ConfigError, ExitCode, firstLine, GrantflowError, isGrantflowError } from '../util/errors.ts';
-import { checkSnapshotDir, snapshotFolder, snapshotStamp, tempSuffix } from './snapshot-dir.ts';
+import { ConfigError, ExitCode, firstLine, GrantflowError, isGrantflowError, StoppedError } from '../util/errors.ts';
+import { testPause } from '../util/test-pause.ts';
+import { checkSnapshotDir, hiddenFolder, snapshotFolder, snapshotStamp, tempFile } from './snapshot-dir.ts';
 import { manifestName, readManifest, sha256File, writeManifest, type ManifestEntry } from './manifest.ts';
 import { openParquetWriter, type ParquetCompression } from './parquet-writer.ts';
 import { applyRetention, removeStrayManifestTemps } from './retention.ts';
+import { clearPending, notePending, undoPendingSnapshot } from './pending.ts';
 
 export interface SnapshotOptions {
   readonly dir: string;
@@ -20,6 +22,11 @@ export interface SnapshotOptions {
   /** zstd by default; snappy/uncompressed exist for readers without a zstd codec. */
   readonly compression?: ParquetCompression;
   readonly logger?: Logger;
+  /**
+   * Aborted (a signal) to abandon the snapshot: checked between tables and before each publishing step; what was
+   * written is removed and the manifest keeps the last good snapshot. Once the manifest names the new one, it stays.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface TableSnapshot extends ManifestEntry {
@@ -54,12 +61,21 @@ function snapshotError(what: string, e: unknown): GrantflowError {
 }
 
 /** Best-effort cleanup of a temporary: a failure here must not hide the error that got us here (retention retries). */
-function removeQuietly(path: string): void {
+function removeQuietly(path: string): boolean {
   try {
     rmSync(path, { recursive: true, force: true });
+    return true;
   } catch {
-    // left for retention to remove
+    return false; // left for the next write to remove
   }
+}
+
+/** A stop (a signal) between steps abandons the snapshot: the caller's reason, as a StoppedError. */
+function throwIfStopped(signal: AbortSignal | undefined): void {
+  if (!signal?.aborted) return;
+  const reason: unknown = signal.reason;
+  if (reason instanceof GrantflowError) throw reason;
+  throw new StoppedError(reason instanceof Error ? reason.message : 'interrupted');
 }
 
 /** One folder name for every table of this run; a second run within the same second gets a suffix. */
@@ -76,11 +92,13 @@ function chooseFolder(dir: string, tables: readonly string[], stamp: string): st
  * into a hidden temporary folder; only once every table is written are those folders renamed into place, so a reader
  * never sees a partial file or an empty snapshot folder, and a failure leaves no new `snapshot=` folder at all (a
  * reader globbing the folders would otherwise take a set the manifest never named). Then the manifest (temp +
- * rename); then retention.
+ * rename); then retention. The snapshot is noted as pending (see pending.ts) from before its first file until the
+ * manifest names it, so when a kill cuts this short, the next write first removes what it left.
  */
 export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOptions): Promise<SnapshotResult> {
   const started = Date.now();
   const logger = options.logger ?? silentLogger;
+  const { signal } = options;
   if (!Number.isInteger(options.retain) || options.retain < 1) {
     throw new ConfigError(`--retain must be a whole number of at least 1 (got ${options.retain})`);
   }
@@ -91,19 +109,34 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
   }
   const dir = resolve(options.dir);
   checkSnapshotDir(dir);
+  throwIfStopped(signal);
+  const removed = undoPendingSnapshot(dir);
   const now = options.now ?? new Date();
   const folder = chooseFolder(dir, tableNames, snapshotStamp(now));
-  const writer = await openParquetWriter(warehouse, options.compression ?? 'zstd');
+  try {
+    mkdirSync(dir, { recursive: true });
+    notePending(dir, { folder, tables: tableNames });
+  } catch (e) {
+    throw snapshotError(`the snapshot directory ${dir}`, e);
+  }
   const written: TableSnapshot[] = [];
   /** Hidden folders holding a finished file, and the folders already renamed into place: undone on failure. */
-  const staged: { readonly from: string; readonly to: string }[] = [];
+  const staged: { readonly table: string; readonly from: string; readonly to: string }[] = [];
   const placed: string[] = [];
+  /** Removes this write's folders; the pending note goes only once they are gone (else the next write retries). */
+  const undo = (): void => {
+    const gone = [...staged.map((s) => s.from), ...placed].map(removeQuietly);
+    if (gone.every(Boolean)) clearPending(dir);
+  };
+  let writer: Awaited<ReturnType<typeof openParquetWriter>> | null = null;
   try {
+    writer = await openParquetWriter(warehouse, options.compression ?? 'zstd');
     for (const table of tableNames) {
+      throwIfStopped(signal);
       const t0 = Date.now();
       const tableDir = join(dir, table);
-      const temp = join(tableDir, `.${table}.${folder.slice('snapshot='.length)}${tempSuffix}`);
-      const hidden = join(tableDir, `.${folder}${tempSuffix}`);
+      const temp = join(tableDir, tempFile(table, folder));
+      const hidden = join(tableDir, hiddenFolder(folder));
       try {
         mkdirSync(tableDir, { recursive: true });
         await writer.write(table, temp);
@@ -111,7 +144,7 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
         const sha256 = await sha256File(temp);
         const bytes = statSync(temp).size;
         mkdirSync(hidden, { recursive: true });
-        staged.push({ from: hidden, to: join(tableDir, folder) });
+        staged.push({ table, from: hidden, to: join(tableDir, folder) });
         renameSync(temp, join(hidden, `${table}.parquet`));
         const entry: TableSnapshot = {
           table,
@@ -133,40 +166,49 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
         removeQuietly(temp);
       }
     }
+    await testPause('snapshot files staged');
     // Every table is written: the folders appear now, one rename each, each with its file (a process killed before
-    // leaves only hidden temporaries, which retention removes).
-    for (const { from, to } of staged) {
+    // or between them leaves them pending, for the next write to remove).
+    for (const { table, from, to } of staged) {
+      throwIfStopped(signal);
       try {
         renameSync(from, to);
       } catch (e) {
         throw snapshotError(`the snapshot folder ${to}`, e);
       }
       placed.push(to);
+      await testPause(`snapshot folder placed ${table}`);
+    }
+    throwIfStopped(signal);
+
+    const previous = readManifest(dir);
+    const tables: Record<string, ManifestEntry> = {};
+    for (const [name, entry] of Object.entries(previous?.tables ?? {})) {
+      if (existsSync(join(dir, entry.path))) tables[name] = entry;
+    }
+    for (const { table, durationMs: _ms, ...entry } of written) tables[table] = entry;
+    try {
+      writeManifest(dir, { version: 1, updated_at: new Date().toISOString(), run_id: options.runId, tables });
+    } catch (e) {
+      // The manifest still names the last good set: this run's folders go, as when a table fails.
+      throw snapshotError(`the manifest in ${dir}`, e);
     }
   } catch (e) {
-    for (const { from } of staged) removeQuietly(from);
-    for (const to of placed) removeQuietly(to);
+    undo();
     throw e;
   } finally {
-    await writer.close();
+    await writer?.close();
   }
+  // Published: from here on the manifest names this snapshot, so a stop no longer undoes it.
+  await testPause('snapshot manifest written');
+  clearPending(dir);
+  await testPause('snapshot published');
 
-  const previous = readManifest(dir);
-  const tables: Record<string, ManifestEntry> = {};
-  for (const [name, entry] of Object.entries(previous?.tables ?? {})) {
-    if (existsSync(join(dir, entry.path))) tables[name] = entry;
+  removed.push(...removeStrayManifestTemps(dir));
+  for (const table of tableNames) {
+    removed.push(...applyRetention(dir, table, options.retain, folder));
+    await testPause(`snapshot retention applied ${table}`);
   }
-  for (const { table, durationMs: _ms, ...entry } of written) tables[table] = entry;
-  try {
-    writeManifest(dir, { version: 1, updated_at: new Date().toISOString(), run_id: options.runId, tables });
-  } catch (e) {
-    // The manifest still names the last good set: this run's folders go, as when a table fails.
-    for (const to of placed) removeQuietly(to);
-    throw snapshotError(`the manifest in ${dir}`, e);
-  }
-
-  const removed = [...removeStrayManifestTemps(dir)];
-  for (const table of tableNames) removed.push(...applyRetention(dir, table, options.retain, folder));
   return {
     dir,
     snapshot: folder.slice('snapshot='.length),

@@ -1,0 +1,74 @@
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readManifest } from './manifest.ts';
+import { hiddenFolder, tempFile, tempSuffix } from './snapshot-dir.ts';
+
+/**
+ * The snapshot a write is about to publish, noted before its first file and removed once the manifest names it (or
+ * the write undid itself). A kill between the folders' renames and the manifest would otherwise leave `snapshot=`
+ * folders no manifest ever named: readers globbing the folders would take a partial set, and retention would count
+ * them as kept snapshots and remove the last published one, which a reader of the manifest may still be using.
+ */
+export const pendingName = `.snapshot-pending${tempSuffix}`;
+
+interface Pending {
+  readonly folder: string;
+  readonly tables: readonly string[];
+}
+
+/** Written first, before any file of the snapshot: a note cut short by a kill means nothing was staged yet. */
+export function notePending(dir: string, pending: Pending): void {
+  writeFileSync(join(dir, pendingName), JSON.stringify(pending));
+}
+
+export function clearPending(dir: string): void {
+  rmSync(join(dir, pendingName), { force: true });
+}
+
+function readPending(dir: string): Pending | 'none' | 'unreadable' {
+  let text: string;
+  try {
+    text = readFileSync(join(dir, pendingName), 'utf8');
+  } catch {
+    return 'none';
+  }
+  try {
+    const parsed = JSON.parse(text) as Partial<Pending>;
+    const valid =
+      typeof parsed.folder === 'string' &&
+      parsed.folder.startsWith('snapshot=') &&
+      Array.isArray(parsed.tables) &&
+      parsed.tables.every((t) => typeof t === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(t));
+    return valid ? (parsed as Pending) : 'unreadable';
+  } catch {
+    return 'unreadable';
+  }
+}
+
+/**
+ * Undoes the snapshot a killed write left pending: its temporaries, and its `snapshot=` folders unless the manifest
+ * already names them (the kill came after the manifest's rename: the snapshot was published). Run before a write
+ * chooses its folder. Returns the removed paths.
+ */
+export function undoPendingSnapshot(dir: string): string[] {
+  const pending = readPending(dir);
+  if (pending === 'none') return [];
+  const removed: string[] = [];
+  if (pending !== 'unreadable') {
+    const manifest = readManifest(dir);
+    for (const table of pending.tables) {
+      const tableDir = join(dir, table);
+      const published = manifest?.tables[table]?.path === `${table}/${pending.folder}/${table}.parquet`;
+      const leftovers = [tempFile(table, pending.folder), hiddenFolder(pending.folder)];
+      if (!published) leftovers.push(pending.folder);
+      for (const name of leftovers) {
+        const path = join(tableDir, name);
+        if (!existsSync(path)) continue;
+        rmSync(path, { recursive: true, force: true });
+        removed.push(path);
+      }
+    }
+  }
+  clearPending(dir);
+  return removed;
+}

@@ -1,0 +1,122 @@
+/**
+ * SIGKILL of `grantflow snapshot` at each step of publishing a snapshot (all files staged, each folder renamed into
+ * place, the manifest renamed, the pending note removed, retention under way), then a normal run: right after the
+ * kill the manifest names a complete snapshot (the last good one, or the new one once its rename happened); after the
+ * next run no temporary is left, every `snapshot=` folder is one some manifest named, and the folder the manifest
+ * named before that run is still there (retention keeps 2), since a reader of the manifest may be using it.
+ */
+import { cpSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SimulatorHandle } from '../../src/simulator/index.ts';
+import type { Manifest } from '../../src/snapshot/index.ts';
+import { startSite, syncCliArgs, tempDir, writeCredentials } from './harness.ts';
+import { checkSnapshotDir, cli, killOnStderr } from './faults/support.ts';
+
+let sim: SimulatorHandle;
+let work: { path: string; remove: () => Promise<void> };
+let base: string;
+let tables: string[];
+
+const readManifestFile = (snapshots: string): Manifest =>
+  JSON.parse(readFileSync(join(snapshots, '_manifest.json'), 'utf8')) as Manifest;
+const folderOf = (entry: { path: string }): string => entry.path.split('/')[1]!;
+
+beforeAll(async () => {
+  sim = await startSite({ scale: 'tiny', seed: 31 });
+  work = await tempDir('grantflow-snapshot-publish-');
+  base = join(work.path, 'base');
+  await writeCredentials(sim, join(work.path, 'creds.json'));
+  const synced = await cli([
+    ...syncCliArgs(sim.url, base, { snapshot: true, credentials: join(work.path, 'creds.json') }),
+    '--retain-snapshots',
+    '2',
+  ]);
+  expect(synced.code, synced.stderr).toBe(0);
+  // The order the snapshot command writes them in: the catalog's tables, then the models.
+  tables = Object.keys(readManifestFile(join(base, 'snapshots')).tables);
+  expect(tables.length).toBeGreaterThan(3);
+});
+
+afterAll(async () => {
+  await sim?.close();
+  await work?.remove();
+});
+
+function snapshotArgs(dir: string): string[] {
+  return [
+    'snapshot',
+    '--warehouse',
+    join(dir, 'warehouse.duckdb'),
+    '--snapshots',
+    join(dir, 'snapshots'),
+    '--retain',
+    '2',
+  ];
+}
+
+/** Every name under `dir` that starts with a dot: a temporary or the pending note. */
+function hiddenNames(dir: string): string[] {
+  const found: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (e.name.startsWith('.')) found.push(join(d, e.name));
+      else if (e.isDirectory()) walk(join(d, e.name));
+    }
+  };
+  walk(dir);
+  return found;
+}
+
+const snapshotFolders = (snapshots: string, table: string): string[] =>
+  readdirSync(join(snapshots, table)).filter((n) => n.startsWith('snapshot='));
+
+/** Where to kill; `table` picks the table whose step it is, once the table names are known. */
+const cases: { label: string; step: (t: string[]) => string; published: boolean }[] = [
+  { label: 'all files staged, no folder renamed', step: () => 'snapshot files staged', published: false },
+  { label: 'first folder renamed', step: (t) => `snapshot folder placed ${t[0]}`, published: false },
+  { label: 'half the folders renamed', step: (t) => `snapshot folder placed ${t[t.length >> 1]}`, published: false },
+  { label: 'every folder renamed', step: (t) => `snapshot folder placed ${t[t.length - 1]}`, published: false },
+  { label: 'manifest renamed', step: () => 'snapshot manifest written', published: true },
+  { label: 'pending note removed', step: () => 'snapshot published', published: true },
+  { label: 'retention under way', step: (t) => `snapshot retention applied ${t[1]}`, published: true },
+];
+
+describe('SIGKILL while a snapshot is published, then a normal run', () => {
+  it.each(cases.map((c, i) => ({ ...c, i })))('killed once $label', async ({ step: stepOf, published, i }) => {
+    const step = stepOf(tables);
+    const dir = join(work.path, `case-${i}`);
+    cpSync(base, dir, { recursive: true });
+    const snapshots = join(dir, 'snapshots');
+    const before = readManifestFile(snapshots);
+
+    const killed = await cli(snapshotArgs(dir), {
+      env: { GRANTFLOW_TEST_PAUSE_AT: step },
+      onSpawn: (child) => killOnStderr(child, `grantflow-test: paused at ${step}`, 1),
+    });
+    expect(killed.signal, `the kill landed (${killed.stderr.slice(-300)})`).toBe('SIGKILL');
+    // A reader of the manifest finds the last good snapshot, or the new one once its rename happened, complete.
+    await checkSnapshotDir(snapshots);
+    const afterKill = readManifestFile(snapshots);
+    if (published) expect(afterKill.run_id).not.toBe(before.run_id);
+    else expect(afterKill).toEqual(before);
+
+    const next = await cli(snapshotArgs(dir));
+    expect(next.code, next.stderr).toBe(0);
+    await checkSnapshotDir(snapshots);
+    expect(hiddenNames(snapshots)).toEqual([]);
+    const after = readManifestFile(snapshots);
+    for (const table of tables) {
+      const named = [before, afterKill, after].map((m) => folderOf(m.tables[table]!));
+      const present = snapshotFolders(snapshots, table);
+      // No folder of the killed run is left unless a manifest named it, and the one the manifest named when the
+      // next run started is kept (retention keeps 2) for readers still using it.
+      expect(
+        present.filter((f) => !named.includes(f)),
+        `${table} keeps an unpublished folder`,
+      ).toEqual([]);
+      expect(present, table).toContain(folderOf(afterKill.tables[table]!));
+      expect(present, table).toContain(folderOf(after.tables[table]!));
+    }
+  });
+});
