@@ -1,6 +1,7 @@
 import type { Warehouse } from '../warehouse/types.ts';
 import { ident, literal } from '../warehouse/values.ts';
-import { firstLine, GrantflowError } from '../util/errors.ts';
+import { firstLine, GrantflowError, throwIfStopped } from '../util/errors.ts';
+import { testPause } from '../util/test-pause.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 import { loadModels, orderModels, type ModelDef } from './model-files.ts';
 
@@ -21,6 +22,8 @@ export interface RunModelsOptions {
   readonly dir?: string;
   /** Run only these models (their dependencies are not added). */
   readonly only?: readonly string[];
+  /** Aborted (a signal): no further model starts; the one being built finishes. */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -87,6 +90,7 @@ export async function runModels(warehouse: Warehouse, options: RunModelsOptions 
   }
   const results: ModelResult[] = [];
   for (const model of models) {
+    throwIfStopped(options.signal);
     const t0 = Date.now();
     try {
       await materialise(warehouse, model);
@@ -103,6 +107,7 @@ export async function runModels(warehouse: Warehouse, options: RunModelsOptions 
     // `model`, not `name`: pino's own `name` field (the logger's) must stay the only one in the line.
     logger.info({ model: result.name, rows: result.rows, durationMs: result.durationMs }, 'model built');
     results.push(result);
+    await testPause(`model built ${model.name}`);
   }
   return { models: results, durationMs: Date.now() - started };
 }

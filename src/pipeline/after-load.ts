@@ -5,11 +5,13 @@ import { tables } from '../normalize/index.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import type { Logger } from '../util/logger.ts';
 import type { JsonValue } from '../util/json.ts';
-import { firstLine } from '../util/errors.ts';
+import { firstLine, stopReason } from '../util/errors.ts';
 
 export interface AfterLoadInfo {
   /** An error-level data test failed, or models/snapshots could not be written. */
   readonly failed: boolean;
+  /** A stop (a signal) left models, data tests or snapshots undone: the run is interrupted, not finished. */
+  readonly stopped: boolean;
   readonly lines: readonly string[];
   readonly summary: JsonValue;
 }
@@ -18,7 +20,9 @@ export interface AfterLoadInfo {
  * Models and their data tests after every load; snapshots only when every stream loaded, every model was built and
  * no error-level data test failed, so BI tools never read a snapshot of a run that did not succeed. A model or a
  * snapshot that cannot be built or written fails the run (partial, with the reason in its summary), like a failed
- * data test: the loaded data stays committed, and the run is recorded rather than left `running`.
+ * data test: the loaded data stays committed, and the run is recorded rather than left `running`. Once `signal` is
+ * aborted nothing further starts (no model, data test or snapshot) and a snapshot being written is abandoned, so the
+ * last good snapshot stays current; the result says `stopped` and the next sync resumes the run.
  */
 export async function afterLoad(
   warehouse: Warehouse,
@@ -26,22 +30,34 @@ export async function afterLoad(
   runId: string,
   extractFailed: boolean,
   logger: Logger,
+  signal?: AbortSignal,
 ): Promise<AfterLoadInfo> {
   const lines: string[] = [];
   const summary: Record<string, JsonValue> = {};
   let failed = false;
   let modelFailed = false;
   let modelNames: string[] = [];
+  /** What a stop left undone, and the last good snapshot current. */
+  const stopped = (): AfterLoadInfo => {
+    const why = signal ? stopReason(signal).message : 'stopped';
+    lines.push(
+      `${why}: what remains of models, data tests and snapshots is left to the next sync; the last good snapshot stays current`,
+    );
+    return { failed: failed || modelFailed, stopped: true, lines, summary: { ...summary, stopped: true } };
+  };
+  if ((settings.models || settings.snapshot) && signal?.aborted) return stopped();
   if (settings.models) {
     try {
-      const models = await runModels(warehouse, { logger });
+      const models = await runModels(warehouse, { logger, signal });
       modelNames = models.models.map((m) => m.name);
       lines.push(`models: ${models.models.map((m) => `${m.name} (${m.rows} rows)`).join(', ')}`);
     } catch (e) {
+      if (signal?.aborted) return stopped();
       modelFailed = true;
       summary.modelError = firstLine(e);
       lines.push(`models: FAILED: ${firstLine(e)}`);
     }
+    if (signal?.aborted) return stopped();
     const tests = await runDataTests(warehouse);
     const errors = tests.filter((t) => t.status !== 'pass' && t.severity === 'error');
     const warnings = tests.filter((t) => t.status !== 'pass' && t.severity === 'warn');
@@ -57,6 +73,7 @@ export async function afterLoad(
     if (errors.length > 0) failed = true;
   }
   if (settings.snapshot) {
+    if (signal?.aborted) return stopped();
     if (extractFailed || modelFailed || failed) {
       const why = extractFailed
         ? 'a stream failed'
@@ -73,17 +90,19 @@ export async function afterLoad(
           retain: settings.retainSnapshots,
           tables: names,
           logger,
+          signal,
         });
         lines.push(
           `snapshots: ${snap.tables.length} tables written to ${settings.snapshots} in ${(snap.durationMs / 1000).toFixed(1)} s`,
         );
         summary.snapshotMs = snap.durationMs;
       } catch (e) {
+        if (signal?.aborted) return stopped();
         failed = true;
         summary.snapshotError = firstLine(e);
         lines.push(`snapshots: FAILED: ${firstLine(e)} (the manifest still names the last good snapshot)`);
       }
     }
   }
-  return { failed: failed || modelFailed, lines, summary };
+  return { failed: failed || modelFailed, stopped: false, lines, summary };
 }

@@ -9,7 +9,7 @@ import type { ClientStats, Credentials, CredentialStore, SiteClient } from '../s
 import type { Settings } from '../config/settings.ts';
 import { isNewDuckDBFile, openConfiguredWarehouse, warehouseMayHoldCredentials } from '../warehouse/index.ts';
 import type { RunRecord, Warehouse } from '../warehouse/types.ts';
-import { ConfigError, CredentialsError, ExitCode, GrantflowError, StoppedError } from '../util/errors.ts';
+import { ConfigError, CredentialsError, ExitCode, GrantflowError, StoppedError, stopReason } from '../util/errors.ts';
 import { redact } from '../util/redact.ts';
 import type { Logger } from '../util/logger.ts';
 import { isJsonObject, type JsonValue } from '../util/json.ts';
@@ -25,6 +25,7 @@ import { newRunId } from './run-id.ts';
 import { afterLoad, type AfterLoadInfo } from './after-load.ts';
 import { dirname, join, resolve } from 'node:path';
 import { checkWritableDir } from '../util/writable-dir.ts';
+import { testPause } from '../util/test-pause.ts';
 
 export interface SyncRequest {
   readonly settings: Settings;
@@ -34,7 +35,8 @@ export interface SyncRequest {
   readonly tty?: boolean;
   /**
    * Aborted (with a StoppedError naming why, e.g. a signal) to stop the sync: no new request starts, commits under
-   * way finish, the run is recorded as interrupted (the next sync resumes it) and runSync throws SyncStoppedError.
+   * way finish, no model, data test or snapshot starts and a snapshot being written is abandoned (see afterLoad), the
+   * run is recorded as interrupted (the next sync resumes it) and runSync throws SyncStoppedError.
    */
   readonly signal?: AbortSignal;
 }
@@ -230,28 +232,39 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       return { runId, status, resumed, streams: infos, client: { ...siteClient.stats }, after, durationMs, exitCode };
     };
 
-    if (stop.signal.aborted) {
-      // Stopped: what was committed stays, the run is recorded with why (never a secret), and the next sync resumes
-      // it. Credentials rejected for good are a configuration problem (exit 2: a person must issue new ones).
-      // Only the caller's stop (a signal) is an interruption; a stream's error that ended the run is a failure.
+    /**
+     * Stopped: what was committed stays, the run is recorded with why (never a secret), and the next sync resumes it.
+     * Credentials rejected for good are a configuration problem (exit 2: a person must issue new ones). Only the
+     * caller's stop (a signal) is an interruption; a stream's error that ended the run is a failure.
+     */
+    const stopped = async (after: AfterLoadInfo | null): Promise<never> => {
       const reason = stopReason(stop.signal);
       const interrupted = request.signal?.aborted === true && stop.signal.reason === request.signal.reason;
       const credentials = reason instanceof CredentialsError;
       const error = redact(reason.message);
       const exitCode = credentials ? ExitCode.usage : ExitCode.runFailed;
       const status = interrupted ? 'interrupted' : 'failed';
-      const result = await finish(status, null, exitCode, { error, resumable: true });
+      const result = await finish(status, after, exitCode, {
+        error,
+        resumable: true,
+        ...(after ? { after: after.summary } : {}),
+      });
       throw new SyncStoppedError(
         `${error}; the streams committed before are kept and the next sync resumes run ${runId}`,
         exitCode,
         result,
       );
-    }
+    };
 
+    if (stop.signal.aborted) await stopped(null);
+    await testPause('sync extraction finished');
     const failed = infos.some((i) => i.status === 'failed');
+    // A stop from here on starts nothing further: no model, data test or snapshot (see afterLoad).
+    if (stop.signal.aborted) await stopped(null);
     // Models and analysts query next; loads took no statistics (see refreshStatistics).
     await warehouse.refreshStatistics();
-    const after = await afterLoad(warehouse, settings, runId, failed, logger);
+    const after = await afterLoad(warehouse, settings, runId, failed, logger, stop.signal);
+    if (after.stopped) await stopped(after);
     const succeeded = !failed && !after.failed;
     return await finish(succeeded ? 'succeeded' : 'partial', after, succeeded ? ExitCode.ok : ExitCode.runFailed, {
       after: after.summary,
@@ -291,12 +304,6 @@ async function keepFirstRotation(
   } finally {
     await warehouse.close();
   }
-}
-
-function stopReason(signal: AbortSignal): GrantflowError {
-  const reason: unknown = signal.reason;
-  if (reason instanceof GrantflowError) return reason;
-  return new StoppedError(reason instanceof Error ? reason.message : 'interrupted');
 }
 
 /** What a run was asked to do that a resume must do too; kept in its `_grantflow_runs` row (summary.options). */

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Warehouse } from '../warehouse/types.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
-import { ConfigError, ExitCode, firstLine, GrantflowError, isGrantflowError, StoppedError } from '../util/errors.ts';
+import { ConfigError, ExitCode, firstLine, GrantflowError, isGrantflowError, throwIfStopped } from '../util/errors.ts';
 import { testPause } from '../util/test-pause.ts';
 import { checkSnapshotDir, hiddenFolder, snapshotFolder, snapshotStamp, tempFile } from './snapshot-dir.ts';
 import { manifestName, readManifest, sha256File, writeManifest, type ManifestEntry } from './manifest.ts';
@@ -68,14 +68,6 @@ function removeQuietly(path: string): boolean {
   } catch {
     return false; // left for the next write to remove
   }
-}
-
-/** A stop (a signal) between steps abandons the snapshot: the caller's reason, as a StoppedError. */
-function throwIfStopped(signal: AbortSignal | undefined): void {
-  if (!signal?.aborted) return;
-  const reason: unknown = signal.reason;
-  if (reason instanceof GrantflowError) throw reason;
-  throw new StoppedError(reason instanceof Error ? reason.message : 'interrupted');
 }
 
 /** One folder name for every table of this run; a second run within the same second gets a suffix. */

@@ -49,6 +49,18 @@ export class StoppedError extends GrantflowError {
   }
 }
 
+/** Why `signal` was aborted, as a GrantflowError (a StoppedError unless the reason is one already). */
+export function stopReason(signal: AbortSignal): GrantflowError {
+  const reason: unknown = signal.reason;
+  if (reason instanceof GrantflowError) return reason;
+  return new StoppedError(reason instanceof Error ? reason.message : 'interrupted');
+}
+
+/** Between steps of work a stop abandons (models, a snapshot): throws the stop's reason once `signal` is aborted. */
+export function throwIfStopped(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw stopReason(signal);
+}
+
 /** The first line of an error's message (of its text for a non-Error), for one-line reports and summaries. */
 export function firstLine(e: unknown): string {
   return (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? '';

@@ -3,7 +3,7 @@
  * stays, the run is recorded (interrupted / failed, with why), the lock is released, one line says what happened and
  * the exit code is documented; the next sync resumes the run and ends equal to an uninterrupted one.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
@@ -12,8 +12,21 @@ import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import type { RunRecord } from '../../src/warehouse/types.ts';
-import { postgresSchema, referenceDump, siteWithWarehouse, syncCliArgs, type TableDump } from './harness.ts';
-import { assertNoSecretsLeaked, cli, expectSameWarehouse, recordIssuedSecrets } from './faults/support.ts';
+import {
+  modelNames,
+  postgresSchema,
+  referenceDump,
+  siteWithWarehouse,
+  syncCliArgs,
+  type TableDump,
+} from './harness.ts';
+import {
+  assertNoSecretsLeaked,
+  checkSnapshotDir,
+  cli,
+  expectSameWarehouse,
+  recordIssuedSecrets,
+} from './faults/support.ts';
 
 const tasks = 'GET /api/applications/{id}/tasks/';
 let site: Awaited<ReturnType<typeof siteWithWarehouse>>;
@@ -164,4 +177,84 @@ describe('a sync stopped mid-run', () => {
       await pgSchema.drop();
     }
   });
+});
+
+/** The models `warehouse` holds a table of. */
+async function builtModels(warehouse: string): Promise<string[]> {
+  const w = await openWarehouse(warehouse, { logger: silentLogger });
+  try {
+    const rows = await w.query(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`,
+    );
+    const names = new Set(rows.map((r) => String(r.table_name)));
+    return modelNames.filter((m) => names.has(m));
+  } finally {
+    await w.close();
+  }
+}
+
+/** Each `<table>/` entry of a snapshot directory (folders and temporaries), and the manifest's text. */
+function snapshotState(dir: string): { entries: string[]; manifest: string | null } {
+  const entries: string[] = [];
+  for (const table of existsSync(dir) ? readdirSync(dir, { withFileTypes: true }) : []) {
+    entries.push(table.name);
+    if (table.isDirectory()) for (const e of readdirSync(join(dir, table.name))) entries.push(`${table.name}/${e}`);
+  }
+  const manifestPath = join(dir, '_manifest.json');
+  return { entries: entries.sort(), manifest: existsSync(manifestPath) ? readFileSync(manifestPath, 'utf8') : null };
+}
+
+describe('a sync signalled once its extraction is over', () => {
+  const cases = [
+    { at: 'sync extraction finished', signal: 'SIGTERM', earlier: false },
+    { at: 'model built ', signal: 'SIGINT', earlier: false },
+    { at: 'snapshot files staged', signal: 'SIGTERM', earlier: true },
+    { at: 'snapshot folder placed ', signal: 'SIGINT', earlier: true },
+  ] as const;
+
+  it.each(cases)(
+    'by $signal at $at: starts no model or snapshot after it, keeps the last good snapshot, records the run interrupted',
+    async ({ at, signal, earlier }) => {
+      const dir = join(site.dir, `after-load-${at.trim().replace(/ /g, '-')}`);
+      const args = syncCliArgs(sim.url, dir, { credentials: site.credentials, snapshot: true });
+      const warehouse = join(dir, 'warehouse.duckdb');
+      const snapshots = join(dir, 'snapshots');
+      if (earlier) expect((await cli(args)).code).toBe(0); // a last good snapshot
+      const before = snapshotState(snapshots);
+
+      const stopped = await cli(args, {
+        env: { GRANTFLOW_TEST_PAUSE_AT: at },
+        onSpawn: (child) => {
+          child.stderr?.on('data', (d: Buffer) => {
+            if (d.toString().includes('grantflow-test: paused at')) child.kill(signal);
+          });
+        },
+      });
+      expect(stopped.signal).toBeNull();
+      expect(stopped.code, stopped.stderr).toBe(1);
+      expect(stopped.stderr).toMatch(
+        new RegExp(`\\ngrantflow: interrupted by ${signal}; [^\\n]* resumes run \\S+\\n$`),
+      );
+      expect(stopped.stdout).toMatch(/: INTERRUPTED in /);
+      if (at !== 'sync extraction finished') expect(stopped.stdout).toMatch(/the last good snapshot stays current/);
+      expect((await lastRun(warehouse)).status).toBe('interrupted');
+      expect(existsSync(`${warehouse}.lock`)).toBe(false);
+      // Nothing started after the signal: a model paused on is the last one built; a snapshot is undone whole.
+      const paused = /paused at model built (\w+)/.exec(stopped.stderr)?.[1];
+      const built = await builtModels(warehouse);
+      if (at === 'sync extraction finished') expect(built).toEqual([]);
+      if (paused) expect(built).toEqual([paused]);
+      if (earlier) expect(built.sort()).toEqual([...modelNames].sort());
+      expect(snapshotState(snapshots)).toEqual(before);
+
+      const next = await cli(args);
+      expect(next.code, next.stderr).toBe(0);
+      expect(next.stdout).toMatch(/\(resumed\)/);
+      expect((await lastRun(warehouse)).status).toBe('succeeded');
+      expect((await builtModels(warehouse)).sort()).toEqual([...modelNames].sort());
+      const snaps = await checkSnapshotDir(snapshots);
+      expect(snaps.manifestTables).toBe(Number(/snapshots: (\d+) tables written/.exec(next.stdout)?.[1]));
+      expect(snapshotState(snapshots).manifest).not.toEqual(before.manifest);
+    },
+  );
 });

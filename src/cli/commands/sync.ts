@@ -52,8 +52,8 @@ Examples:
 
 Exit codes: 0 success; 1 the run failed or was partial (see the summary), or was interrupted (SIGINT/SIGTERM:
 no new requests, commits under way finish, the next sync resumes it; a second signal exits at once, once a token
-refresh under way is saved; a signal after the extraction lets models and snapshots finish); 2 bad usage or
-configuration, including credentials the site rejects (also mid-run: committed streams are kept).`,
+refresh under way is saved; after the extraction no further model, data test or snapshot starts and a snapshot
+being written is abandoned, so the last good one stays current); 2 bad usage or configuration, including credentials the site rejects (also mid-run: committed streams are kept).`,
     );
   addSettings(command, syncKeys);
   command.action(
@@ -85,7 +85,8 @@ configuration, including credentials the site rejects (also mid-run: committed s
         return result.exitCode;
       } catch (error) {
         // Stopped mid-run: report what was committed, then the one line saying why (runAction prints it).
-        if (error instanceof SyncStoppedError) process.stdout.write(formatSummary(error.result));
+        if (error instanceof SyncStoppedError)
+          process.stdout.write(formatSummary({ ...error.result, extra: error.result.after?.lines ?? [] }));
         throw error;
       } finally {
         process.off('SIGINT', onSignal);
