@@ -1,0 +1,57 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { manifestName } from '../../src/snapshot/manifest.ts';
+import { notePending, pendingName, undoPendingSnapshot } from '../../src/snapshot/pending.ts';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'gf-pending-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const folder = 'snapshot=2026-11-25T07-00-00Z';
+function place(path: string): void {
+  mkdirSync(join(dir, path, '..'), { recursive: true });
+  writeFileSync(join(dir, path), 'x');
+}
+function manifestNaming(tables: Record<string, string>): void {
+  const entries = Object.fromEntries(Object.entries(tables).map(([t, f]) => [t, { path: `${t}/${f}/${t}.parquet` }]));
+  writeFileSync(join(dir, manifestName), JSON.stringify({ version: 1, tables: entries }));
+}
+
+describe('undoPendingSnapshot (a snapshot write a kill cut short)', () => {
+  it('removes its folders the manifest does not name and its temporaries, keeps the others', () => {
+    place('a/snapshot=2026-11-24T07-00-00Z/a.parquet'); // the last good one
+    place(`a/${folder}/a.parquet`); // renamed into place before the kill
+    place(`b/.${folder}.tmp/b.parquet`); // still hidden
+    place('b/.b.2026-11-25T07-00-00Z.tmp'); // being written
+    manifestNaming({ a: 'snapshot=2026-11-24T07-00-00Z' });
+    notePending(dir, { folder, tables: ['a', 'b'] });
+
+    expect(undoPendingSnapshot(dir).length).toBe(3);
+    expect(existsSync(join(dir, 'a/snapshot=2026-11-24T07-00-00Z/a.parquet'))).toBe(true);
+    expect(existsSync(join(dir, `a/${folder}`))).toBe(false);
+    expect(existsSync(join(dir, `b/.${folder}.tmp`))).toBe(false);
+    expect(existsSync(join(dir, 'b/.b.2026-11-25T07-00-00Z.tmp'))).toBe(false);
+    expect(existsSync(join(dir, pendingName))).toBe(false);
+  });
+
+  it('keeps the folders once the manifest names them (killed after its rename)', () => {
+    place(`a/${folder}/a.parquet`);
+    manifestNaming({ a: folder });
+    notePending(dir, { folder, tables: ['a'] });
+    expect(undoPendingSnapshot(dir)).toEqual([]);
+    expect(existsSync(join(dir, `a/${folder}/a.parquet`))).toBe(true);
+    expect(existsSync(join(dir, pendingName))).toBe(false);
+  });
+
+  it('drops a note cut short by a kill (written before any file) and nothing else', () => {
+    place(`a/${folder}/a.parquet`);
+    writeFileSync(join(dir, pendingName), '{"folder":"snap');
+    expect(undoPendingSnapshot(dir)).toEqual([]);
+    expect(existsSync(join(dir, `a/${folder}/a.parquet`))).toBe(true);
+    expect(existsSync(join(dir, pendingName))).toBe(false);
+  });
+});
