@@ -104,7 +104,11 @@ export const settingsSchema = z
     snapshots: z.string().min(1).default('data/snapshots'),
     rawDir: z.string().min(1).default('data/raw'),
     landRaw: z.boolean().default(true),
-    streams: z.array(z.string().min(1)).optional(),
+    // An empty list is refused, not read as "all": `--streams "$LIST"` with LIST unset must not sync everything.
+    streams: z
+      .array(z.string().min(1))
+      .min(1, 'must name at least one stream; leave it out to sync every stream')
+      .optional(),
     fullRefresh: z.boolean().default(false),
     fullRefreshAfterDays: z.number().positive().default(7),
     rate: z.number().positive().max(1000).default(5),

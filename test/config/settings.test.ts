@@ -76,6 +76,13 @@ describe('settings', () => {
     );
   });
 
+  it('refuse an empty stream list from a pipeline file instead of reading it as every stream', async () => {
+    const empty = await pipeline('no-streams.json', JSON.stringify({ streams: [] }));
+    expect(await configError(loadSettings({}, { pipeline: empty, env: {} }))).toMatch(
+      /^"streams" in pipeline file .*no-streams\.json: must name at least one stream; leave it out to sync every stream$/,
+    );
+  });
+
   it('refuse a DuckDB memory limit below the minimum a sync needs, in any unit', async () => {
     for (const small of ['0MB', '1KB', '63MB', '61MiB', '0.05GB']) {
       expect(await configError(loadSettings({ duckdbMemoryLimit: small }, { env: {} }))).toMatch(

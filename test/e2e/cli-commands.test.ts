@@ -48,6 +48,42 @@ describe('bad usage', () => {
   });
 });
 
+describe('an empty list where a list is expected', () => {
+  it.each([
+    ['--streams', ''],
+    ['--streams', ' , ,'],
+    ['GRANTFLOW_STREAMS', ','],
+  ])('sync %s "%s" exits 2 in one line and writes nothing, instead of syncing every stream', async (where, value) => {
+    const cwd = join(dir.path, 'empty-streams-cwd');
+    await mkdir(cwd);
+    try {
+      const flag = where.startsWith('--') ? [where, value] : [];
+      const r = await runCli(['sync', ...common, '--warehouse', join(cwd, 'w.duckdb'), ...flag], {
+        cwd,
+        env: flag.length ? {} : { [where]: value },
+      });
+      expect(r.code).toBe(2);
+      const source = flag.length ? '--streams' : 'environment variable GRANTFLOW_STREAMS';
+      expect(r.stderr.trim().split('\n')).toEqual([
+        `grantflow: ${source}: must name at least one stream; leave it out to sync every stream`,
+      ]);
+      expect(await readdir(cwd)).toEqual([]);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
+  });
+
+  it.each(['', ' , '])('snapshot --tables "%s" exits 2 in one line, before it opens the warehouse', async (value) => {
+    const target = join(dir.path, 'empty-tables.duckdb');
+    const r = await runCli(['snapshot', '--warehouse', target, '--tables', value]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      `grantflow: --tables must name at least one table, got "${value}"; leave it out to snapshot every table`,
+    ]);
+    expect(existsSync(target)).toBe(false);
+  });
+});
+
 describe('a warehouse URL that is not a postgres:// one', () => {
   it.each(['postgress://u:secret@127.0.0.1:5432/test', 'pg://127.0.0.1/test', 'mysql://127.0.0.1/test'])(
     'sync --warehouse %s exits 2 before anything is written, instead of syncing into a DuckDB file named after it',

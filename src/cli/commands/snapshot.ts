@@ -28,6 +28,7 @@ export function registerSnapshot(program: Command): void {
           throw new ConfigError(`--retain must be a whole number of at least 1 (got ${String(options.retain)})`);
         flags.retainSnapshots = retain;
       }
+      const tables = typeof options.tables === 'string' ? tableList(options.tables) : undefined;
       const settings = await loadSettings(flags, { pipeline: options.pipeline as string | undefined });
       checkSnapshotDir(settings.snapshots);
       const logger = createLogger({ level: settings.logLevel });
@@ -36,13 +37,7 @@ export function registerSnapshot(program: Command): void {
         // Read while no sync writes: on Postgres a table read in pages while a sync upserts it can repeat rows.
         await warehouse.acquireLock(`grantflow snapshot (pid ${process.pid})`);
         const available = await defaultSnapshotTables(warehouse);
-        const wanted =
-          typeof options.tables === 'string'
-            ? options.tables
-                .split(',')
-                .map((s) => s.trim())
-                .filter(Boolean)
-            : available;
+        const wanted = tables ?? available;
         const missing = wanted.filter((t) => !available.includes(t));
         if (missing.length > 0)
           throw new ConfigError(`no such table to snapshot in ${warehouse.description}: ${missing.join(', ')}`);
@@ -70,4 +65,15 @@ export function registerSnapshot(program: Command): void {
       }
     }),
   );
+}
+
+/** `--tables a,b`; an empty list is refused rather than read as "every table", as for `sync --streams`. */
+function tableList(text: string): string[] {
+  const names = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (names.length === 0)
+    throw new ConfigError(`--tables must name at least one table, got "${text}"; leave it out to snapshot every table`);
+  return names;
 }
