@@ -68,7 +68,14 @@ export function addSettings(command: Command, keys: readonly SettingKey[]): Comm
   return addSettingOptions(command, keys);
 }
 
-/** The command's settings, merged with the environment and the pipeline file and validated (ConfigError if bad). */
-export function settingsFrom(options: Record<string, unknown>, keys: readonly SettingKey[]): Promise<Settings> {
-  return loadSettings(flagsFrom(options, keys), { pipeline: options.pipeline as string | undefined });
+/**
+ * The command's settings (only `keys`: those it uses), merged with the environment and the pipeline file and
+ * validated (ConfigError if bad).
+ */
+export function settingsFrom<K extends SettingKey>(
+  options: Record<string, unknown>,
+  keys: readonly K[],
+  flags: Partial<Record<SettingKey, unknown>> = flagsFrom(options, keys),
+): Promise<Pick<Settings, K>> {
+  return loadSettings(flags, { pipeline: options.pipeline as string | undefined, keys });
 }

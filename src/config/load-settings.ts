@@ -8,29 +8,34 @@ export type SettingSource = 'flag' | 'environment' | 'pipeline file';
 type Raw = Partial<Record<SettingKey, unknown>>;
 
 /** Where each setting of a loaded Settings object came from (defaults are not recorded). */
-const sources = new WeakMap<Settings, ReadonlyMap<SettingKey, SettingSource>>();
+const sources = new WeakMap<object, ReadonlyMap<SettingKey, SettingSource>>();
 
 /**
  * Where `loadSettings` found a setting: a flag, an environment variable or the pipeline file; undefined for a
  * default (or for settings not made by `loadSettings`, such as a copy). Lets a caller weigh a setting against
  * something that is not a setting (`--credentials FILE` against GRANTFLOW_CLIENT_ID and friends).
  */
-export function settingSource(settings: Settings, key: SettingKey): SettingSource | undefined {
+export function settingSource(settings: Partial<Settings>, key: SettingKey): SettingSource | undefined {
   return sources.get(settings)?.get(key);
 }
+
+const allSettingKeys = Object.keys(settingKinds) as SettingKey[];
 
 /**
  * Merges defaults < pipeline file < environment < flags and validates once, at the edge. Every message names the
  * bad key and where it came from, so the operator knows what to fix; nothing is written before this succeeds.
+ * Only `keys` (default: every setting) are read and validated: `status` must not fail on a GRANTFLOW_RATE meant for
+ * sync. The pipeline file's unknown keys are refused all the same, since a typo there is meant for some command.
  */
-export async function loadSettings(
+export async function loadSettings<K extends SettingKey = SettingKey>(
   flags: Raw,
-  options: { pipeline?: string; env?: NodeJS.ProcessEnv } = {},
-): Promise<Settings> {
+  options: { pipeline?: string; env?: NodeJS.ProcessEnv; keys?: readonly K[] } = {},
+): Promise<Pick<Settings, K>> {
   const env = options.env ?? process.env;
+  const keys: readonly SettingKey[] = options.keys ?? allSettingKeys;
   const pipelinePath = options.pipeline ?? env.GRANTFLOW_PIPELINE;
   const fromFile = pipelinePath ? await readPipelineFile(pipelinePath) : {};
-  const fromEnv = readEnv(env);
+  const fromEnv = readEnv(env, keys);
   const origin = new Map<SettingKey, SettingSource>();
   const merged: Raw = {};
   for (const [source, values] of [
@@ -39,15 +44,17 @@ export async function loadSettings(
     ['flag', flags],
   ] as const) {
     for (const [k, v] of Object.entries(values)) {
-      if (v === undefined) continue;
+      if (v === undefined || !keys.includes(k as SettingKey)) continue;
       merged[k as SettingKey] = v;
       origin.set(k as SettingKey, source);
     }
   }
-  const parsed = settingsSchema.safeParse(merged);
+  const schema = settingsSchema.pick(Object.fromEntries(keys.map((k) => [k, true])) as Record<SettingKey, true>);
+  const parsed = schema.safeParse(merged);
   if (!parsed.success) throw new ConfigError(describeIssues(parsed.error, origin, pipelinePath));
-  sources.set(parsed.data, origin);
-  return parsed.data;
+  const settings = parsed.data as Pick<Settings, K>;
+  sources.set(settings, origin);
+  return settings;
 }
 
 async function readPipelineFile(path: string): Promise<Raw> {
@@ -69,6 +76,12 @@ async function readPipelineFile(path: string): Promise<Raw> {
   }
   // "$comment" keys document a pipeline file without being settings.
   const settings = Object.fromEntries(Object.entries(value).filter(([k]) => !k.startsWith('$'))) as Raw;
+  const unknown = Object.keys(settings).filter((k) => !(k in settingKinds));
+  if (unknown.length > 0) {
+    throw new ConfigError(
+      `pipeline file ${path} has unknown setting${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}; known: ${allSettingKeys.join(', ')}`,
+    );
+  }
   // A pipeline file names its paths relative to its own folder, so it works from any working directory (cron).
   const folder = dirname(resolve(path));
   for (const key of pathSettings) {
@@ -83,9 +96,9 @@ async function readPipelineFile(path: string): Promise<Raw> {
 /** Settings that are file or directory paths (the warehouse may instead be a postgres:// URL, left as it is). */
 const pathSettings = ['credentials', 'warehouse', 'snapshots', 'rawDir'] as const satisfies readonly SettingKey[];
 
-function readEnv(env: NodeJS.ProcessEnv): Raw {
+function readEnv(env: NodeJS.ProcessEnv, keys: readonly SettingKey[]): Raw {
   const out: Raw = {};
-  for (const key of Object.keys(settingKinds) as SettingKey[]) {
+  for (const key of keys) {
     const text = env[envName(key)];
     if (text === undefined || text === '') continue;
     out[key] = parseSettingText(key, text, `environment variable ${envName(key)}`);
@@ -123,9 +136,6 @@ function describeIssues(
   return error.issues
     .map((issue) => {
       const key = String(issue.path[0] ?? '');
-      if (issue.code === 'unrecognized_keys') {
-        return `pipeline file ${pipelinePath ?? ''} has unknown setting${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}; known: ${Object.keys(settingKinds).join(', ')}`;
-      }
       const source = origin.get(key as SettingKey);
       const where =
         source === 'environment'

@@ -25,7 +25,10 @@ export function credentialsFromEnv(env: NodeJS.ProcessEnv): boolean {
  * over a credentials file named in the pipeline file, as every variable wins over that file. A file named by
  * GRANTFLOW_CREDENTIALS next to those variables is ambiguous (both are variables): a ConfigError says to drop one.
  */
-export function credentialsSource(settings: Settings, env: NodeJS.ProcessEnv): 'file' | 'environment' {
+export function credentialsSource(
+  settings: Pick<Settings, 'credentials'>,
+  env: NodeJS.ProcessEnv,
+): 'file' | 'environment' {
   if (!credentialsFromEnv(env)) return 'file';
   const fileFrom = settings.credentials === undefined ? undefined : settingSource(settings, 'credentials');
   if (fileFrom === 'flag') return 'file';
@@ -43,7 +46,10 @@ export function credentialsSource(settings: Settings, env: NodeJS.ProcessEnv): '
  * The environment as `runSync` should see it: without the GRANTFLOW_* credential variables when the credentials
  * file wins (see credentialsSource), since runSync decides by `credentialsFromEnv(env)` alone.
  */
-export function environmentForCredentials(settings: Settings, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+export function environmentForCredentials(
+  settings: Pick<Settings, 'credentials'>,
+  env: NodeJS.ProcessEnv,
+): NodeJS.ProcessEnv {
   if (credentialsSource(settings, env) === 'environment' || !credentialsFromEnv(env)) return env;
   const out = { ...env };
   for (const k of Object.values(envKeys)) delete out[k];

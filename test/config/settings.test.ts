@@ -83,6 +83,22 @@ describe('settings', () => {
     );
   });
 
+  it("read and validate only a command's own settings, but refuse unknown pipeline keys all the same", async () => {
+    const keys = ['warehouse', 'logLevel'] as const;
+    const env = { GRANTFLOW_RATE: 'fast', GRANTFLOW_WAREHOUSE: 'env.duckdb' };
+    const mixed = await pipeline('mixed.json', JSON.stringify({ perPage: 'many', logLevel: 'warn' }));
+    expect(await loadSettings({}, { pipeline: mixed, env, keys })).toEqual({
+      warehouse: 'env.duckdb',
+      logLevel: 'warn',
+    });
+    const badUsed = await pipeline('bad-used.json', JSON.stringify({ logLevel: 'loud' }));
+    expect(await configError(loadSettings({}, { pipeline: badUsed, env, keys }))).toMatch(
+      /^"logLevel" in pipeline file .*bad-used\.json: /,
+    );
+    const typo = await pipeline('typo-keys.json', JSON.stringify({ rte: 5 }));
+    expect(await configError(loadSettings({}, { pipeline: typo, env, keys }))).toMatch(/unknown setting "rte"/);
+  });
+
   it('refuse a DuckDB memory limit below the minimum a sync needs, in any unit', async () => {
     for (const small of ['0MB', '1KB', '63MB', '61MiB', '0.05GB']) {
       expect(await configError(loadSettings({ duckdbMemoryLimit: small }, { env: {} }))).toMatch(

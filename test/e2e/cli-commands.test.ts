@@ -369,6 +369,55 @@ describe('after a sync', () => {
     ]);
   });
 
+  /** A bad value of each GRANTFLOW_* setting that a variable can hold (an empty one counts as unset). */
+  const badEnv: Readonly<Record<string, string>> = {
+    GRANTFLOW_SITE: 'not a url',
+    GRANTFLOW_DUCKDB_MEMORY_LIMIT: 'lots',
+    GRANTFLOW_SCHEMA: 'no-dashes',
+    GRANTFLOW_LAND_RAW: 'maybe',
+    GRANTFLOW_STREAMS: ',',
+    GRANTFLOW_FULL_REFRESH: 'maybe',
+    GRANTFLOW_FULL_REFRESH_AFTER_DAYS: '-1',
+    GRANTFLOW_RATE: 'fast',
+    GRANTFLOW_PER_PAGE: '0',
+    GRANTFLOW_CONCURRENCY: '1000',
+    GRANTFLOW_SITE_TIME_ZONE: 'Mars/Olympus',
+    GRANTFLOW_RETAIN_SNAPSHOTS: '0',
+    GRANTFLOW_MODELS: 'maybe',
+    GRANTFLOW_SNAPSHOT: 'maybe',
+    GRANTFLOW_LOG_LEVEL: 'loud',
+  };
+  const warehouseVars = ['GRANTFLOW_DUCKDB_MEMORY_LIMIT', 'GRANTFLOW_SCHEMA', 'GRANTFLOW_LOG_LEVEL'];
+  const readOnlyCommands = [
+    ['status', warehouseVars],
+    ['models run', warehouseVars],
+    ['models test', warehouseVars],
+    ['snapshot', [...warehouseVars, 'GRANTFLOW_RETAIN_SNAPSHOTS']],
+  ] as const;
+  const argsOf = (name: string): string[] => [
+    ...name.split(' '),
+    '--warehouse',
+    join(dir.path, 'w.duckdb'),
+    ...(name === 'snapshot' ? ['--snapshots', join(dir.path, 'env-snapshots')] : []),
+  ];
+
+  it.each(readOnlyCommands)('%s ignores bad GRANTFLOW_* values of settings it does not use', async (name, used) => {
+    const unused = Object.fromEntries(Object.entries(badEnv).filter(([k]) => !used.includes(k)));
+    const r = await runCli(argsOf(name), { env: unused });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+  });
+
+  it.each(readOnlyCommands)('%s still refuses a bad value of each setting it uses (exit 2)', async (name, used) => {
+    for (const variable of used) {
+      const r = await runCli(argsOf(name), { env: { [variable]: badEnv[variable] } });
+      expect(r.code, variable).toBe(2);
+      expect(r.stderr.trim().split('\n'), variable).toEqual([
+        expect.stringMatching(new RegExp(`^grantflow: environment variable ${variable}\\b`)),
+      ]);
+    }
+  });
+
   it.each(['abc', '0', '-5', '2.5'])('status --runs %s is refused (exit 2)', async (runs) => {
     const r = await runCli(['status', '--warehouse', join(dir.path, 'w.duckdb'), '--runs', runs]);
     expect(r.code).toBe(2);

@@ -14,7 +14,14 @@ import { checkWritableDir } from '../../util/writable-dir.ts';
 import { runAction } from '../run-action.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
 
-const keys: readonly SettingKey[] = ['site', 'credentials', ...warehouseSettingKeys, 'snapshots', 'rate', 'logLevel'];
+const keys = [
+  'site',
+  'credentials',
+  ...warehouseSettingKeys,
+  'snapshots',
+  'rate',
+  'logLevel',
+] as const satisfies readonly SettingKey[];
 
 interface Check {
   readonly name: string;

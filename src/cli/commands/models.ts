@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { loadSettings } from '../../config/load-settings.ts';
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 import { tables } from '../../normalize/index.ts';
 import { openConfiguredWarehouse } from '../../warehouse/index.ts';
@@ -8,12 +7,12 @@ import { hasErrorFailures, runDataTests, runModels, type DataTestResult } from '
 import { ConfigError, ExitCode } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
-import { addSettingOptions, flagsFrom } from '../settings-options.ts';
+import { addSettingOptions, settingsFrom } from '../settings-options.ts';
 
-const keys: readonly SettingKey[] = [...warehouseSettingKeys, 'logLevel'];
+const keys = [...warehouseSettingKeys, 'logLevel'] as const satisfies readonly SettingKey[];
 
 async function withWarehouse(options: Record<string, unknown>, fn: (w: Warehouse) => Promise<number>): Promise<number> {
-  const settings = await loadSettings(flagsFrom(options, keys), { pipeline: options.pipeline as string | undefined });
+  const settings = await settingsFrom(options, keys);
   // A warehouse a sync wrote: a mistyped path is an error, not a new empty warehouse with models over nothing.
   const warehouse = await openConfiguredWarehouse(settings, createLogger({ level: settings.logLevel }), {
     existingOnly: true,

@@ -6,7 +6,7 @@ import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
 
-const keys: readonly SettingKey[] = [...warehouseSettingKeys, 'rawDir', 'siteTimeZone', 'logLevel'];
+const keys = [...warehouseSettingKeys, 'rawDir', 'siteTimeZone', 'logLevel'] as const satisfies readonly SettingKey[];
 
 export function registerReplay(program: Command): void {
   const command = program

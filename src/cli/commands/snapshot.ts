@@ -1,15 +1,19 @@
 import type { Command } from 'commander';
 import { randomUUID } from 'node:crypto';
-import { loadSettings } from '../../config/load-settings.ts';
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 import { openConfiguredWarehouse } from '../../warehouse/index.ts';
 import { checkSnapshotDir, defaultSnapshotTables, writeSnapshots } from '../../snapshot/index.ts';
 import { ConfigError, ExitCode } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
-import { addSettingOptions, flagsFrom } from '../settings-options.ts';
+import { addSettingOptions, flagsFrom, settingsFrom } from '../settings-options.ts';
 
-const keys: readonly SettingKey[] = [...warehouseSettingKeys, 'snapshots', 'retainSnapshots', 'logLevel'];
+const keys = [
+  ...warehouseSettingKeys,
+  'snapshots',
+  'retainSnapshots',
+  'logLevel',
+] as const satisfies readonly SettingKey[];
 
 export function registerSnapshot(program: Command): void {
   const command = program
@@ -29,7 +33,7 @@ export function registerSnapshot(program: Command): void {
         flags.retainSnapshots = retain;
       }
       const tables = typeof options.tables === 'string' ? tableList(options.tables) : undefined;
-      const settings = await loadSettings(flags, { pipeline: options.pipeline as string | undefined });
+      const settings = await settingsFrom(options, keys, flags);
       checkSnapshotDir(settings.snapshots);
       const logger = createLogger({ level: settings.logLevel });
       const warehouse = await openConfiguredWarehouse(settings, logger, { existingOnly: true });

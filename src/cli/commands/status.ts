@@ -9,7 +9,7 @@ import { oneLine } from '../../source/errors.ts';
 import { runAction } from '../run-action.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
 
-const keys: readonly SettingKey[] = [...warehouseSettingKeys, 'logLevel'];
+const keys = [...warehouseSettingKeys, 'logLevel'] as const satisfies readonly SettingKey[];
 
 export function registerStatus(program: Command): void {
   const command = program
