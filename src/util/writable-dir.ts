@@ -1,16 +1,7 @@
 import { existsSync, mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from './errors.ts';
-
-/** Why a directory could not be written, in words (the errno alone means little to most users). */
-export function dirProblem(e: unknown): string {
-  const err = e as NodeJS.ErrnoException;
-  if (err.code === 'EACCES' || err.code === 'EPERM') return 'permission denied';
-  if (err.code === 'ENOTDIR' || err.code === 'EEXIST') return 'a file is in the way of the directory';
-  if (err.code === 'EROFS') return 'read-only file system';
-  if (err.code === 'ENOSPC') return 'no space left on the device';
-  return err.message?.split('\n')[0] ?? String(e);
-}
+import { pathProblem } from './path-problem.ts';
 
 /**
  * Pre-flight for a directory a command will write into later: creates it (and its parents) and a probe file, then
@@ -28,7 +19,7 @@ export function checkWritableDir(dir: string, what: string, advice: string): voi
     writeFileSync(probe, 'ok');
     rmSync(probe, { force: true });
   } catch (e) {
-    throw new ConfigError(`${what} ${path} is not writable (${dirProblem(e)}); ${advice}`, { cause: e });
+    throw new ConfigError(`${what} ${path} is not writable (${pathProblem(e, path)}); ${advice}`, { cause: e });
   } finally {
     // Only the directories this check made, innermost first; one that gained content meanwhile stays.
     for (let d = path; created !== undefined && d.length >= created.length; d = dirname(d)) {

@@ -84,6 +84,46 @@ describe('an empty list where a list is expected', () => {
   });
 });
 
+describe('a path that cannot be used: one line naming it and what is wrong, exit 2, no stack', () => {
+  /** A regular file, for paths that need a directory where it is. */
+  async function aFile(name: string): Promise<string> {
+    const file = join(dir.path, name);
+    await writeFile(file, 'not a directory');
+    return file;
+  }
+
+  it('sync --warehouse under a regular file names the file in the way', async () => {
+    const file = await aFile('warehouse-parent');
+    const target = join(file, 'sub', 'w.duckdb');
+    const r = await runCli(['sync', ...common, '--warehouse', target]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      `grantflow: cannot create the directory of DuckDB warehouse ${target} (${file} is a file, not a directory); choose another --warehouse`,
+    ]);
+  });
+
+  it.each(['sync', 'status'])('%s --warehouse naming a directory says so', async (command) => {
+    const folder = join(dir.path, `warehouse-folder-${command}`);
+    await mkdir(folder);
+    const r = await runCli([command, ...(command === 'sync' ? common : []), '--warehouse', folder]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      `grantflow: DuckDB warehouse ${folder} is a directory, not a file; choose another --warehouse`,
+    ]);
+    expect(await readdir(folder)).toEqual([]);
+  });
+
+  it('docs dictionary --out naming a directory says so', async () => {
+    const folder = join(dir.path, 'out-folder');
+    await mkdir(folder);
+    const r = await runCli(['docs', 'dictionary', '--out', folder]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      `grantflow: cannot write ${folder} (it is a directory, not a file); choose another path with --out`,
+    ]);
+  });
+});
+
 describe('a warehouse URL that is not a postgres:// one', () => {
   it.each(['postgress://u:secret@127.0.0.1:5432/test', 'pg://127.0.0.1/test', 'mysql://127.0.0.1/test'])(
     'sync --warehouse %s exits 2 before anything is written, instead of syncing into a DuckDB file named after it',

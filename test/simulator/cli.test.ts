@@ -81,17 +81,24 @@ describe('grantflow sim', () => {
     const sim = run(['--port', '0', '--credentials-out', join(file, 'creds.json')]);
     sim.url.catch(() => undefined);
     expect(await exitsAlone(sim)).toBe(2);
-    expect(sim.stderr().trim()).toMatch(/^grantflow: credentials directory .*a-file is not writable/);
+    expect(sim.stderr().trim().split('\n')).toEqual([
+      `grantflow: credentials directory ${file} is not writable (${file} is a file, not a directory); choose another --credentials-out`,
+    ]);
   });
 
-  it('exits 2, stops listening and leaves no temporary file when the credentials cannot be written', async () => {
+  it('exits 2 in one line, before listening, and leaves no temporary file when --credentials-out is a directory', async () => {
     const target = join(dir, 'a-directory');
     await mkdir(target);
     const sim = run(['--port', '0', '--credentials-out', target]);
-    sim.url.catch(() => undefined);
+    const listened = sim.url.then(
+      () => true,
+      () => false,
+    );
     expect(await exitsAlone(sim)).toBe(2);
-    expect(sim.stderr().trim()).toMatch(/^grantflow: cannot write the credentials file .*a-directory/);
-    expect(sim.stderr()).not.toMatch(/^\s+at /m);
+    expect(await listened).toBe(false);
+    expect(sim.stderr().trim().split('\n')).toEqual([
+      `grantflow: cannot write the credentials file ${target} (it is a directory, not a file); choose another --credentials-out`,
+    ]);
     expect((await readdir(dir)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 });

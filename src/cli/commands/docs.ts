@@ -4,7 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { dictionaryPath, renderDataDictionary } from '../../docs/data-dictionary.ts';
 import { ConfigError, ExitCode } from '../../util/errors.ts';
 import { runAction } from '../run-action.ts';
-import { dirProblem } from '../../util/writable-dir.ts';
+import { pathProblem } from '../../util/path-problem.ts';
 
 export function registerDocs(program: Command): void {
   const docs = program.command('docs').description('generated documentation');
@@ -41,9 +41,12 @@ export function registerDocs(program: Command): void {
           mkdirSync(dirname(path), { recursive: true });
           writeFileSync(path, fresh);
         } catch (e) {
-          throw new ConfigError(`cannot write ${path} (${dirProblem(e)}); choose another path with --out`, {
-            cause: e,
-          });
+          throw new ConfigError(
+            `cannot write ${path} (${pathProblem(e, dirname(path))}); choose another path with --out`,
+            {
+              cause: e,
+            },
+          );
         }
         process.stdout.write(`wrote ${path}\n`);
         return ExitCode.ok;

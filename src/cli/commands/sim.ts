@@ -5,7 +5,8 @@ import { isScaleName, scales, startSimulator, type SimulatorOptions } from '../.
 import { FileCredentialStore } from '../../source/index.ts';
 import type { Credentials } from '../../source/types.ts';
 import { ConfigError } from '../../util/errors.ts';
-import { checkWritableDir, dirProblem } from '../../util/writable-dir.ts';
+import { isDirectory, pathProblem } from '../../util/path-problem.ts';
+import { checkWritableDir } from '../../util/writable-dir.ts';
 import { runAction } from '../run-action.ts';
 
 interface SimFlags {
@@ -61,11 +62,21 @@ async function writeCredentials(file: string, credentials: Credentials): Promise
     await mkdir(dirname(file), { recursive: true });
     await new FileCredentialStore(file).save(credentials);
   } catch (e) {
-    const why = dirProblem(e instanceof Error && e.cause !== undefined ? e.cause : e);
-    throw new ConfigError(`cannot write the credentials file ${file} (${why}); choose another --credentials-out`, {
-      cause: e,
-    });
+    const why = pathProblem(e instanceof Error && e.cause !== undefined ? e.cause : e, dirname(file));
+    throw credentialsOutError(file, why, e);
   }
+}
+
+function credentialsOutError(file: string, why: string, cause?: unknown): ConfigError {
+  return new ConfigError(`cannot write the credentials file ${file} (${why}); choose another --credentials-out`, {
+    cause,
+  });
+}
+
+/** Before the site is generated (minutes at the large scale) and listening: a path that cannot take the file. */
+function checkCredentialsOut(file: string): void {
+  checkWritableDir(dirname(file), 'credentials directory', 'choose another --credentials-out');
+  if (isDirectory(file)) throw credentialsOutError(file, 'it is a directory, not a file');
 }
 
 export function registerSim(program: Command): void {
@@ -88,9 +99,7 @@ export function registerSim(program: Command): void {
     .action(
       runAction(async (flags: SimFlags) => {
         const options = parseSimFlags(flags);
-        // Before the site is generated (minutes at the large scale) and listening.
-        if (flags.credentialsOut)
-          checkWritableDir(dirname(flags.credentialsOut), 'credentials directory', 'choose another --credentials-out');
+        if (flags.credentialsOut) checkCredentialsOut(flags.credentialsOut);
         const sim = await startSimulator(options).catch((error: unknown) => {
           throw new ConfigError(
             `cannot listen on ${options.host}:${options.port}: ${error instanceof Error ? error.message : String(error)}`,

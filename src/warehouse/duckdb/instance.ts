@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DuckDBInstance, version } from '@duckdb/node-api';
 import { ConfigError, LockedError } from '../../util/errors.ts';
+import { isDirectory, pathProblem } from '../../util/path-problem.ts';
 
 /**
  * DuckDB locks the file per process, so two instances on one file inside the same process would not see each
@@ -73,10 +74,16 @@ export async function acquireInstance(
     shared.refs += 1;
     return { path, instance: shared.instance };
   }
+  // DuckDB's own messages for these name no setting and read like a crash ("IO Error: Could not read from file").
+  if (isDirectory(path))
+    throw new ConfigError(`DuckDB warehouse ${path} is a directory, not a file; choose another --warehouse`);
   try {
     mkdirSync(dirname(path), { recursive: true });
   } catch (e) {
-    throw new ConfigError(`cannot create the directory of DuckDB warehouse ${path}: ${(e as Error).message}`);
+    throw new ConfigError(
+      `cannot create the directory of DuckDB warehouse ${path} (${pathProblem(e, dirname(path))}); choose another --warehouse`,
+      { cause: e },
+    );
   }
   let instance: DuckDBInstance;
   try {
