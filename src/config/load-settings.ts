@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../util/errors.ts';
+import { pathProblem } from '../util/path-problem.ts';
 import { envName, settingKinds, settingsSchema, urlPattern, type SettingKey, type Settings } from './settings.ts';
 
 export type SettingSource = 'flag' | 'environment' | 'pipeline file';
@@ -63,7 +64,8 @@ async function readPipelineFile(path: string): Promise<Raw> {
     text = await readFile(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    throw new ConfigError(`pipeline file ${path} cannot be read (${code === 'ENOENT' ? 'no such file' : code})`);
+    const why = code === 'ENOENT' ? 'no such file' : pathProblem(error, dirname(path));
+    throw new ConfigError(`pipeline file ${path} cannot be read (${why})`);
   }
   let value: unknown;
   try {

@@ -9,6 +9,7 @@ import { manifestName, readManifest, sha256File, writeManifest, type ManifestEnt
 import { openParquetWriter, type ParquetCompression } from './parquet-writer.ts';
 import { applyRetention, removeStrayManifestTemps } from './retention.ts';
 import { clearPending, notePending, undoPendingSnapshot } from './pending.ts';
+import { pathProblem } from '../util/path-problem.ts';
 
 export interface SnapshotOptions {
   readonly dir: string;
@@ -50,10 +51,13 @@ const tableNamePattern = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * A file system or DuckDB error while writing (a full disk, a file where a folder goes) is the run's failure with a
  * message naming what could not be written, not a bug; our own errors (a missing table) pass through.
  */
-function snapshotError(what: string, e: unknown): GrantflowError {
+function snapshotError(what: string, e: unknown, path?: string): GrantflowError {
   if (isGrantflowError(e)) return e;
+  // A file system error under `path` in words (naming a file in the way); anything else by its first line.
+  const why =
+    path === undefined || (e as NodeJS.ErrnoException).code === undefined ? firstLine(e) : pathProblem(e, path);
   return new GrantflowError(
-    `could not write ${what}: ${firstLine(e)}; the manifest still names the last good snapshot`,
+    `could not write ${what}: ${why}; the manifest still names the last good snapshot`,
     ExitCode.runFailed,
     'snapshot_failed',
     { cause: e },
@@ -153,7 +157,7 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
         written.push(entry);
         logger.info({ table, rows: entry.rows, bytes, ms: entry.durationMs }, 'snapshot written');
       } catch (e) {
-        throw snapshotError(`the snapshot of ${table} in ${tableDir}`, e);
+        throw snapshotError(`the snapshot of ${table} in ${tableDir}`, e, tableDir);
       } finally {
         removeQuietly(temp);
       }

@@ -2,6 +2,7 @@ import { open, readFile, readlink, realpath, rename, unlink, chmod } from 'node:
 import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ConfigError, GrantflowError } from '../util/errors.ts';
+import { pathProblem } from '../util/path-problem.ts';
 import { registerSecret } from '../util/redact.ts';
 import type { Credentials, CredentialStore } from './types.ts';
 
@@ -68,7 +69,7 @@ export class FileCredentialStore implements CredentialStore {
             ? 'cannot be read (permission denied)'
             : code === 'EISDIR'
               ? 'is a directory'
-              : `cannot be read (${code ?? 'unknown error'})`;
+              : `cannot be read (${pathProblem(e, dirname(this.path))})`;
       throw new ConfigError(`${this.description} ${why}`);
     }
     let parsed: unknown;

@@ -122,6 +122,20 @@ describe('a path that cannot be used: one line naming it and what is wrong, exit
       `grantflow: cannot write ${folder} (it is a directory, not a file); choose another path with --out`,
     ]);
   });
+
+  it('a pipeline or credentials file under a regular file names the file in the way', async () => {
+    const file = await aFile('settings-parent');
+    const pipelineRun = await runCli(['sync', '--pipeline', join(file, 'p.json')]);
+    expect(pipelineRun.code).toBe(2);
+    expect(pipelineRun.stderr.trim().split('\n')).toEqual([
+      `grantflow: pipeline file ${join(file, 'p.json')} cannot be read (${file} is a file, not a directory)`,
+    ]);
+    const credentialsRun = await runCli(['sync', ...common, '--credentials', join(file, 'c.json')]);
+    expect(credentialsRun.code).toBe(2);
+    expect(credentialsRun.stderr.trim().split('\n')).toEqual([
+      `grantflow: credentials file ${join(file, 'c.json')} cannot be read (${file} is a file, not a directory)`,
+    ]);
+  });
 });
 
 describe('a warehouse URL that is not a postgres:// one', () => {
