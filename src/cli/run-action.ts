@@ -1,5 +1,17 @@
-import { ExitCode, isGrantflowError } from '../util/errors.ts';
+import { ConfigError, ExitCode, firstLine, isGrantflowError } from '../util/errors.ts';
 import { redact } from '../util/redact.ts';
+
+/**
+ * Postgres refused a statement for a missing privilege (SQLSTATE 42501, e.g. `status` run as a role that may not
+ * read the bookkeeping tables): the setup is at fault, not grantflow, so it is a one-line configuration error.
+ */
+function privilegeError(error: unknown): ConfigError | null {
+  if ((error as { code?: unknown } | null)?.code !== '42501') return null;
+  return new ConfigError(
+    `the Postgres role lacks a privilege grantflow needs: ${firstLine(error)} (README.md, "Postgres privileges", lists them)`,
+    { cause: error },
+  );
+}
 
 /**
  * Wraps a command's action: expected errors print one clear line (no stack) and exit with their code;
@@ -10,7 +22,8 @@ export function runAction<A extends unknown[]>(action: (...args: A) => Promise<n
     try {
       const code = await action(...args);
       process.exitCode = code ?? ExitCode.ok;
-    } catch (error) {
+    } catch (thrown) {
+      const error = privilegeError(thrown) ?? thrown;
       if (isGrantflowError(error)) {
         process.stderr.write(`grantflow: ${redact(error.message)}\n`);
         process.exitCode = error.exitCode;

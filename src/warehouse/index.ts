@@ -27,6 +27,12 @@ export interface OpenWarehouseOptions {
    * throws SchemaNotYetCreated, whose message says so.
    */
   readonly checkOnly?: boolean;
+  /**
+   * With `existingOnly`: the command writes tables (`models run`), so a Postgres role must be able to, as for a
+   * sync (CREATE on the schema, owning grantflow's tables), or the open fails naming the grant. Read-only commands
+   * (status, snapshot) leave this off: an analyst's role with SELECT only may run them.
+   */
+  readonly forWriting?: boolean;
 }
 
 export function isPostgresTarget(target: string): boolean {
@@ -44,7 +50,10 @@ export async function openWarehouse(target: string, options: OpenWarehouseOption
   if (!target.trim()) throw new ConfigError('warehouse target is empty: give a DuckDB file path or a postgres:// URL');
   if (isPostgresTarget(target)) {
     const create = options.checkOnly ? 'check' : !options.existingOnly;
-    return PostgresWarehouse.open(target, checkedSchema(options.schema), logger, { create });
+    return PostgresWarehouse.open(target, checkedSchema(options.schema), logger, {
+      create,
+      writes: create !== false || options.forWriting === true,
+    });
   }
   if (options.existingOnly && !existsSync(target))
     throw new ConfigError(`no warehouse at ${target}; run \`grantflow sync\` first or pass --warehouse`);
@@ -75,7 +84,7 @@ export async function warehouseMayHoldCredentials(
 export function openConfiguredWarehouse(
   settings: WarehouseSettings,
   logger: Logger,
-  options: Pick<OpenWarehouseOptions, 'existingOnly' | 'checkOnly'> = {},
+  options: Pick<OpenWarehouseOptions, 'existingOnly' | 'checkOnly' | 'forWriting'> = {},
 ): Promise<Warehouse> {
   return openWarehouse(settings.warehouse, {
     schema: settings.schema,

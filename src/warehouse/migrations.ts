@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { TableDef } from '../normalize/table-def.ts';
-import { GrantflowError } from '../util/errors.ts';
+import { ConfigError, firstLine, GrantflowError } from '../util/errors.ts';
 import { addColumnSql, allColumns, catalogFingerprint, createTableSql } from './ddl.ts';
 import type { SqlRunner } from './sql-runner.ts';
 import type { Dialect } from './types.ts';
@@ -45,6 +45,11 @@ export async function runMigrations(db: Kysely<unknown>, schema: string | null):
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    // A missing Postgres privilege (42501) is the setup's fault, named in one line, exit 2, as open() does.
+    if ((error as { code?: unknown }).code === '42501')
+      throw new ConfigError(`warehouse migration refused: the role lacks a privilege (${firstLine(error)})`, {
+        cause: error,
+      });
     throw new GrantflowError(
       `warehouse migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`,
       1,

@@ -16,6 +16,7 @@ async function withWarehouse(options: Record<string, unknown>, fn: (w: Warehouse
   // A warehouse a sync wrote: a mistyped path is an error, not a new empty warehouse with models over nothing.
   const warehouse = await openConfiguredWarehouse(settings, createLogger({ level: settings.logLevel }), {
     existingOnly: true,
+    forWriting: true,
   });
   try {
     // A sync in progress would change the tables under the models (and rebuild them itself): one run at a time.

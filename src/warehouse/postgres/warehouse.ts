@@ -10,6 +10,7 @@ import type { SqlRunner } from '../sql-runner.ts';
 import type { RunRecord } from '../types.ts';
 import { ident, literal } from '../values.ts';
 import { analyzeStale } from './analyze-stale.ts';
+import { unownedTablesProblem } from './ownership.ts';
 import { advisoryLockHeld, holdsAdvisoryLock, takeAdvisoryLock } from './lock.ts';
 import { createPool, describeConnectError, inTransaction, poolRunner, safeUrl } from './pool.ts';
 import { PostgresStaging, stagingPrefix } from './staging.ts';
@@ -52,9 +53,11 @@ export class PostgresWarehouse extends BaseWarehouse {
   }
 
   /**
-   * `create: false` (read-only commands): a missing schema is reported, not created. With `create`, the role must
+   * `create: false` (commands on a synced warehouse): a missing schema is reported, not created. With `writes`
+   * (`create`, or a command that rebuilds models), the role must
    * be able to create tables in the schema (migrations, staging tables), and to create the schema if it is missing;
-   * either lacking is a ConfigError naming the grant, before anything is written. A schema that exists is not
+   * either lacking is a ConfigError naming the grant, before anything is written; so are grantflow tables in it
+   * another role owns (see unownedTablesProblem). A schema that exists is not
    * created again: `CREATE SCHEMA IF NOT EXISTS` needs CREATE on the database even then, which a role given only
    * its own schema on a shared database lacks.
    */
@@ -62,8 +65,10 @@ export class PostgresWarehouse extends BaseWarehouse {
     url: string,
     schema: string,
     logger: Logger,
-    { create = true as boolean | 'check' } = {},
+    options: { create?: boolean | 'check'; writes?: boolean } = {},
   ): Promise<PostgresWarehouse> {
+    const create = options.create ?? true;
+    const writes = options.writes ?? create !== false;
     const pool = createPool(url, schema, logger);
     let problem: string | null = null;
     let notYet: string | null = null;
@@ -78,8 +83,10 @@ export class PostgresWarehouse extends BaseWarehouse {
       );
       const r = rows[0] ?? {};
       const role = ident(String(r.role));
-      if (!create) {
-        if (r.found !== true) problem = `has no schema ${schema}; check --schema, or run \`grantflow sync\` first`;
+      if (!create && r.found !== true) {
+        problem = `has no schema ${schema}; check --schema, or run \`grantflow sync\` first`;
+      } else if (!writes) {
+        // Read only: SELECT on the tables is all it needs, and a query without it says so (42501, see runAction).
       } else if (r.found !== true && r.may_create_schema !== true) {
         problem =
           `has no schema ${schema} and role ${String(r.role)} may not create one in database ${String(r.db)}; ` +
@@ -98,6 +105,8 @@ export class PostgresWarehouse extends BaseWarehouse {
         problem =
           `schema ${schema}: role ${String(r.role)} may not create tables in it; ` +
           `grant it (GRANT USAGE, CREATE ON SCHEMA ${ident(schema)} TO ${role}), or give grantflow a schema of its own with --schema`;
+      } else {
+        problem = await unownedTablesProblem(poolRunner(pool), schema, String(r.role));
       }
     } catch (e) {
       await pool.end().catch(() => undefined);

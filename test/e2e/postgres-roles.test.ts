@@ -1,0 +1,139 @@
+/**
+ * A shared production database: grantflow runs as a role that owns only its schema (no CREATE on the database),
+ * and other roles (a second service account, an analyst) point grantflow's commands at that schema.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import pg from 'pg';
+import type { SimulatorHandle } from '../../src/simulator/index.ts';
+import { postgresUrl, runCli, startSite, syncCliArgs, tempDir, writeCredentials } from './harness.ts';
+
+// Roles are cluster-wide: a prefix of the runner's choice keeps parallel runs apart.
+const prefix = `${process.env.GRANTFLOW_TEST_ROLE_PREFIX ?? 'gf_'}roles_${process.pid}`;
+const owner = `${prefix}_owner`;
+const other = `${prefix}_other`;
+const schema = `${prefix}_schema`;
+const admin = new pg.Client({ connectionString: postgresUrl });
+
+function urlAs(role: string): string {
+  const u = new URL(postgresUrl);
+  u.username = role;
+  u.password = `Pw-${role}`;
+  return u.toString();
+}
+
+let sim: SimulatorHandle;
+let dir: Awaited<ReturnType<typeof tempDir>>;
+
+beforeAll(async () => {
+  await admin.connect();
+  for (const role of [owner, other]) await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'Pw-${role}'`);
+  await admin.query(`CREATE SCHEMA ${schema} AUTHORIZATION ${owner}`);
+  // The second role may create tables in the schema: only ownership of grantflow's tables is missing.
+  await admin.query(`GRANT USAGE, CREATE ON SCHEMA ${schema} TO ${other}`);
+  sim = await startSite({ scale: 'tiny', seed: 43 });
+  dir = await tempDir();
+  await writeCredentials(sim, join(dir.path, 'creds.json'));
+});
+
+afterAll(async () => {
+  await sim?.close();
+  await dir?.remove();
+  await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  for (const role of [owner, other]) {
+    await admin.query(`DROP OWNED BY ${role}`).catch(() => undefined);
+    await admin.query(`DROP ROLE IF EXISTS ${role}`);
+  }
+  await admin.end();
+});
+
+const warehouseAs = (role: string): string[] => ['--warehouse', urlAs(role), '--schema', schema];
+
+async function tablesOwnedBy(role: string): Promise<string[]> {
+  const { rows } = await admin.query<{ tablename: string }>(
+    `SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tableowner = $2`,
+    [schema, role],
+  );
+  return rows.map((r) => r.tablename);
+}
+
+async function runCount(): Promise<number> {
+  const { rows } = await admin.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}._grantflow_runs`);
+  return Number(rows[0]?.n);
+}
+
+describe('a role that owns only its schema', () => {
+  it('syncs into it without CREATE on the database', async () => {
+    const { rows } = await admin.query<{ ok: boolean }>(
+      `SELECT has_database_privilege($1, current_database(), 'CREATE') AS ok`,
+      [owner],
+    );
+    expect(rows[0]?.ok).toBe(false);
+    const r = await runCli(syncCliArgs(sim.url, dir.path, { warehouse: warehouseAs(owner) }));
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(await runCount()).toBe(1);
+  });
+});
+
+describe("a role with CREATE on the schema but not owning grantflow's tables", () => {
+  const refusal = (stderr: string): void => {
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toContain(`schema ${schema}: role ${other} does not own grantflow's tables there`);
+    expect(stderr).toContain(`owned by ${owner}`);
+    expect(stderr).toContain(`GRANT "${owner}" TO "${other}"`);
+    expect(stderr).not.toContain(`Pw-${other}`);
+  };
+
+  it('sync exits 2 with one line naming the owner and the grant, before anything is written', async () => {
+    const r = await runCli(syncCliArgs(sim.url, dir.path, { warehouse: warehouseAs(other) }));
+    expect(r.code).toBe(2);
+    refusal(r.stderr);
+    expect(await tablesOwnedBy(other)).toEqual([]);
+    expect(await runCount()).toBe(1);
+  });
+
+  it('models run exits 2 the same way', async () => {
+    const r = await runCli(['models', 'run', ...warehouseAs(other)]);
+    expect(r.code).toBe(2);
+    refusal(r.stderr);
+    expect(await tablesOwnedBy(other)).toEqual([]);
+  });
+
+  it('doctor reports it as a failed warehouse check (exit 2) instead of "writable"', async () => {
+    const r = await runCli([
+      'doctor',
+      '--site',
+      sim.url,
+      '--credentials',
+      join(dir.path, 'creds.json'),
+      ...warehouseAs(other),
+      '--snapshots',
+      join(dir.path, 'snapshots'),
+    ]);
+    expect(r.code).toBe(2);
+    const line = r.stdout.split('\n').find((l) => l.includes('warehouse')) ?? '';
+    expect(line).toMatch(/^FAIL {2}warehouse/);
+    refusal(line.replace(/^FAIL\s+warehouse\s+/, ''));
+  });
+
+  it('status without SELECT on the tables exits 2 with one line naming the table, not a stack trace', async () => {
+    const r = await runCli(['status', ...warehouseAs(other)]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      expect.stringContaining('the Postgres role lacks a privilege grantflow needs: permission denied for table'),
+    ]);
+  });
+
+  it('once a member of the owning role, it syncs', async () => {
+    await admin.query(`GRANT ${owner} TO ${other}`);
+    try {
+      const r = await runCli(syncCliArgs(sim.url, dir.path, { warehouse: warehouseAs(other) }));
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(await runCount()).toBe(2);
+    } finally {
+      await admin.query(`REVOKE ${owner} FROM ${other}`);
+    }
+  });
+});
