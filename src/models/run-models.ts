@@ -1,3 +1,4 @@
+import type { LockWait } from '../warehouse/postgres/lock-wait.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import { ident, literal } from '../warehouse/values.ts';
 import { firstLine, GrantflowError, throwIfStopped } from '../util/errors.ts';
@@ -24,6 +25,8 @@ export interface RunModelsOptions {
   readonly only?: readonly string[];
   /** Aborted (a signal): no further model starts; the one being built finishes. */
   readonly signal?: AbortSignal;
+  /** Postgres: how long to wait for readers of a model table it must drop (default: postgres/lock-wait.ts). */
+  readonly lockWait?: LockWait;
 }
 
 /**
@@ -62,11 +65,11 @@ END $gf$`;
  * Replaces the model's table in one transaction, so readers see the old table or the new one. DuckDB needs
  * explicit BEGIN/COMMIT and a ROLLBACK on failure (its views do not pin the tables they read).
  */
-async function materialise(warehouse: Warehouse, model: ModelDef): Promise<void> {
+async function materialise(warehouse: Warehouse, model: ModelDef, lockWait?: LockWait): Promise<void> {
   const name = ident(model.name);
   const select = model.sql[warehouse.dialect];
   if (warehouse.dialect === 'postgres') {
-    await warehouse.exec(postgresReplace(model, select));
+    await warehouse.execExclusive(postgresReplace(model, select), model.name, `model ${model.name}`, lockWait);
     return;
   }
   const replace = `DROP TABLE IF EXISTS ${name}; CREATE TABLE ${name} AS ${select}`;
@@ -93,7 +96,7 @@ export async function runModels(warehouse: Warehouse, options: RunModelsOptions 
     throwIfStopped(options.signal);
     const t0 = Date.now();
     try {
-      await materialise(warehouse, model);
+      await materialise(warehouse, model, options.lockWait);
     } catch (e) {
       throw new GrantflowError(
         `model ${model.name} failed on ${warehouse.dialect}: ${firstLine(e)} (${model.file})`,

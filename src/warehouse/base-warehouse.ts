@@ -6,6 +6,7 @@ import * as bk from './bookkeeping.ts';
 import { StagingLoadUnit, type StagingBackend } from './load-unit.ts';
 import { applyCatalog, runMigrations } from './migrations.ts';
 import type { ResultRow, SqlRunner } from './sql-runner.ts';
+import type { LockWait } from './postgres/lock-wait.ts';
 import type { Dialect, LoadUnit, RunRecord, StoredCredentials, Warehouse } from './types.ts';
 
 /** What differs between DuckDB and Postgres; everything else is shared here. */
@@ -27,6 +28,7 @@ export abstract class BaseWarehouse implements Warehouse {
   protected abstract openStaging(): Promise<StagingBackend>;
   abstract qualify(table: string): string;
   abstract exec(sql: string): Promise<void>;
+  abstract execExclusive(sql: string, table: string, what: string, wait?: LockWait): Promise<void>;
   abstract acquireLock(owner: string): Promise<void>;
   abstract runLockHeld(): Promise<boolean>;
   abstract close(): Promise<void>;

@@ -1,3 +1,4 @@
+import type { LockWait } from './postgres/lock-wait.ts';
 import type { JsonValue } from '../util/json.ts';
 import type { CellValue, Row, TableDef } from '../normalize/table-def.ts';
 
@@ -156,6 +157,12 @@ export interface Warehouse {
   /** Plain SQL for models, data tests, status, snapshots. Results have bigint/decimal/timestamp already as JS primitives (number|string). */
   query(sql: string, params?: readonly CellValue[]): Promise<Record<string, CellValue>[]>;
   exec(sql: string): Promise<void>;
+  /**
+   * Runs `sql` (one transaction) that drops or alters `table`. Postgres: such a lock waits for every open
+   * transaction that read the table and, while waiting, holds up its new readers; so it waits in short attempts,
+   * logs who holds the table, and fails after a bound (postgres/lock-wait.ts). DuckDB: `exec`.
+   */
+  execExclusive(sql: string, table: string, what: string, wait?: LockWait): Promise<void>;
 
   close(): Promise<void>;
 }

@@ -9,7 +9,7 @@ import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { postgresUrl, runCli, startSite, syncCliArgs, tempDir, writeCredentials } from './harness.ts';
 
 // Roles are cluster-wide: a prefix of the runner's choice keeps parallel runs apart.
-const prefix = `${process.env.GRANTFLOW_TEST_ROLE_PREFIX ?? 'gf_'}roles_${process.pid}`;
+const prefix = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}roles_${process.pid}`;
 const owner = `${prefix}_owner`;
 const other = `${prefix}_other`;
 const schema = `${prefix}_schema`;

@@ -112,6 +112,11 @@ export class DuckDBWarehouse extends BaseWarehouse {
     await this.main.run(sql);
   }
 
+  /** One process holds a DuckDB file: no reader of another process can hold a table. */
+  execExclusive(sql: string): Promise<void> {
+    return this.exec(sql);
+  }
+
   /** Folds the WAL into the main file (it otherwise waits for 1 GB of WAL or close(); see instance.ts). */
   override async checkpoint(): Promise<void> {
     await this.main.run('CHECKPOINT');

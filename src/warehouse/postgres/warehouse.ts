@@ -11,6 +11,7 @@ import type { RunRecord } from '../types.ts';
 import { ident, literal } from '../values.ts';
 import { analyzeStale } from './analyze-stale.ts';
 import { unownedTablesProblem } from './ownership.ts';
+import { defaultLockWait, lockTimeoutStatement, withLockWait } from './lock-wait.ts';
 import { advisoryLockHeld, holdsAdvisoryLock, takeAdvisoryLock } from './lock.ts';
 import { createPool, describeConnectError, inTransaction, poolRunner, safeUrl } from './pool.ts';
 import { PostgresStaging, stagingPrefix } from './staging.ts';
@@ -221,6 +222,16 @@ export class PostgresWarehouse extends BaseWarehouse {
   async exec(sql: string): Promise<void> {
     await this.assertLock();
     await poolRunner(this.pool).run(sql);
+  }
+
+  async execExclusive(sql: string, table: string, what: string, wait = defaultLockWait): Promise<void> {
+    await withLockWait(() => this.exec(`${lockTimeoutStatement(wait)}; ${sql}`), {
+      what,
+      table: this.qualify(table),
+      runner: poolRunner(this.pool),
+      logger: this.logger,
+      wait,
+    });
   }
 
   async acquireLock(owner: string): Promise<void> {
