@@ -4,7 +4,7 @@ import type { JsonValue } from '../util/json.ts';
 import type { Logger } from '../util/logger.ts';
 import * as bk from './bookkeeping.ts';
 import { StagingLoadUnit, type StagingBackend } from './load-unit.ts';
-import { applyCatalog, runMigrations } from './migrations.ts';
+import { applyCatalog, migrationPending, runMigrations } from './migrations.ts';
 import type { ResultRow, SqlRunner } from './sql-runner.ts';
 import type { LockWait } from './postgres/lock-wait.ts';
 import type { Dialect, LoadUnit, RunRecord, StoredCredentials, Warehouse } from './types.ts';
@@ -44,6 +44,10 @@ export abstract class BaseWarehouse implements Warehouse {
     );
     this.catalog = new Map(tables.map((t) => [t.name, t]));
     if (created.length > 0 || added.length > 0) this.logger.info({ created, added }, 'warehouse schema evolved');
+  }
+
+  needsMigration(tables: readonly TableDef[]): Promise<boolean> {
+    return migrationPending(this.migrationDb, this.migrationSchema, this.runner(), tables, this.schemaName);
   }
 
   async openLoad(): Promise<LoadUnit> {

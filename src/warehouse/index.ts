@@ -33,6 +33,12 @@ export interface OpenWarehouseOptions {
    * (status, snapshot) leave this off: an analyst's role with SELECT only may run them.
    */
   readonly forWriting?: boolean;
+  /**
+   * DuckDB: open the existing file read-only (a missing one is a ConfigError, never created), so a command that only
+   * reads runs alongside analysts' read-only connections; nothing can be written, so commands that migrate or write
+   * bookkeeping leave this off. Postgres ignores it: there readers and writers never shut each other out.
+   */
+  readonly readOnly?: boolean;
 }
 
 export function isPostgresTarget(target: string): boolean {
@@ -55,9 +61,12 @@ export async function openWarehouse(target: string, options: OpenWarehouseOption
       writes: create !== false || options.forWriting === true,
     });
   }
-  if (options.existingOnly && !existsSync(target))
+  if ((options.existingOnly || options.readOnly) && !existsSync(target))
     throw new ConfigError(`no warehouse at ${target}; run \`grantflow sync\` first or pass --warehouse`);
-  return DuckDBWarehouse.open(target, logger, { memoryLimit: options.duckdbMemoryLimit ?? defaultDuckDBMemoryLimit });
+  return DuckDBWarehouse.open(target, logger, {
+    memoryLimit: options.duckdbMemoryLimit ?? defaultDuckDBMemoryLimit,
+    readOnly: options.readOnly === true,
+  });
 }
 
 function checkedSchema(schema = 'public'): string {
@@ -84,7 +93,7 @@ export async function warehouseMayHoldCredentials(
 export function openConfiguredWarehouse(
   settings: WarehouseSettings,
   logger: Logger,
-  options: Pick<OpenWarehouseOptions, 'existingOnly' | 'checkOnly' | 'forWriting'> = {},
+  options: Pick<OpenWarehouseOptions, 'existingOnly' | 'checkOnly' | 'forWriting' | 'readOnly'> = {},
 ): Promise<Warehouse> {
   return openWarehouse(settings.warehouse, {
     schema: settings.schema,

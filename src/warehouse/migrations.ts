@@ -33,16 +33,19 @@ class SqlFileProvider implements MigrationProvider {
   }
 }
 
-/** Run pending versioned migrations (recorded in `_grantflow_migrations`). */
-export async function runMigrations(db: Kysely<unknown>, schema: string | null): Promise<void> {
-  const migrator = new Migrator({
+function migrator(db: Kysely<unknown>, schema: string | null): Migrator {
+  return new Migrator({
     db,
     provider: new SqlFileProvider(schema === null ? '' : `${ident(schema)}.`),
     migrationTableName: '_grantflow_migrations',
     migrationLockTableName: '_grantflow_migrations_lock',
     ...(schema === null ? {} : { migrationTableSchema: schema }),
   });
-  const { error, results } = await migrator.migrateToLatest();
+}
+
+/** Run pending versioned migrations (recorded in `_grantflow_migrations`). */
+export async function runMigrations(db: Kysely<unknown>, schema: string | null): Promise<void> {
+  const { error, results } = await migrator(db, schema).migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     // A missing Postgres privilege (42501) is the setup's fault, named in one line, exit 2, as open() does.
@@ -73,16 +76,7 @@ export async function applyCatalog(
   qualify: (name: string) => string,
   schemaName: string,
 ): Promise<{ created: string[]; added: string[] }> {
-  const { rows } = await runner.run(
-    `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = $1 AND table_catalog = current_database()`,
-    [schemaName],
-  );
-  const existing = new Map<string, Set<string>>();
-  for (const r of rows) {
-    const t = String(r.table_name);
-    if (!existing.has(t)) existing.set(t, new Set());
-    existing.get(t)?.add(String(r.column_name));
-  }
+  const existing = await existingColumns(runner, schemaName);
   const created: string[] = [];
   const added: string[] = [];
   for (const table of tables) {
@@ -104,4 +98,37 @@ export async function applyCatalog(
     [fingerprint, new Date().toISOString(), JSON.stringify(tables.map((t) => t.name))],
   );
   return { created, added };
+}
+
+async function existingColumns(runner: SqlRunner, schemaName: string): Promise<Map<string, Set<string>>> {
+  const { rows } = await runner.run(
+    `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = $1 AND table_catalog = current_database()`,
+    [schemaName],
+  );
+  const existing = new Map<string, Set<string>>();
+  for (const r of rows) {
+    const t = String(r.table_name);
+    if (!existing.has(t)) existing.set(t, new Set());
+    existing.get(t)?.add(String(r.column_name));
+  }
+  return existing;
+}
+
+/**
+ * Whether migrating would change anything (a versioned migration not run, a table or column of `tables` missing),
+ * found by reading only: a command that only reads opens the warehouse to write only when it must migrate first.
+ */
+export async function migrationPending(
+  db: Kysely<unknown>,
+  schema: string | null,
+  runner: SqlRunner,
+  tables: readonly TableDef[],
+  schemaName: string,
+): Promise<boolean> {
+  if ((await migrator(db, schema).getMigrations()).some((m) => m.executedAt === undefined)) return true;
+  const existing = await existingColumns(runner, schemaName);
+  return tables.some((table) => {
+    const have = existing.get(table.name);
+    return have === undefined || allColumns(table).some((c) => !have.has(c.name));
+  });
 }

@@ -115,6 +115,8 @@ export interface Warehouse {
   readonly description: string;
   /** Create or evolve the schema (bookkeeping tables + every table in `tables`). Idempotent. */
   migrate(tables: readonly TableDef[]): Promise<void>;
+  /** Whether `migrate(tables)` would change anything; reads only (a read-only DuckDB file can answer it). */
+  needsMigration(tables: readonly TableDef[]): Promise<boolean>;
   /** Only the bookkeeping tables (runs, state, credentials): enough to keep a rotated credential pair. Idempotent. */
   migrateBookkeeping(): Promise<void>;
   openLoad(): Promise<LoadUnit>;

@@ -137,19 +137,29 @@ export async function snapshot(wh: Warehouse, table: string, orderBy = 'id'): Pr
 }
 
 /**
- * A process that is not grantflow holding `path` open in DuckDB (an analyst's shell), once it holds it. Its pid is
- * what DuckDB's lock error names; `release` ends it.
+ * A process that is not grantflow holding `path` open in DuckDB (an analyst's shell, or with `readOnly` a BI tool
+ * or `duckdb -readonly`), once it holds it. Its pid is what DuckDB's lock error names; `release` ends it.
  */
-export async function holdDuckDBFile(path: string): Promise<{ pid: number; release: () => void }> {
+export async function holdDuckDBFile(
+  path: string,
+  options: { readOnly?: boolean } = {},
+): Promise<{ pid: number; release: () => Promise<void> }> {
   const nodeApi = createRequire(import.meta.url).resolve('@duckdb/node-api');
+  const config = options.readOnly ? { access_mode: 'READ_ONLY' } : {};
   const child = spawn(
     process.execPath,
     [
       '-e',
-      `require(${JSON.stringify(nodeApi)}).DuckDBInstance.create(${JSON.stringify(path)}).then(() => { console.log('held'); setInterval(() => {}, 1000); })`,
+      `require(${JSON.stringify(nodeApi)}).DuckDBInstance.create(${JSON.stringify(path)}, ${JSON.stringify(config)}).then(() => { console.log('held'); setInterval(() => {}, 1000); })`,
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
-  return { pid: child.pid!, release: () => child.kill() };
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // Resolves once the process is gone, and with it its lock on the file.
+  const release = (): Promise<void> => {
+    child.kill();
+    return exited;
+  };
+  return { pid: child.pid!, release };
 }

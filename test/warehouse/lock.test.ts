@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
 import { ConfigError, LockedError } from '../../src/util/errors.ts';
@@ -41,6 +41,33 @@ describe('run lock', () => {
       expect((err as Error).message).toContain(`held open by process ${holder.pid}, not a grantflow run`);
     } finally {
       holder.release();
+    }
+  });
+
+  it('DuckDB read-only: the lock note names the reader, and a note of another live reader is left to it', async () => {
+    const h = harness('duckdb', 'readerlock');
+    cleanups.push(h);
+    await (await h.open()).close();
+    const reader = await openWarehouse(h.target, { readOnly: true });
+    await reader.acquireLock('snapshot A');
+    expect(JSON.parse(readFileSync(`${h.target}.lock`, 'utf8'))).toMatchObject({
+      pid: process.pid,
+      owner: 'snapshot A',
+    });
+    await reader.close();
+    expect(existsSync(`${h.target}.lock`)).toBe(false);
+
+    const other = await holdDuckDBFile(h.target, { readOnly: true });
+    try {
+      const note = JSON.stringify({ pid: other.pid, owner: 'snapshot B' });
+      writeFileSync(`${h.target}.lock`, note);
+      const second = await openWarehouse(h.target, { readOnly: true });
+      await second.acquireLock('snapshot C');
+      expect(readFileSync(`${h.target}.lock`, 'utf8')).toBe(note);
+      await second.close();
+      expect(readFileSync(`${h.target}.lock`, 'utf8')).toBe(note);
+    } finally {
+      await other.release();
     }
   });
 

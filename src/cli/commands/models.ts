@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 import { tables } from '../../normalize/index.ts';
-import { openConfiguredWarehouse } from '../../warehouse/index.ts';
+import { isPostgresTarget, openConfiguredWarehouse } from '../../warehouse/index.ts';
 import type { Warehouse } from '../../warehouse/types.ts';
 import { hasErrorFailures, runDataTests, runModels, type DataTestResult } from '../../models/index.ts';
 import { ConfigError, ExitCode } from '../../util/errors.ts';
@@ -11,26 +11,50 @@ import { addSettingOptions, settingsFrom } from '../settings-options.ts';
 
 const keys = [...warehouseSettingKeys, 'logLevel'] as const satisfies readonly SettingKey[];
 
-async function withWarehouse(options: Record<string, unknown>, fn: (w: Warehouse) => Promise<number>): Promise<number> {
+type WarehouseAction = (w: Warehouse) => Promise<number>;
+
+async function withWarehouse(options: Record<string, unknown>, fn: WarehouseAction): Promise<number> {
   const settings = await settingsFrom(options, keys);
+  const logger = createLogger({ level: settings.logLevel });
   // A warehouse a sync wrote: a mistyped path is an error, not a new empty warehouse with models over nothing.
-  const warehouse = await openConfiguredWarehouse(settings, createLogger({ level: settings.logLevel }), {
-    existingOnly: true,
-    forWriting: true,
-  });
+  const warehouse = await openConfiguredWarehouse(settings, logger, { existingOnly: true, forWriting: true });
   try {
-    // A sync in progress would change the tables under the models (and rebuild them itself): one run at a time.
-    await warehouse.acquireLock(`grantflow models (pid ${process.pid})`);
-    // The migration below would create every table in any database it is pointed at (an analyst's DuckDB file, a
-    // schema of another application) and then build and test models over nothing, exit 0.
-    if (!(await syncedBefore(warehouse)))
-      throw new ConfigError(`${warehouse.description} holds no grantflow data yet; run \`grantflow sync\` first`);
+    await prepare(warehouse);
     // Idempotent; brings a warehouse an older version wrote up to the current tables.
     await warehouse.migrate(tables);
     return await fn(warehouse);
   } finally {
     await warehouse.close();
   }
+}
+
+/**
+ * `models test` only reads: a DuckDB file is opened read-only, alongside analysts' read-only connections, unless an
+ * older version wrote it and it must be migrated first, which needs a writer (as `models run` does).
+ */
+async function withWarehouseToRead(options: Record<string, unknown>, fn: WarehouseAction): Promise<number> {
+  const settings = await settingsFrom(options, keys);
+  if (isPostgresTarget(settings.warehouse)) return withWarehouse(options, fn);
+  const logger = createLogger({ level: settings.logLevel });
+  const reader = await openConfiguredWarehouse(settings, logger, { existingOnly: true, readOnly: true });
+  try {
+    await prepare(reader);
+    if (!(await reader.needsMigration(tables))) return await fn(reader);
+  } finally {
+    await reader.close();
+  }
+  logger.info('the warehouse must be migrated before its data tests run: opening it to write');
+  return withWarehouse(options, fn);
+}
+
+/** Takes the run lock and refuses a database no sync has written. */
+async function prepare(warehouse: Warehouse): Promise<void> {
+  // A sync in progress would change the tables under the models (and rebuild them itself): one run at a time.
+  await warehouse.acquireLock(`grantflow models (pid ${process.pid})`);
+  // The migration would create every table in any database it is pointed at (an analyst's DuckDB file, a schema of
+  // another application) and then build and test models over nothing, exit 0.
+  if (!(await syncedBefore(warehouse)))
+    throw new ConfigError(`${warehouse.description} holds no grantflow data yet; run \`grantflow sync\` first`);
 }
 
 /** Whether a sync (or replay) has written this warehouse: its runs table exists in the warehouse's schema. */
@@ -73,12 +97,15 @@ export function registerModels(program: Command): void {
   );
   const test = models
     .command('test')
-    .description('run the data tests (keys, references, enums, money reconciliation); exit 1 on an error-level failure')
+    .description(
+      'run the data tests (keys, references, enums, money reconciliation); exit 1 on an error-level failure. ' +
+        'Reads only, unless an older version wrote the warehouse and it must be migrated first',
+    )
     .option('--pipeline <file>', 'pipeline JSON file [env GRANTFLOW_PIPELINE]');
   addSettingOptions(test, keys);
   test.action(
     runAction(async (options: Record<string, unknown>) =>
-      withWarehouse(options, async (warehouse) => {
+      withWarehouseToRead(options, async (warehouse) => {
         const results = await runDataTests(warehouse);
         for (const r of results) process.stdout.write(`${formatTestResult(r)}\n`);
         const count = (f: (r: DataTestResult) => boolean): number => results.filter(f).length;

@@ -18,7 +18,9 @@ const keys = [
 export function registerSnapshot(program: Command): void {
   const command = program
     .command('snapshot')
-    .description('write Parquet snapshots (zstd) of every core table and built model, plus _manifest.json')
+    .description(
+      'write Parquet snapshots (zstd) of every core table and built model, plus _manifest.json (reads the warehouse only)',
+    )
     .option('--retain <n>', 'snapshots kept per table (same as --retain-snapshots)')
     .option('--tables <a,b>', 'only these tables')
     .option('--pipeline <file>', 'pipeline JSON file [env GRANTFLOW_PIPELINE]');
@@ -36,7 +38,8 @@ export function registerSnapshot(program: Command): void {
       const settings = await settingsFrom(options, keys, flags);
       checkSnapshotDir(settings.snapshots);
       const logger = createLogger({ level: settings.logLevel });
-      const warehouse = await openConfiguredWarehouse(settings, logger, { existingOnly: true });
+      // Read only: a DuckDB file is shared with analysts' read-only connections, and no sync can open it meanwhile.
+      const warehouse = await openConfiguredWarehouse(settings, logger, { existingOnly: true, readOnly: true });
       try {
         // Read while no sync writes: on Postgres a table read in pages while a sync upserts it can repeat rows.
         await warehouse.acquireLock(`grantflow snapshot (pid ${process.pid})`);

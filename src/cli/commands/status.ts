@@ -25,6 +25,7 @@ export function registerStatus(program: Command): void {
         throw new ConfigError(`--runs must be a whole number from 1 up, got "${String(options.runs)}"`);
       const warehouse = await openConfiguredWarehouse(settings, createLogger({ level: settings.logLevel }), {
         existingOnly: true,
+        readOnly: true,
       });
       const out: string[] = [];
       try {

@@ -8,7 +8,7 @@ import { isDirectory, pathProblem } from '../../util/path-problem.ts';
  * DuckDB locks the file per process, so two instances on one file inside the same process would not see each
  * other's lock: instances are shared per path and reference-counted.
  */
-const open = new Map<string, { instance: DuckDBInstance; refs: number }>();
+const open = new Map<string, { instance: DuckDBInstance; refs: number; readOnly: boolean }>();
 
 export function lockFilePath(path: string): string {
   return `${path}.lock`;
@@ -43,9 +43,17 @@ export function lockedMessage(path: string, pid: number | null, owner?: string):
   return `warehouse ${path} is in use by another grantflow run (${holder}); wait for it to finish or stop it, then retry`;
 }
 
-/** DuckDB's file lock held by a process that left no grantflow lock note: an analyst's shell or a BI tool. */
-export function lockedByOtherMessage(path: string, pid: number | null): string {
+/**
+ * DuckDB's file lock held by a process that left no grantflow lock note: an analyst's shell or a BI tool. A reader
+ * (`readOnly`) is refused only by a process that writes, which could open the file read-only instead.
+ */
+export function lockedByOtherMessage(path: string, pid: number | null, readOnly = false): string {
   const holder = pid === null ? 'another process' : `process ${pid}`;
+  if (readOnly)
+    return (
+      `warehouse ${path} is held open for writing by ${holder}, not a grantflow run (a duckdb shell or BI tool?); ` +
+      'close it, or have it open the file read-only (duckdb -readonly), then retry'
+    );
   return (
     `warehouse ${path} is held open by ${holder}, not a grantflow run (a duckdb shell or BI tool?); ` +
     'close it, then retry. To read while syncs run, read the Parquet snapshots or a copy of the file'
@@ -55,6 +63,11 @@ export function lockedByOtherMessage(path: string, pid: number | null): string {
 export interface InstanceSettings {
   /** DuckDB `memory_limit`: past it, DuckDB spills to `<file>.tmp/` (or fails with its out-of-memory error). */
   readonly memoryLimit: string;
+  /**
+   * Open the existing file read-only: DuckDB lets any number of processes read a file while none writes it, so a
+   * command that only reads runs alongside analysts' read-only connections (and is refused while a writer holds it).
+   */
+  readonly readOnly?: boolean;
 }
 
 /**
@@ -67,29 +80,27 @@ const checkpointThreshold = '1GB';
 export async function acquireInstance(
   target: string,
   settings: InstanceSettings,
-): Promise<{ path: string; instance: DuckDBInstance }> {
+): Promise<{ path: string; instance: DuckDBInstance; readOnly: boolean }> {
   const path = resolve(target);
+  const readOnly = settings.readOnly === true;
   const shared = open.get(path);
   if (shared) {
+    // A writer's instance serves a reader too; a reader's cannot serve a writer (DuckDB would refuse another process).
+    if (shared.readOnly && !readOnly)
+      throw new LockedError(`warehouse ${path} is open read-only in this process; close it first, then retry`);
     shared.refs += 1;
-    return { path, instance: shared.instance };
+    return { path, instance: shared.instance, readOnly: shared.readOnly };
   }
   // DuckDB's own messages for these name no setting and read like a crash ("IO Error: Could not read from file").
   if (isDirectory(path))
     throw new ConfigError(`DuckDB warehouse ${path} is a directory, not a file; choose another --warehouse`);
-  try {
-    mkdirSync(dirname(path), { recursive: true });
-  } catch (e) {
-    throw new ConfigError(
-      `cannot create the directory of DuckDB warehouse ${path} (${pathProblem(e, dirname(path))}); choose another --warehouse`,
-      { cause: e },
-    );
-  }
+  if (!readOnly) createParentDirectory(path);
   let instance: DuckDBInstance;
   try {
     instance = await DuckDBInstance.create(path, {
       memory_limit: settings.memoryLimit,
       checkpoint_threshold: checkpointThreshold,
+      ...(readOnly ? { access_mode: 'READ_ONLY' } : {}),
     });
   } catch (e) {
     const message = (e as Error).message;
@@ -99,12 +110,25 @@ export async function acquireInstance(
       const known = Number.isNaN(holder) ? null : holder;
       // The note names a live grantflow run, and DuckDB names that process (or no process) as the holder.
       const grantflow = info !== null && pidAlive(info.pid) && (known === null || known === info.pid);
-      throw new LockedError(grantflow ? lockedMessage(path, info.pid, info.owner) : lockedByOtherMessage(path, known));
+      throw new LockedError(
+        grantflow ? lockedMessage(path, info.pid, info.owner) : lockedByOtherMessage(path, known, readOnly),
+      );
     }
     throw new ConfigError(`cannot open DuckDB warehouse ${path}: ${message.split('\n')[0] ?? message}`);
   }
-  open.set(path, { instance, refs: 1 });
-  return { path, instance };
+  open.set(path, { instance, refs: 1, readOnly });
+  return { path, instance, readOnly };
+}
+
+function createParentDirectory(path: string): void {
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+  } catch (e) {
+    throw new ConfigError(
+      `cannot create the directory of DuckDB warehouse ${path} (${pathProblem(e, dirname(path))}); choose another --warehouse`,
+      { cause: e },
+    );
+  }
 }
 
 export function releaseInstance(path: string): void {

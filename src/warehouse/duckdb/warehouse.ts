@@ -33,12 +33,15 @@ export class DuckDBWarehouse extends BaseWarehouse {
   protected readonly migrationDb: Kysely<unknown>;
   private readonly sessions = new Set<DuckDBSession>();
   private lockHeld = false;
+  /** Whether the `.lock` note is this warehouse's to remove on close (a reader may find another reader's there). */
+  private noteWritten = false;
   private closed = false;
 
   private constructor(
     private readonly path: string,
     private readonly instance: DuckDBInstance,
     private readonly main: DuckDBSession,
+    private readonly readOnly: boolean,
     logger: Logger,
   ) {
     super(logger);
@@ -48,10 +51,10 @@ export class DuckDBWarehouse extends BaseWarehouse {
   }
 
   static async open(target: string, logger: Logger, settings: InstanceSettings): Promise<DuckDBWarehouse> {
-    const { path, instance } = await acquireInstance(target, settings);
+    const { path, instance, readOnly } = await acquireInstance(target, settings);
     try {
       const main = new DuckDBSession(await instance.connect());
-      return new DuckDBWarehouse(path, instance, main, logger);
+      return new DuckDBWarehouse(path, instance, main, readOnly, logger);
     } catch (e) {
       releaseInstance(path);
       throw e;
@@ -119,6 +122,7 @@ export class DuckDBWarehouse extends BaseWarehouse {
 
   /** Folds the WAL into the main file (it otherwise waits for 1 GB of WAL or close(); see instance.ts). */
   override async checkpoint(): Promise<void> {
+    if (this.readOnly) return; // nothing was written, and DuckDB refuses the statement
     await this.main.run('CHECKPOINT');
   }
 
@@ -128,6 +132,7 @@ export class DuckDBWarehouse extends BaseWarehouse {
       const info = readLockInfo(this.path);
       throw new LockedError(lockedMessage(this.path, process.pid, info?.owner));
     }
+    if (this.readOnly) return this.acquireReaderLock(owner);
     const info = readLockInfo(this.path);
     if (info && info.pid !== process.pid && pidAlive(info.pid) && existsSync(lockFilePath(this.path))) {
       // DuckDB let us open the file, so the recorded holder no longer has it open: the lock file is stale.
@@ -139,6 +144,29 @@ export class DuckDBWarehouse extends BaseWarehouse {
     );
     heldLocks.add(this.path);
     this.lockHeld = true;
+    this.noteWritten = true;
+  }
+
+  /**
+   * Opened read-only, the file is shared with other readers only: DuckDB keeps every writer (a sync, `models run`)
+   * out while it is open, which is the run lock. The note only names this process to a writer DuckDB refuses, so it
+   * is written when no other live process is named (another reader may be), and a folder it cannot be written in
+   * (an analyst reading a warehouse they may not write) does not stop a command that only reads.
+   */
+  private acquireReaderLock(owner: string): void {
+    heldLocks.add(this.path);
+    this.lockHeld = true;
+    const info = readLockInfo(this.path);
+    if (info && info.pid !== process.pid && pidAlive(info.pid)) return;
+    try {
+      writeFileSync(
+        lockFilePath(this.path),
+        JSON.stringify({ pid: process.pid, owner, startedAt: new Date().toISOString() }),
+      );
+      this.noteWritten = true;
+    } catch (e) {
+      this.logger.debug({ err: e }, 'could not write the lock note of a read-only warehouse; going on without it');
+    }
   }
 
   /** DuckDB lets one process open the file at a time: only this process can hold the lock while it has it open. */
@@ -149,10 +177,10 @@ export class DuckDBWarehouse extends BaseWarehouse {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.lockHeld) {
-      heldLocks.delete(this.path);
-      rmSync(lockFilePath(this.path), { force: true });
-    }
+    if (this.lockHeld) heldLocks.delete(this.path);
+    // A reader leaves a note another reader wrote after its own was gone; a writer's note is its own.
+    const noteIsOurs = !this.readOnly || readLockInfo(this.path)?.pid === process.pid;
+    if (this.noteWritten && noteIsOurs) rmSync(lockFilePath(this.path), { force: true });
     for (const s of this.sessions) s.close();
     this.main.close();
     releaseInstance(this.path);
