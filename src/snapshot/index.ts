@@ -2,4 +2,4 @@ export { writeSnapshots, type SnapshotOptions, type SnapshotResult, type TableSn
 export { checkSnapshotDir, snapshotStamp } from './snapshot-dir.ts';
 export { readManifest, manifestName, type Manifest, type ManifestEntry, type ManifestColumn } from './manifest.ts';
 export type { ParquetCompression } from './parquet-writer.ts';
-export { defaultSnapshotTables } from './table-list.ts';
+export { checkTablesReadable, defaultSnapshotTables } from './table-list.ts';

@@ -1,15 +1,52 @@
 import { tables as catalog } from '../normalize/index.ts';
 import { loadModels } from '../models/model-files.ts';
+import { ConfigError } from '../util/errors.ts';
+import { ident } from '../warehouse/values.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 
 /** Core tables (not bookkeeping) plus the models already built in this warehouse. */
 export async function defaultSnapshotTables(warehouse: Warehouse): Promise<string[]> {
-  const existing = new Set(
-    (
-      await warehouse.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`)
-    ).map((r) => String(r.table_name)),
-  );
+  const existing = await schemaTables(warehouse);
   const core = catalog.filter((t) => t.kind !== 'bookkeeping').map((t) => t.name);
   const models = loadModels().map((m) => m.name);
   return [...core, ...models].filter((t) => existing.has(t));
+}
+
+/**
+ * The tables of the warehouse's schema, each with whether this role may read it. information_schema lists to a
+ * Postgres role only the tables it holds some privilege on, so a role without SELECT saw "no tables yet"; pg_class
+ * lists them all.
+ */
+async function schemaTables(warehouse: Warehouse): Promise<Map<string, boolean>> {
+  const rows =
+    warehouse.dialect === 'postgres'
+      ? await warehouse.query(
+          `SELECT c.relname AS table_name, has_table_privilege(c.oid, 'SELECT') AS readable
+             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+            WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')`,
+        )
+      : await warehouse.query(
+          `SELECT table_name, true AS readable FROM information_schema.tables WHERE table_schema = current_schema()`,
+        );
+  return new Map(rows.map((r) => [String(r.table_name), r.readable === true]));
+}
+
+/**
+ * A ConfigError (exit 2) naming the missing privilege and its GRANT when the role may not read some of `tables`
+ * (Postgres), before any file is written; otherwise nothing.
+ */
+export async function checkTablesReadable(warehouse: Warehouse, tables: readonly string[]): Promise<void> {
+  const existing = await schemaTables(warehouse);
+  const refused = tables.filter((t) => existing.get(t) === false);
+  if (refused.length === 0) return;
+  const [who] = await warehouse.query(`SELECT current_user AS role, current_schema() AS schema`);
+  const role = String(who?.role);
+  const schema = String(who?.schema);
+  const named =
+    refused.length > 5 ? `${refused.slice(0, 5).join(', ')}, and ${refused.length - 5} more` : refused.join(', ');
+  throw new ConfigError(
+    `role ${role} lacks SELECT on ${refused.length} of the tables to snapshot in schema ${schema} (${named}); ` +
+      `grant it (GRANT SELECT ON ALL TABLES IN SCHEMA ${ident(schema)} TO ${ident(role)}); ` +
+      'README.md, "Postgres privileges", lists what each command needs',
+  );
 }

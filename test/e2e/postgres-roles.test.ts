@@ -125,6 +125,36 @@ describe("a role with CREATE on the schema but not owning grantflow's tables", (
     ]);
   });
 
+  it('snapshot without SELECT on the tables exits 2 naming the privilege and its GRANT, not "no tables yet"', async () => {
+    const r = await runCli(['snapshot', ...warehouseAs(other), '--snapshots', join(dir.path, 'snapshots-other')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^grantflow: .*role ${other} lacks SELECT on \\d+ of the tables to snapshot in schema ${schema} \\(`,
+        ),
+      ),
+    ]);
+    expect(r.stderr).toContain(`GRANT SELECT ON ALL TABLES IN SCHEMA "${schema}" TO "${other}"`);
+    expect(r.stderr).not.toContain(`Pw-${other}`);
+  });
+
+  it('status and snapshot without USAGE on the schema exit 2 naming that privilege and its GRANT', async () => {
+    await admin.query(`REVOKE USAGE ON SCHEMA ${schema} FROM ${other}`);
+    try {
+      for (const command of [['status'], ['snapshot', '--snapshots', join(dir.path, 'snapshots-other')]]) {
+        const r = await runCli([...command, ...warehouseAs(other)]);
+        expect(r.code).toBe(2);
+        expect(r.stderr.trim().split('\n')).toEqual([
+          expect.stringContaining(`schema ${schema}: role ${other} may not use it`),
+        ]);
+        expect(r.stderr).toContain(`GRANT USAGE ON SCHEMA "${schema}" TO "${other}"`);
+      }
+    } finally {
+      await admin.query(`GRANT USAGE ON SCHEMA ${schema} TO ${other}`);
+    }
+  });
+
   it('once a member of the owning role, it syncs', async () => {
     await admin.query(`GRANT ${owner} TO ${other}`);
     try {

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { randomUUID } from 'node:crypto';
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 import { openConfiguredWarehouse } from '../../warehouse/index.ts';
-import { checkSnapshotDir, defaultSnapshotTables, writeSnapshots } from '../../snapshot/index.ts';
+import { checkSnapshotDir, checkTablesReadable, defaultSnapshotTables, writeSnapshots } from '../../snapshot/index.ts';
 import { ConfigError, ExitCode } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
@@ -50,6 +50,7 @@ export function registerSnapshot(program: Command): void {
           throw new ConfigError(`no such table to snapshot in ${warehouse.description}: ${missing.join(', ')}`);
         if (wanted.length === 0)
           throw new ConfigError(`warehouse ${warehouse.description} has no tables yet; run a sync first`);
+        await checkTablesReadable(warehouse, wanted);
         const result = await writeSnapshots(warehouse, {
           dir: settings.snapshots,
           runId: `snapshot-${randomUUID()}`,

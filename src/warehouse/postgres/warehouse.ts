@@ -77,6 +77,7 @@ export class PostgresWarehouse extends BaseWarehouse {
       const { rows } = await poolRunner(pool).run(
         `SELECT current_user AS role, current_database() AS db, n.oid IS NOT NULL AS found,
            has_database_privilege(current_database(), 'CREATE') AS may_create_schema,
+           n.oid IS NOT NULL AND has_schema_privilege(n.oid, 'USAGE') AS may_use,
            n.oid IS NOT NULL AND has_schema_privilege(n.oid, 'USAGE') AND has_schema_privilege(n.oid, 'CREATE')
              AS may_create_tables
          FROM (SELECT 1) AS one LEFT JOIN pg_namespace n ON n.nspname = $1`,
@@ -86,6 +87,11 @@ export class PostgresWarehouse extends BaseWarehouse {
       const role = ident(String(r.role));
       if (!create && r.found !== true) {
         problem = `has no schema ${schema}; check --schema, or run \`grantflow sync\` first`;
+      } else if (!writes && r.may_use !== true) {
+        // Without USAGE the schema drops out of the search path: tables would read as missing, not as refused.
+        problem =
+          `schema ${schema}: role ${String(r.role)} may not use it; ` +
+          `grant it (GRANT USAGE ON SCHEMA ${ident(schema)} TO ${role}); README.md, "Postgres privileges", lists what each command needs`;
       } else if (!writes) {
         // Read only: SELECT on the tables is all it needs, and a query without it says so (42501, see runAction).
       } else if (r.found !== true && r.may_create_schema !== true) {
