@@ -88,21 +88,26 @@ export class FileCredentialStore implements CredentialStore {
    * be created next to the file (the atomic write) or the file itself can be written (the fallback in `save`).
    */
   async checkWritable(): Promise<void> {
-    const target = await linkTarget(this.path);
-    const probe = hiddenSibling(target, 'probe');
+    let target = this.path;
+    let fellBack = false;
     try {
-      await (await open(probe, 'wx', 0o600)).close();
-      await unlink(probe);
-      return;
-    } catch (e) {
-      if (!folderRefused(e)) throw e;
-    }
-    try {
+      target = await linkTarget(this.path);
+      const probe = hiddenSibling(target, 'probe');
+      try {
+        await (await open(probe, 'wx', 0o600)).close();
+        await unlink(probe);
+        return;
+      } catch (e) {
+        if (!folderRefused(e)) throw e;
+      }
+      fellBack = true;
       await (await open(target, 'r+')).close();
     } catch (e) {
+      const { why, fix } = saveProblem(e, target, fellBack);
       throw new ConfigError(
-        `${this.description} cannot be rewritten (${errnoCode(e) ?? 'write failed'}, and its folder is not ` +
-          'writable either): a token refresh would lose the rotated refresh token; fix the permissions first',
+        `${this.description} cannot be rewritten: ${why}; a token refresh would lose the rotated refresh token, ` +
+          `so ${fix} first`,
+        { cause: e },
       );
     }
   }
@@ -119,28 +124,61 @@ export class FileCredentialStore implements CredentialStore {
       null,
       2,
     )}\n`;
+    let target = this.path;
+    let fellBack = false;
     try {
       // A symlinked file (a secrets mount, a shared folder) is rewritten where it points: renaming over the link
       // would replace it with a regular file and leave the dead refresh token in its target.
-      const target = await linkTarget(this.path);
+      target = await linkTarget(this.path);
       try {
         await replaceAtomically(target, body);
       } catch (e) {
         // A folder we may not write (a root-owned secrets folder) with a file we may: rewriting the file in place
         // is not atomic, but losing the only working refresh token is worse.
         if (!folderRefused(e)) throw e;
+        fellBack = true;
         await rewriteInPlace(target, body);
       }
     } catch (e) {
+      const { why, fix } = saveProblem(e, target, fellBack);
       throw new GrantflowError(
-        `could not save rotated credentials to ${this.description} (${errnoCode(e) ?? 'write failed'}); ` +
-          'the site has already replaced the old refresh token, so fix the file permissions and regenerate ' +
-          "the credentials in the site's integration settings if this run cannot finish",
+        `could not save rotated credentials to ${this.description}: ${why}; the site has already replaced the old ` +
+          `refresh token, so ${fix}, and regenerate the credentials in the site's integration settings if this run ` +
+          'cannot finish',
         1,
         'credentials_save',
         { cause: e },
       );
     }
+  }
+}
+
+/**
+ * Why the file at `target` could not be written, in words, and what to do about it (an errno code means little to
+ * most operators). `fellBack`: its folder refused the temporary file, and `e` is from writing the file itself.
+ * Never the file's content: it holds the secrets.
+ */
+function saveProblem(e: unknown, target: string, fellBack: boolean): { why: string; fix: string } {
+  const folder = dirname(target);
+  if (fellBack && folderRefused(e) && errnoCode(e) !== 'EROFS')
+    return {
+      why: `neither its folder ${folder} nor the file itself may be written by this user (permission denied)`,
+      fix: 'make the file (or its folder) writable by the user grantflow runs as',
+    };
+  switch (errnoCode(e)) {
+    case 'EROFS':
+      return { why: 'it is on a read-only file system', fix: 'keep the credentials file on a writable file system' };
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return { why: `no space left on the device of ${folder}`, fix: 'free some space there' };
+    case 'EACCES':
+    case 'EPERM':
+      return {
+        why: `permission denied on the way to it (a folder above ${target} may not be entered)`,
+        fix: 'let the user grantflow runs as enter every folder of its path',
+      };
+    default:
+      return { why: pathProblem(e, folder), fix: 'fix the path' };
   }
 }
 

@@ -182,11 +182,40 @@ describe('FileCredentialStore in a folder it may not write', () => {
     await chmod(folder, 0o555);
     try {
       const outcome = await saveAsUnprivileged(path);
-      expect(outcome.check).toMatch(
-        /^ConfigError: credentials file .*creds\.json cannot be rewritten .*fix the permissions/,
+      const why = `neither its folder ${folder} nor the file itself may be written by this user (permission denied)`;
+      const fix = 'make the file (or its folder) writable by the user grantflow runs as';
+      expect(outcome.check).toBe(
+        `ConfigError: credentials file ${path} cannot be rewritten: ${why}; ` +
+          `a token refresh would lose the rotated refresh token, so ${fix} first`,
       );
+      // A save after a refresh says the same in words, not an errno code, and never a secret.
+      expect(outcome.save).toMatch(
+        new RegExp(`^GrantflowError: could not save rotated credentials to credentials file `),
+      );
+      expect(outcome.save).toContain(`${path}: ${why}; the site has already replaced the old refresh token, so ${fix}`);
+      expect(outcome.save).not.toMatch(/E[A-Z]{3,}/);
+      for (const v of Object.values(rotated)) expect(outcome.save).not.toContain(v);
     } finally {
       await chmod(folder, 0o755);
+    }
+  });
+});
+
+describe('FileCredentialStore whose path runs through a regular file', () => {
+  it('says which file is in the way, in words, both before a request and when saving', async () => {
+    const file = join(dir, 'a-file');
+    await writeFile(file, 'not a folder');
+    const store = new FileCredentialStore(join(file, 'creds.json'));
+    const check = await store.checkWritable().catch((e: unknown) => e as Error);
+    expect(check).toBeInstanceOf(ConfigError);
+    expect((check as Error).message).toContain(`cannot be rewritten: ${file} is a file, not a directory;`);
+    const save = await store.save(rotated).catch((e: unknown) => e as Error);
+    expect((save as Error).message).toContain(
+      `could not save rotated credentials to credentials file ${join(file, 'creds.json')}: ${file} is a file, not a directory;`,
+    );
+    for (const e of [check, save]) {
+      expect((e as Error).message).not.toMatch(/ENOTDIR|E[A-Z]{4,}/);
+      for (const v of Object.values(rotated)) expect((e as Error).message).not.toContain(v);
     }
   });
 });
