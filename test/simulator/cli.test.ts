@@ -7,14 +7,19 @@ import { afterAll, describe, expect, it } from 'vitest';
 const dir = await mkdtemp(join(tmpdir(), 'grantflow-sim-cli-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-function run(args: string[]): {
+const bin = new URL('../../bin/grantflow.js', import.meta.url).pathname;
+
+function run(
+  args: string[],
+  cwd = process.cwd(),
+): {
   child: ReturnType<typeof spawn>;
   url: Promise<string>;
   exit: Promise<number | null>;
   stderr: () => string;
 } {
-  const child = spawn(process.execPath, ['bin/grantflow.js', 'sim', ...args], {
-    cwd: process.cwd(),
+  const child = spawn(process.execPath, [bin, 'sim', ...args], {
+    cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -100,5 +105,40 @@ describe('grantflow sim', () => {
       `grantflow: cannot write the credentials file ${target} (it is a directory, not a file); choose another --credentials-out`,
     ]);
     expect((await readdir(dir)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it.each(['', '  '])(
+    'refuses --credentials-out "%s" as a usage error (exit 2) instead of ignoring it',
+    async (value) => {
+      // In a folder of its own: without the check, "  " would be written there as a file of that name.
+      const sim = run(['--port', '0', '--credentials-out', value], dir);
+      const listened = sim.url.then(
+        () => true,
+        () => false,
+      );
+      expect(await exitsAlone(sim)).toBe(2);
+      expect(await listened).toBe(false);
+      expect(sim.stderr().trim().split('\n')).toEqual([
+        `grantflow: --credentials-out must name a file, got "${value}"; leave it out to write no credentials file`,
+      ]);
+    },
+  );
+
+  it('names a relative --credentials-out resolved against the working directory, as other commands do', async () => {
+    const cwd = join(dir, 'relative-cwd');
+    await mkdir(join(cwd, 'creds-folder'), { recursive: true });
+    await writeFile(join(cwd, 'a-file'), 'x');
+    const asDirectory = run(['--port', '0', '--credentials-out', 'creds-folder'], cwd);
+    asDirectory.url.catch(() => undefined);
+    expect(await exitsAlone(asDirectory)).toBe(2);
+    expect(asDirectory.stderr().trim().split('\n')).toEqual([
+      `grantflow: cannot write the credentials file ${join(cwd, 'creds-folder')} (it is a directory, not a file); choose another --credentials-out`,
+    ]);
+    const underFile = run(['--port', '0', '--credentials-out', 'a-file/creds.json'], cwd);
+    underFile.url.catch(() => undefined);
+    expect(await exitsAlone(underFile)).toBe(2);
+    expect(underFile.stderr().trim().split('\n')).toEqual([
+      `grantflow: credentials directory ${join(cwd, 'a-file')} is not writable (${join(cwd, 'a-file')} is a file, not a directory); choose another --credentials-out`,
+    ]);
   });
 });

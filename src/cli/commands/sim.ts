@@ -1,5 +1,5 @@
 import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { isScaleName, scales, startSimulator, type SimulatorOptions } from '../../simulator/index.ts';
 import { FileCredentialStore } from '../../source/index.ts';
@@ -73,6 +73,19 @@ function credentialsOutError(file: string, why: string, cause?: unknown): Config
   });
 }
 
+/**
+ * The `--credentials-out` file, resolved: messages show the path as every other command's do. An empty value is
+ * refused: read as "not given", it would leave the operator waiting for a file that is never written.
+ */
+function credentialsOutPath(given: string | undefined): string | undefined {
+  if (given === undefined) return undefined;
+  if (given.trim() === '')
+    throw new ConfigError(
+      `--credentials-out must name a file, got "${given}"; leave it out to write no credentials file`,
+    );
+  return resolve(given);
+}
+
 /** Before the site is generated (minutes at the large scale) and listening: a path that cannot take the file. */
 function checkCredentialsOut(file: string): void {
   checkWritableDir(dirname(file), 'credentials directory', 'choose another --credentials-out');
@@ -94,20 +107,21 @@ export function registerSim(program: Command): void {
     .option('--per-page-max <n>', 'largest per_page served (larger values are clamped)', '100')
     .option(
       '--credentials-out <file>',
-      'write {client_id, client_secret, access_token, refresh_token} here (mode 0600)',
+      'write {client_id, client_secret, access_token, refresh_token} here (mode 0600; must not be empty)',
     )
     .action(
       runAction(async (flags: SimFlags) => {
         const options = parseSimFlags(flags);
-        if (flags.credentialsOut) checkCredentialsOut(flags.credentialsOut);
+        const credentialsOut = credentialsOutPath(flags.credentialsOut);
+        if (credentialsOut !== undefined) checkCredentialsOut(credentialsOut);
         const sim = await startSimulator(options).catch((error: unknown) => {
           throw new ConfigError(
             `cannot listen on ${options.host}:${options.port}: ${error instanceof Error ? error.message : String(error)}`,
           );
         });
-        if (flags.credentialsOut) {
+        if (credentialsOut !== undefined) {
           // A failed write stops the server too: left listening, the process would never exit.
-          await writeCredentials(flags.credentialsOut, sim.credentials).catch(async (e: unknown) => {
+          await writeCredentials(credentialsOut, sim.credentials).catch(async (e: unknown) => {
             await sim.close();
             throw e;
           });
