@@ -29,18 +29,36 @@ export abstract class BaseWarehouse implements Warehouse {
   abstract qualify(table: string): string;
   abstract exec(sql: string): Promise<void>;
   abstract execExclusive(sql: string, table: string, what: string, wait?: LockWait): Promise<void>;
+  /**
+   * Runs `step` (one transaction that may alter tables readers hold), given the statement that bounds a lock wait
+   * in it (null where none is needed): Postgres tries it again while readers hold a table, as execExclusive does.
+   */
+  protected abstract alteringTables<T>(
+    table: string,
+    step: (lockTimeout: string | null) => Promise<T>,
+    wait?: LockWait,
+  ): Promise<T>;
   abstract acquireLock(owner: string): Promise<void>;
   abstract runLockHeld(): Promise<boolean>;
   abstract close(): Promise<void>;
 
-  async migrateBookkeeping(): Promise<void> {
-    await runMigrations(this.migrationDb, this.migrationSchema);
+  async migrateBookkeeping(wait?: LockWait): Promise<void> {
+    await this.alteringTables(
+      this.qualify('_grantflow_migrations'),
+      (lockTimeout) => runMigrations(this.migrationDb, this.migrationSchema, lockTimeout),
+      wait,
+    );
   }
 
-  async migrate(tables: readonly TableDef[]): Promise<void> {
-    await this.migrateBookkeeping();
-    const { created, added } = await this.transaction((runner) =>
-      applyCatalog(runner, this.dialect, tables, (t) => this.qualify(t), this.schemaName),
+  async migrate(tables: readonly TableDef[], wait?: LockWait): Promise<void> {
+    await this.migrateBookkeeping(wait);
+    const { created, added } = await this.alteringTables(
+      this.qualify('_grantflow_catalog'),
+      (lockTimeout) =>
+        this.transaction((runner) =>
+          applyCatalog(runner, this.dialect, tables, (t) => this.qualify(t), this.schemaName, lockTimeout),
+        ),
+      wait,
     );
     this.catalog = new Map(tables.map((t) => [t.name, t]));
     if (created.length > 0 || added.length > 0) this.logger.info({ created, added }, 'warehouse schema evolved');

@@ -3,50 +3,73 @@ import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } fr
 import type { TableDef } from '../normalize/table-def.ts';
 import { ConfigError, firstLine, GrantflowError } from '../util/errors.ts';
 import { addColumnSql, allColumns, catalogFingerprint, createTableSql } from './ddl.ts';
+import { isLockTimeout, onTable } from './postgres/lock-wait.ts';
 import type { SqlRunner } from './sql-runner.ts';
 import type { Dialect } from './types.ts';
 import { ident } from './values.ts';
 
 const sqlDir = new URL('../../sql/', import.meta.url);
 
-/** Versioned migrations: hand-written SQL in sql/, shared by both dialects. */
-function sqlMigration(file: string, schemaPrefix: string): Migration {
+/** The table an ALTER statement changes: whose readers' locks a lock timeout of that statement waited for. */
+const alteredTable = /^ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(\S+)/i;
+
+/**
+ * Versioned migrations: hand-written SQL in sql/, shared by both dialects. `lockTimeout` (Postgres, see
+ * postgres/lock-wait.ts) bounds each lock wait; all pending migrations run in one transaction (Kysely's Migrator, as
+ * Postgres has transactional DDL), so one that times out leaves none of them applied.
+ */
+function sqlMigration(file: string, schemaPrefix: string, lockTimeout: string | null): Migration {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
+      if (lockTimeout !== null) await sql.raw(lockTimeout).execute(db);
       const text = readFileSync(new URL(file, sqlDir), 'utf8').replaceAll('{{schema}}', schemaPrefix);
       for (const statement of text.split(/;\s*(?:\n|$)/)) {
         const body = statement.replace(/^\s*--.*$/gm, '').trim();
-        if (body) await sql.raw(body).execute(db);
+        if (!body) continue;
+        const table = alteredTable.exec(body)?.[1];
+        await (table ? onTable(table, () => sql.raw(body).execute(db)) : sql.raw(body).execute(db));
       }
     },
   };
 }
 
 class SqlFileProvider implements MigrationProvider {
-  constructor(private readonly schemaPrefix: string) {}
+  constructor(
+    private readonly schemaPrefix: string,
+    private readonly lockTimeout: string | null,
+  ) {}
   async getMigrations(): Promise<Record<string, Migration>> {
+    const migration = (file: string): Migration => sqlMigration(file, this.schemaPrefix, this.lockTimeout);
     return {
-      '001_bookkeeping': sqlMigration('001_bookkeeping.sql', this.schemaPrefix),
-      '002_catalog': sqlMigration('002_catalog.sql', this.schemaPrefix),
-      '003_credentials_seed': sqlMigration('003_credentials_seed.sql', this.schemaPrefix),
+      '001_bookkeeping': migration('001_bookkeeping.sql'),
+      '002_catalog': migration('002_catalog.sql'),
+      '003_credentials_seed': migration('003_credentials_seed.sql'),
     };
   }
 }
 
-function migrator(db: Kysely<unknown>, schema: string | null): Migrator {
+function migrator(db: Kysely<unknown>, schema: string | null, lockTimeout: string | null = null): Migrator {
   return new Migrator({
     db,
-    provider: new SqlFileProvider(schema === null ? '' : `${ident(schema)}.`),
+    provider: new SqlFileProvider(schema === null ? '' : `${ident(schema)}.`, lockTimeout),
     migrationTableName: '_grantflow_migrations',
     migrationLockTableName: '_grantflow_migrations_lock',
     ...(schema === null ? {} : { migrationTableSchema: schema }),
   });
 }
 
-/** Run pending versioned migrations (recorded in `_grantflow_migrations`). */
-export async function runMigrations(db: Kysely<unknown>, schema: string | null): Promise<void> {
-  const { error, results } = await migrator(db, schema).migrateToLatest();
+/**
+ * Run pending versioned migrations (recorded in `_grantflow_migrations`). A lock timeout (under `lockTimeout`) is
+ * thrown as it came, for the caller to try again.
+ */
+export async function runMigrations(
+  db: Kysely<unknown>,
+  schema: string | null,
+  lockTimeout: string | null = null,
+): Promise<void> {
+  const { error, results } = await migrator(db, schema, lockTimeout).migrateToLatest();
   if (error) {
+    if (isLockTimeout(error)) throw error;
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     // A missing Postgres privilege (42501) is the setup's fault, named in one line, exit 2, as open() does.
     if ((error as { code?: unknown }).code === '42501')
@@ -67,7 +90,7 @@ export async function runMigrations(db: Kysely<unknown>, schema: string | null):
 /**
  * Apply the catalog additively and idempotently: create missing tables, add missing columns (nullable),
  * never drop or retype. Records the catalog's fingerprint in `_grantflow_catalog` when it is new.
- * Runs inside the caller's transaction.
+ * Runs inside the caller's transaction, under `lockTimeout` when given (see runMigrations).
  */
 export async function applyCatalog(
   runner: SqlRunner,
@@ -75,7 +98,9 @@ export async function applyCatalog(
   tables: readonly TableDef[],
   qualify: (name: string) => string,
   schemaName: string,
+  lockTimeout: string | null = null,
 ): Promise<{ created: string[]; added: string[] }> {
+  if (lockTimeout !== null) await runner.run(lockTimeout);
   const existing = await existingColumns(runner, schemaName);
   const created: string[] = [];
   const added: string[] = [];
@@ -88,7 +113,7 @@ export async function applyCatalog(
     }
     for (const c of allColumns(table)) {
       if (have.has(c.name)) continue;
-      await runner.run(addColumnSql(dialect, qualify(table.name), c));
+      await onTable(qualify(table.name), () => runner.run(addColumnSql(dialect, qualify(table.name), c)));
       added.push(`${table.name}.${c.name}`);
     }
   }

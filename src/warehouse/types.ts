@@ -113,12 +113,15 @@ export interface Warehouse {
   readonly dialect: Dialect;
   /** Human-readable target with any password removed. */
   readonly description: string;
-  /** Create or evolve the schema (bookkeeping tables + every table in `tables`). Idempotent. */
-  migrate(tables: readonly TableDef[]): Promise<void>;
+  /**
+   * Create or evolve the schema (bookkeeping tables + every table in `tables`). Idempotent. Postgres: a column to
+   * add to a table an open transaction has read waits as execExclusive does (`wait`), each step all or nothing.
+   */
+  migrate(tables: readonly TableDef[], wait?: LockWait): Promise<void>;
   /** Whether `migrate(tables)` would change anything; reads only (a read-only DuckDB file can answer it). */
   needsMigration(tables: readonly TableDef[]): Promise<boolean>;
   /** Only the bookkeeping tables (runs, state, credentials): enough to keep a rotated credential pair. Idempotent. */
-  migrateBookkeeping(): Promise<void>;
+  migrateBookkeeping(wait?: LockWait): Promise<void>;
   openLoad(): Promise<LoadUnit>;
   /**
    * After a run's loads, before anything queries them: statistics for the planner of every catalog table never

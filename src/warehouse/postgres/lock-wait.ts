@@ -29,6 +29,24 @@ export function isLockTimeout(e: unknown): boolean {
   return (e as { code?: unknown } | null)?.code === '55P03';
 }
 
+/**
+ * Runs a statement about `table` (qualified), marking a lock timeout it meets with that table: an attempt of several
+ * statements (a migration altering several tables) then tells withLockWait which table's holders to name.
+ */
+export async function onTable<T>(table: string, statement: () => Promise<T>): Promise<T> {
+  try {
+    return await statement();
+  } catch (e) {
+    if (isLockTimeout(e)) Object.assign(e as object, { lockedTable: table });
+    throw e;
+  }
+}
+
+function lockedTableOf(e: unknown): string | undefined {
+  const table = (e as { lockedTable?: unknown }).lockedTable;
+  return typeof table === 'string' ? table : undefined;
+}
+
 /** Sessions other than ours holding a lock on `table` (qualified): who an operator must ask to finish. */
 export async function lockHolders(runner: SqlRunner, table: string): Promise<string> {
   const { rows } = await runner.run(
@@ -51,29 +69,32 @@ export async function lockHolders(runner: SqlRunner, table: string): Promise<str
 }
 
 /**
- * Runs `attempt` (which must set lockTimeoutStatement in its transaction) until it gets its locks, as described
- * above. `what` names the work in log lines ("model award_rates"); `table` is the table whose lock it waits for.
+ * Runs `attempt` (which must set lockTimeoutStatement in its transaction, and roll back whole when a statement
+ * fails) until it gets its locks, as described above. `what` names the work in log lines ("model award_rates");
+ * `table` is the table whose lock it waits for, unless the timeout names another (see onTable).
  */
-export async function withLockWait(
-  attempt: () => Promise<void>,
+export async function withLockWait<T>(
+  attempt: () => Promise<T>,
   options: { what: string; table: string; runner: SqlRunner; logger: Logger; wait?: LockWait },
-): Promise<void> {
+): Promise<T> {
   const wait = options.wait ?? defaultLockWait;
   const started = Date.now();
   let lastLog = -Infinity;
   for (;;) {
+    let table: string;
     try {
-      await attempt();
+      const out = await attempt();
       if (lastLog > -Infinity) options.logger.info({ waitedMs: Date.now() - started }, `${options.what}: got its lock`);
-      return;
+      return out;
     } catch (e) {
       if (!isLockTimeout(e)) throw e;
+      table = lockedTableOf(e) ?? options.table;
     }
     const waited = Date.now() - started;
-    const holders = await lockHolders(options.runner, options.table);
+    const holders = await lockHolders(options.runner, table);
     if (waited >= wait.totalMs) {
       throw new GrantflowError(
-        `waited ${Math.round(waited / 1000)} s for a lock on ${options.table}, held by ${holders}, and gave up: ` +
+        `waited ${Math.round(waited / 1000)} s for a lock on ${table}, held by ${holders}, and gave up: ` +
           'an open transaction that read the table must end first (commit or close it), then rerun',
         ExitCode.runFailed,
         'lock_wait',
@@ -82,8 +103,8 @@ export async function withLockWait(
     if (waited - lastLog >= logEveryMs) {
       lastLog = waited;
       options.logger.warn(
-        { table: options.table, holders, waitedMs: waited, giveUpAfterMs: wait.totalMs },
-        `${options.what} waits for a lock on ${options.table} held by ${holders}; readers are let through between attempts`,
+        { table, holders, waitedMs: waited, giveUpAfterMs: wait.totalMs },
+        `${options.what} waits for a lock on ${table} held by ${holders}; readers are let through between attempts`,
       );
     }
   }

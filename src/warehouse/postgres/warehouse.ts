@@ -240,6 +240,27 @@ export class PostgresWarehouse extends BaseWarehouse {
     });
   }
 
+  /** A migration that must wait past the bound is rolled back whole: the message says so, as the rerun applies it. */
+  protected async alteringTables<T>(
+    table: string,
+    step: (lockTimeout: string) => Promise<T>,
+    wait = defaultLockWait,
+  ): Promise<T> {
+    const what = 'warehouse migration';
+    try {
+      return await withLockWait(() => step(lockTimeoutStatement(wait)), {
+        what,
+        table,
+        runner: poolRunner(this.pool),
+        logger: this.logger,
+        wait,
+      });
+    } catch (e) {
+      if (!(e instanceof GrantflowError) || e.code !== 'lock_wait') throw e;
+      throw new GrantflowError(`${what} not applied, nothing changed: ${e.message}`, e.exitCode, e.code);
+    }
+  }
+
   async acquireLock(owner: string): Promise<void> {
     if (this.lockClient) return;
     const { client, pid } = await takeAdvisoryLock(this.url, this.schemaName, owner);
