@@ -79,6 +79,19 @@ describe('grantflow sim', () => {
       clearTimeout(timer);
     }
   }
+  /** Runs sim with `args` expecting a refusal: its exit code, whether it ever listened, and its stderr lines. */
+  async function refusal(
+    args: string[],
+    cwd?: string,
+  ): Promise<{ code: number | null; listened: boolean; lines: string[] }> {
+    const sim = run(args, cwd);
+    const listened = sim.url.then(
+      () => true,
+      () => false,
+    );
+    const code = await exitsAlone(sim);
+    return { code, listened: await listened, lines: sim.stderr().trim().split('\n') };
+  }
 
   it('exits 2 with one line when --credentials-out is under a regular file (checked before the site starts)', async () => {
     const file = join(dir, 'a-file');
@@ -94,14 +107,10 @@ describe('grantflow sim', () => {
   it('exits 2 in one line, before listening, and leaves no temporary file when --credentials-out is a directory', async () => {
     const target = join(dir, 'a-directory');
     await mkdir(target);
-    const sim = run(['--port', '0', '--credentials-out', target]);
-    const listened = sim.url.then(
-      () => true,
-      () => false,
-    );
-    expect(await exitsAlone(sim)).toBe(2);
-    expect(await listened).toBe(false);
-    expect(sim.stderr().trim().split('\n')).toEqual([
+    const refused = await refusal(['--port', '0', '--credentials-out', target]);
+    expect(refused.code).toBe(2);
+    expect(refused.listened).toBe(false);
+    expect(refused.lines).toEqual([
       `grantflow: cannot write the credentials file ${target} (it is a directory, not a file); choose another --credentials-out`,
     ]);
     expect((await readdir(dir)).filter((f) => f.endsWith('.tmp'))).toEqual([]);
@@ -111,14 +120,10 @@ describe('grantflow sim', () => {
     'refuses --credentials-out "%s" as a usage error (exit 2) instead of ignoring it',
     async (value) => {
       // In a folder of its own: without the check, "  " would be written there as a file of that name.
-      const sim = run(['--port', '0', '--credentials-out', value], dir);
-      const listened = sim.url.then(
-        () => true,
-        () => false,
-      );
-      expect(await exitsAlone(sim)).toBe(2);
-      expect(await listened).toBe(false);
-      expect(sim.stderr().trim().split('\n')).toEqual([
+      const refused = await refusal(['--port', '0', '--credentials-out', value], dir);
+      expect(refused.code).toBe(2);
+      expect(refused.listened).toBe(false);
+      expect(refused.lines).toEqual([
         `grantflow: --credentials-out must name a file, got "${value}"; leave it out to write no credentials file`,
       ]);
     },
