@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { CellValue, TableDef } from '../normalize/table-def.ts';
 import type { JsonValue } from '../util/json.ts';
 import type { Logger } from '../util/logger.ts';
+import { GrantflowError } from '../util/errors.ts';
 import * as bk from './bookkeeping.ts';
 import { StagingLoadUnit, type StagingBackend } from './load-unit.ts';
 import { applyCatalog, migrationPending, runMigrations } from './migrations.ts';
@@ -28,12 +29,13 @@ export abstract class BaseWarehouse implements Warehouse {
   protected abstract openStaging(): Promise<StagingBackend>;
   abstract qualify(table: string): string;
   abstract exec(sql: string): Promise<void>;
-  abstract execExclusive(sql: string, table: string, what: string, wait?: LockWait): Promise<void>;
   /**
-   * Runs `step` (one transaction that may alter tables readers hold), given the statement that bounds a lock wait
-   * in it (null where none is needed): Postgres tries it again while readers hold a table, as execExclusive does.
+   * Runs `step` (one transaction that may drop or alter `table`, qualified, which readers may hold), given the
+   * statement that bounds a lock wait in it (null where none is needed): Postgres tries it again while readers hold
+   * the table (postgres/lock-wait.ts); DuckDB runs it once.
    */
-  protected abstract alteringTables<T>(
+  protected abstract waitingForLocks<T>(
+    what: string,
     table: string,
     step: (lockTimeout: string | null) => Promise<T>,
     wait?: LockWait,
@@ -41,6 +43,30 @@ export abstract class BaseWarehouse implements Warehouse {
   abstract acquireLock(owner: string): Promise<void>;
   abstract runLockHeld(): Promise<boolean>;
   abstract close(): Promise<void>;
+
+  execExclusive(sql: string, table: string, what: string, wait?: LockWait): Promise<void> {
+    return this.waitingForLocks(
+      what,
+      this.qualify(table),
+      (lockTimeout) => this.exec(lockTimeout === null ? sql : `${lockTimeout}; ${sql}`),
+      wait,
+    );
+  }
+
+  /** A migration that must wait past the bound is rolled back whole: the message says so, as the rerun applies it. */
+  private async alteringTables<T>(
+    table: string,
+    step: (lockTimeout: string | null) => Promise<T>,
+    wait?: LockWait,
+  ): Promise<T> {
+    const what = 'warehouse migration';
+    try {
+      return await this.waitingForLocks(what, table, step, wait);
+    } catch (e) {
+      if (!(e instanceof GrantflowError) || e.code !== 'lock_wait') throw e;
+      throw new GrantflowError(`${what} not applied, nothing changed: ${e.message}`, e.exitCode, e.code);
+    }
+  }
 
   async migrateBookkeeping(wait?: LockWait): Promise<void> {
     await this.alteringTables(

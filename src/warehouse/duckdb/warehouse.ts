@@ -116,11 +116,7 @@ export class DuckDBWarehouse extends BaseWarehouse {
   }
 
   /** One process holds a DuckDB file: no reader of another process can hold a table. */
-  execExclusive(sql: string): Promise<void> {
-    return this.exec(sql);
-  }
-
-  protected alteringTables<T>(_table: string, step: (lockTimeout: null) => Promise<T>): Promise<T> {
+  protected waitingForLocks<T>(_what: string, _table: string, step: (lockTimeout: null) => Promise<T>): Promise<T> {
     return step(null);
   }
 

@@ -230,35 +230,19 @@ export class PostgresWarehouse extends BaseWarehouse {
     await poolRunner(this.pool).run(sql);
   }
 
-  async execExclusive(sql: string, table: string, what: string, wait = defaultLockWait): Promise<void> {
-    await withLockWait(() => this.exec(`${lockTimeoutStatement(wait)}; ${sql}`), {
-      what,
-      table: this.qualify(table),
-      runner: poolRunner(this.pool),
-      logger: this.logger,
-      wait,
-    });
-  }
-
-  /** A migration that must wait past the bound is rolled back whole: the message says so, as the rerun applies it. */
-  protected async alteringTables<T>(
+  protected waitingForLocks<T>(
+    what: string,
     table: string,
     step: (lockTimeout: string) => Promise<T>,
     wait = defaultLockWait,
   ): Promise<T> {
-    const what = 'warehouse migration';
-    try {
-      return await withLockWait(() => step(lockTimeoutStatement(wait)), {
-        what,
-        table,
-        runner: poolRunner(this.pool),
-        logger: this.logger,
-        wait,
-      });
-    } catch (e) {
-      if (!(e instanceof GrantflowError) || e.code !== 'lock_wait') throw e;
-      throw new GrantflowError(`${what} not applied, nothing changed: ${e.message}`, e.exitCode, e.code);
-    }
+    return withLockWait(() => step(lockTimeoutStatement(wait)), {
+      what,
+      table,
+      runner: poolRunner(this.pool),
+      logger: this.logger,
+      wait,
+    });
   }
 
   async acquireLock(owner: string): Promise<void> {
