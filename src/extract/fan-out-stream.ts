@@ -8,7 +8,14 @@ import { deletedRows, parentDeletions } from './deletions.ts';
 import type { StreamDef } from './stream-def.ts';
 import { failOrSkip } from './top-level-stream.ts';
 import { readStreamState } from './state.ts';
-import { emptyInfo, type ExtractContext, type ParentRef, type StreamInfo, type StreamState } from './types.ts';
+import {
+  addSinkCounts,
+  emptyInfo,
+  type ExtractContext,
+  type ParentRef,
+  type StreamInfo,
+  type StreamState,
+} from './types.ts';
 
 /** The children of one parent, fetched and waiting for the next checkpoint. */
 interface FetchedParent {
@@ -264,11 +271,7 @@ async function commitParents(
   };
   await flushBeforeCommit(ctx.raw, def.name, () => ctx.mutex.run(() => unit.discard()));
   const committed = await ctx.mutex.run(() => unit.commit(plan));
-  info.records += sink.counts.records;
-  info.rows += sink.counts.rows;
-  info.quarantined += sink.counts.quarantined;
-  info.untyped += sink.counts.untyped;
-  if (sink.counts.silent > 0) info.silent = (info.silent ?? 0) + sink.counts.silent;
+  addSinkCounts(info, sink.counts);
   info.deleted += deletedRows(committed);
   return batch.length - completeIds.length;
 }

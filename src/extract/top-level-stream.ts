@@ -9,7 +9,14 @@ import { flushBeforeCommit, pageLine } from './raw-landing.ts';
 import { RowSink } from './row-sink.ts';
 import { deletedRows, scanDeletions } from './deletions.ts';
 import type { StreamDef } from './stream-def.ts';
-import { emptyInfo, type ExtractContext, type ParentRef, type StreamInfo, type StreamState } from './types.ts';
+import {
+  addSinkCounts,
+  emptyInfo,
+  type ExtractContext,
+  type ParentRef,
+  type StreamInfo,
+  type StreamState,
+} from './types.ts';
 import { readStreamState } from './state.ts';
 
 export interface TopLevelResult {
@@ -121,11 +128,7 @@ export async function runTopLevelStream(
     return { info: failOrSkip(def, info, error, started, ctx), parents: null, parentsComplete: false };
   }
 
-  info.records = sink.counts.records;
-  info.rows = sink.counts.rows;
-  info.quarantined = sink.counts.quarantined;
-  info.untyped = sink.counts.untyped;
-  if (sink.counts.silent > 0) info.silent = sink.counts.silent;
+  addSinkCounts(info, sink.counts); // the stream's one commit
   info.duplicates = repeats; // the walk's own count, also when it stopped early
   if (unreadParents.length > 0) {
     // The fan-out carries parent ids as JavaScript numbers: said, not skipped in silence.

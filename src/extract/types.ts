@@ -4,6 +4,7 @@ import type { Warehouse } from '../warehouse/types.ts';
 import type { Mutex } from './mutex.ts';
 import type { RawLanding } from './raw-landing.ts';
 import type { Progress } from './progress.ts';
+import type { SinkCounts } from './row-batcher.ts';
 
 export interface ExtractOptions {
   /**
@@ -93,6 +94,15 @@ export function emptyInfo(stream: string): StreamInfo {
     deleted: 0,
     durationMs: 0,
   };
+}
+
+/** Adds what a sink normalised for one commit to its stream's info. */
+export function addSinkCounts(info: StreamInfo, counts: SinkCounts): void {
+  info.records += counts.records;
+  info.rows += counts.rows;
+  info.quarantined += counts.quarantined;
+  info.untyped += counts.untyped;
+  if (counts.silent > 0) info.silent = (info.silent ?? 0) + counts.silent;
 }
 
 /** State of a stream kept in `_grantflow_streams`, committed with its data. */
