@@ -256,11 +256,10 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       );
     };
 
-    if (stop.signal.aborted) await stopped(null);
     await testPause('sync extraction finished');
-    const failed = infos.some((i) => i.status === 'failed');
-    // A stop from here on starts nothing further: no model, data test or snapshot (see afterLoad).
+    // A stop (during the extraction or since) starts nothing further: no model, data test or snapshot (see afterLoad).
     if (stop.signal.aborted) await stopped(null);
+    const failed = infos.some((i) => i.status === 'failed');
     // Models and analysts query next; loads took no statistics (see refreshStatistics).
     await warehouse.refreshStatistics();
     const after = await afterLoad(warehouse, settings, runId, failed, logger, stop.signal);
