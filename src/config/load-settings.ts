@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ConfigError } from '../util/errors.ts';
 import { pathProblem } from '../util/path-problem.ts';
 import { envName, settingKinds, settingsSchema, urlPattern, type SettingKey, type Settings } from './settings.ts';
+import { commaList } from '../util/comma-list.ts';
 
 export type SettingSource = 'flag' | 'environment' | 'pipeline file';
 type Raw = Partial<Record<SettingKey, unknown>>;
@@ -121,10 +122,7 @@ export function parseSettingText(key: SettingKey, text: string, where: string): 
       if (/^(0|false|no|off)$/i.test(text)) return false;
       throw new ConfigError(`${where} must be true or false, got "${text}"`);
     case 'list':
-      return text
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean);
+      return commaList(text);
     default:
       return text;
   }

@@ -5,6 +5,7 @@ import { columnTypes, type ColumnDef, type ColumnType, type TableDef } from '../
 import type { Dialect } from '../warehouse/types.ts';
 import { sqlType as warehouseSqlType } from '../warehouse/ddl.ts';
 import { GrantflowError } from '../util/errors.ts';
+import { commaList } from '../util/comma-list.ts';
 
 /** `models/` at the package root, next to `src/`. */
 export const defaultModelsDir = fileURLToPath(new URL('../../models/', import.meta.url));
@@ -73,13 +74,7 @@ function parseHeader(text: string, file: string): Header {
     if (!kv) continue;
     const [, key, value = ''] = kv;
     if (key === 'description') header.description = value;
-    else if (key === 'depends_on')
-      header.dependsOn.push(
-        ...value
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean),
-      );
+    else if (key === 'depends_on') header.dependsOn.push(...commaList(value));
     else if (key === 'severity') header.severity = value;
   }
   header.body = lines.slice(i).join('\n').trim().replace(/;\s*$/, '');

@@ -7,6 +7,7 @@ import { ConfigError, ExitCode } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
 import { addSettingOptions, flagsFrom, settingsFrom } from '../settings-options.ts';
+import { commaList } from '../../util/comma-list.ts';
 
 const keys = [
   ...warehouseSettingKeys,
@@ -77,10 +78,7 @@ export function registerSnapshot(program: Command): void {
 
 /** `--tables a,b`; an empty list is refused rather than read as "every table", as for `sync --streams`. */
 function tableList(text: string): string[] {
-  const names = text
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
+  const names = commaList(text);
   if (names.length === 0)
     throw new ConfigError(`--tables must name at least one table, got "${text}"; leave it out to snapshot every table`);
   return names;
