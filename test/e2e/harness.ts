@@ -15,7 +15,8 @@ import { tables } from '../../src/normalize/index.ts';
 import { allColumns, hasMetadata, openWarehouse } from '../../src/warehouse/index.ts';
 import { runSync, type SyncResult } from '../../src/pipeline/sync.ts';
 import { startSimulator, type SimulatorHandle, type SimulatorOptions } from '../../src/simulator/index.ts';
-import { silentLogger } from '../../src/util/logger.ts';
+import { pino } from 'pino';
+import { silentLogger, type Logger } from '../../src/util/logger.ts';
 import type { CellValue } from '../../src/normalize/table-def.ts';
 
 export const postgresUrl = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -61,16 +62,25 @@ export async function siteWithWarehouse(options: SimulatorOptions = {}): Promise
 /** A fresh Postgres schema for one test; dropped by `drop`. */
 export async function postgresSchema(): Promise<{ schema: string; url: string; drop: () => Promise<void> }> {
   const schema = `e2e_${randomBytes(4).toString('hex')}`;
-  return {
-    schema,
-    url: postgresUrl,
-    drop: async () => {
-      const client = new pg.Client({ connectionString: postgresUrl });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await client.end();
-    },
-  };
+  return { schema, url: postgresUrl, drop: () => dropPostgresSchema(schema) };
+}
+
+/** Drops a test's own schema, with everything in it. */
+export async function dropPostgresSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await client.end();
+}
+
+/** A logger that keeps every line it writes, parsed: for tests of what grantflow logs. */
+export function capturingLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const logger = pino(
+    { level: 'info' },
+    { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+  );
+  return { logger, lines };
 }
 
 /** One in-process sync with test-friendly settings (fast site, no snapshots unless asked). */

@@ -4,19 +4,15 @@
  * nor in silence, and must not hold up other readers meanwhile.
  */
 import pg from 'pg';
-import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runModels } from '../../src/models/index.ts';
 import { tables } from '../../src/normalize/index.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
+import { capturingLogger, dropPostgresSchema } from '../e2e/harness.ts';
 import { loadSmallSite, pgUrl } from './fixtures.ts';
 
 const schema = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}readers_${process.pid}`;
-const lines: Record<string, unknown>[] = [];
-const logger = pino(
-  { level: 'info' },
-  { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
-);
+const { logger, lines } = capturingLogger();
 let warehouse: Warehouse;
 const analyst = new pg.Client({ connectionString: pgUrl });
 const columnsOf = async (table: string): Promise<string[]> =>
@@ -38,10 +34,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await analyst.end();
   await warehouse.close();
-  const admin = new pg.Client({ connectionString: pgUrl });
-  await admin.connect();
-  await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  await admin.end();
+  await dropPostgresSchema(schema);
 });
 
 it('a model to drop while an analyst transaction has read it: waits in bounded attempts, logs who holds it, then gives up naming them', async () => {

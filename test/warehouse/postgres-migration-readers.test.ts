@@ -4,19 +4,14 @@
  * and a migration that gives up must leave nothing half applied.
  */
 import pg from 'pg';
-import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { tables } from '../../src/normalize/index.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
+import { capturingLogger, dropPostgresSchema, postgresUrl as url } from '../e2e/harness.ts';
 
-const url = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const schema = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}migration_readers_${process.pid}`;
 const wait = { attemptMs: 100, totalMs: 500 };
-const lines: Record<string, unknown>[] = [];
-const logger = pino(
-  { level: 'info' },
-  { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
-);
+const { logger, lines } = capturingLogger();
 let warehouse: Warehouse;
 const analyst = new pg.Client({ connectionString: url });
 let analystPid = 0;
@@ -64,10 +59,7 @@ beforeEach(() => {
 afterAll(async () => {
   await analyst.end();
   await warehouse.close();
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  await admin.end();
+  await dropPostgresSchema(schema);
 });
 
 it('a column to add to a table an open transaction has read: bounded attempts, logged holder, then a clear failure with nothing applied', async () => {
