@@ -4,14 +4,15 @@
  * must open it read-only too, or they are refused for as long as the analyst's connection stays open.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { tables } from '../../src/normalize/index.ts';
 import { allColumns } from '../../src/warehouse/index.ts';
 import { holdDuckDBFile } from '../warehouse/fixtures.ts';
-import { runCli, startSite, syncCliArgs, tempDir, writeCredentials } from './harness.ts';
+import { runCli, startSite, syncCliArgs, tempDir, writeCredentials, type CliResult } from './harness.ts';
 
 let sim: SimulatorHandle;
 let dir: Awaited<ReturnType<typeof tempDir>>;
@@ -74,6 +75,65 @@ describe('a DuckDB warehouse an analyst holds open read-only', () => {
     } finally {
       await holder.release();
     }
+  });
+});
+
+/** A `grantflow snapshot` paused with the warehouse open read-only, until `finish` signals it to go on. */
+async function pausedSnapshot(label: string): Promise<{ pid: number; finish: () => Promise<CliResult> }> {
+  const step = 'snapshot files staged';
+  let child: ChildProcess | undefined;
+  let reached!: () => void;
+  const paused = new Promise<void>((resolve) => (reached = resolve));
+  const done = runCli(['snapshot', '--snapshots', join(dir.path, `snapshots-${label}`), '--warehouse', warehouse], {
+    env: { GRANTFLOW_TEST_PAUSE_AT: step, GRANTFLOW_TEST_PAUSE_MS: '120000' },
+    onSpawn: (c) => {
+      child = c;
+      c.stderr?.on('data', (d: Buffer) => {
+        if (d.toString().includes(`grantflow-test: paused at ${step}`)) reached();
+      });
+    },
+  });
+  await Promise.race([paused, done.then((r) => Promise.reject(new Error(`snapshot ended early: ${r.stderr}`)))]);
+  return {
+    pid: child!.pid!,
+    finish: () => {
+      child!.kill('SIGTERM');
+      return done;
+    },
+  };
+}
+
+describe('a DuckDB warehouse two grantflow readers hold open', () => {
+  it('a sync refused names a grantflow run, whichever reader DuckDB names, and the one left once the first is done', async () => {
+    const first = await pausedSnapshot('first');
+    const second = await pausedSnapshot('second');
+    let finished = false;
+    try {
+      const both = await runCli(syncCliArgs(sim.url, dir.path));
+      expect(both.code).toBe(1);
+      const named = /in use by another grantflow run \(pid (\d+), grantflow snapshot \(pid (\d+)\)\)/.exec(both.stderr);
+      expect(named, both.stderr).not.toBeNull();
+      expect([first.pid, second.pid]).toContain(Number(named![1]));
+      expect(named![2]).toBe(named![1]);
+
+      const firstDone = await first.finish();
+      expect(firstDone.code, firstDone.stderr).toBe(0);
+      const one = await runCli(syncCliArgs(sim.url, dir.path));
+      expect(one.code).toBe(1);
+      expect(one.stderr.trim().split('\n')).toEqual([
+        `grantflow: warehouse ${warehouse} is in use by another grantflow run ` +
+          `(pid ${second.pid}, grantflow snapshot (pid ${second.pid})); wait for it to finish or stop it, then retry`,
+      ]);
+      const secondDone = await second.finish();
+      finished = true;
+      expect(secondDone.code, secondDone.stderr).toBe(0);
+    } finally {
+      if (!finished) {
+        await first.finish();
+        await second.finish();
+      }
+    }
+    expect(readdirSync(dir.path).filter((n) => n.includes('.lock'))).toEqual([]);
   });
 });
 

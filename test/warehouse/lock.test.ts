@@ -44,31 +44,36 @@ describe('run lock', () => {
     }
   });
 
-  it('DuckDB read-only: the lock note names the reader, and a note of another live reader is left to it', async () => {
+  it("DuckDB read-only: each reader's own note names it, and a note of another live reader is left to it", async () => {
     const h = harness('duckdb', 'readerlock');
     cleanups.push(h);
     await (await h.open()).close();
+    const own = `${h.target}.lock.${process.pid}`;
     const reader = await openWarehouse(h.target, { readOnly: true });
     await reader.acquireLock('snapshot A');
-    expect(JSON.parse(readFileSync(`${h.target}.lock`, 'utf8'))).toMatchObject({
-      pid: process.pid,
-      owner: 'snapshot A',
-    });
-    await reader.close();
+    expect(JSON.parse(readFileSync(own, 'utf8'))).toMatchObject({ pid: process.pid, owner: 'snapshot A' });
     expect(existsSync(`${h.target}.lock`)).toBe(false);
+    await reader.close();
+    expect(existsSync(own)).toBe(false);
 
     const other = await holdDuckDBFile(h.target, { readOnly: true });
     try {
       const note = JSON.stringify({ pid: other.pid, owner: 'snapshot B' });
-      writeFileSync(`${h.target}.lock`, note);
+      writeFileSync(`${h.target}.lock.${other.pid}`, note);
       const second = await openWarehouse(h.target, { readOnly: true });
       await second.acquireLock('snapshot C');
-      expect(readFileSync(`${h.target}.lock`, 'utf8')).toBe(note);
+      expect(existsSync(own)).toBe(true);
       await second.close();
-      expect(readFileSync(`${h.target}.lock`, 'utf8')).toBe(note);
+      expect(existsSync(own)).toBe(false);
+      expect(readFileSync(`${h.target}.lock.${other.pid}`, 'utf8')).toBe(note);
     } finally {
       await other.release();
     }
+    // The writer that opens the file next has it to itself: a reader's note left behind (it was killed) is stale.
+    const writer = await h.open();
+    await writer.acquireLock('sync D');
+    expect(existsSync(`${h.target}.lock.${other.pid}`)).toBe(false);
+    await writer.close();
   });
 
   it('DuckDB: a stale lock file of a dead process is ignored', async () => {

@@ -14,6 +14,14 @@ export function lockFilePath(path: string): string {
   return `${path}.lock`;
 }
 
+/**
+ * A read-only opener's note, one per process: any number of readers share the file, and DuckDB names any one of them
+ * to a writer it refuses, so each reader must be findable by its pid (one shared note names only one of them).
+ */
+export function readerNotePath(path: string, pid: number): string {
+  return `${lockFilePath(path)}.${pid}`;
+}
+
 interface LockInfo {
   pid: number;
   owner?: string;
@@ -21,12 +29,25 @@ interface LockInfo {
 }
 
 export function readLockInfo(path: string): LockInfo | null {
+  return readNote(lockFilePath(path));
+}
+
+function readNote(file: string): LockInfo | null {
   try {
-    const info = JSON.parse(readFileSync(lockFilePath(path), 'utf8')) as Partial<LockInfo>;
+    const info = JSON.parse(readFileSync(file, 'utf8')) as Partial<LockInfo>;
     return typeof info.pid === 'number' ? (info as LockInfo) : null;
   } catch {
     return null;
   }
+}
+
+/**
+ * The live grantflow run holding the file, if the process DuckDB names (`known`; null when it names none) left a
+ * note: the writer's (or an older version's reader's) `.lock`, or a reader's own note.
+ */
+function grantflowHolder(path: string, known: number | null): LockInfo | null {
+  const notes = [readLockInfo(path), known === null ? null : readNote(readerNotePath(path, known))];
+  return notes.find((n) => n !== null && pidAlive(n.pid) && (known === null || known === n.pid)) ?? null;
 }
 
 export function pidAlive(pid: number): boolean {
@@ -105,13 +126,11 @@ export async function acquireInstance(
   } catch (e) {
     const message = (e as Error).message;
     if (/Could not set lock on file/i.test(message)) {
-      const info = readLockInfo(path);
       const holder = Number(/PID (\d+)/.exec(message)?.[1] ?? NaN);
       const known = Number.isNaN(holder) ? null : holder;
-      // The note names a live grantflow run, and DuckDB names that process (or no process) as the holder.
-      const grantflow = info !== null && pidAlive(info.pid) && (known === null || known === info.pid);
+      const info = grantflowHolder(path, known);
       throw new LockedError(
-        grantflow ? lockedMessage(path, info.pid, info.owner) : lockedByOtherMessage(path, known, readOnly),
+        info ? lockedMessage(path, info.pid, info.owner) : lockedByOtherMessage(path, known, readOnly),
       );
     }
     throw new ConfigError(`cannot open DuckDB warehouse ${path}: ${message.split('\n')[0] ?? message}`);

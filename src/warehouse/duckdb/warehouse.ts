@@ -1,4 +1,5 @@
-import { existsSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { Kysely } from 'kysely';
 import { LockedError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
@@ -13,6 +14,7 @@ import {
   lockedMessage,
   lockFilePath,
   pidAlive,
+  readerNotePath,
   readLockInfo,
   releaseInstance,
 } from './instance.ts';
@@ -33,8 +35,8 @@ export class DuckDBWarehouse extends BaseWarehouse {
   protected readonly migrationDb: Kysely<unknown>;
   private readonly sessions = new Set<DuckDBSession>();
   private lockHeld = false;
-  /** Whether the `.lock` note is this warehouse's to remove on close (a reader may find another reader's there). */
-  private noteWritten = false;
+  /** The note this warehouse wrote, to remove on close: the writer's `.lock`, or a reader's own. */
+  private note: string | null = null;
   private closed = false;
 
   private constructor(
@@ -138,34 +140,41 @@ export class DuckDBWarehouse extends BaseWarehouse {
       // DuckDB let us open the file, so the recorded holder no longer has it open: the lock file is stale.
       this.logger.warn({ pid: info.pid }, 'ignoring a stale warehouse lock file');
     }
-    writeFileSync(
-      lockFilePath(this.path),
-      JSON.stringify({ pid: process.pid, owner, startedAt: new Date().toISOString() }),
-    );
+    this.removeReaderNotes();
+    writeNote(lockFilePath(this.path), owner);
     heldLocks.add(this.path);
     this.lockHeld = true;
-    this.noteWritten = true;
+    this.note = lockFilePath(this.path);
   }
 
   /**
    * Opened read-only, the file is shared with other readers only: DuckDB keeps every writer (a sync, `models run`)
-   * out while it is open, which is the run lock. The note only names this process to a writer DuckDB refuses, so it
-   * is written when no other live process is named (another reader may be), and a folder it cannot be written in
-   * (an analyst reading a warehouse they may not write) does not stop a command that only reads.
+   * out while it is open, which is the run lock. The note only names this process to a writer DuckDB refuses, so
+   * each reader writes its own (`<file>.lock.<pid>`), and a folder it cannot be written in (an analyst reading a
+   * warehouse they may not write) does not stop a command that only reads.
    */
   private acquireReaderLock(owner: string): void {
     heldLocks.add(this.path);
     this.lockHeld = true;
-    const info = readLockInfo(this.path);
-    if (info && info.pid !== process.pid && pidAlive(info.pid)) return;
+    const note = readerNotePath(this.path, process.pid);
     try {
-      writeFileSync(
-        lockFilePath(this.path),
-        JSON.stringify({ pid: process.pid, owner, startedAt: new Date().toISOString() }),
-      );
-      this.noteWritten = true;
+      writeNote(note, owner);
+      this.note = note;
     } catch (e) {
       this.logger.debug({ err: e }, 'could not write the lock note of a read-only warehouse; going on without it');
+    }
+  }
+
+  /** A writer has the file to itself: readers' notes left behind are of readers killed before they could remove them. */
+  private removeReaderNotes(): void {
+    const prefix = `${basename(lockFilePath(this.path))}.`;
+    try {
+      for (const name of readdirSync(dirname(this.path))) {
+        if (name.startsWith(prefix) && /^\d+$/.test(name.slice(prefix.length)))
+          rmSync(join(dirname(this.path), name), { force: true });
+      }
+    } catch (e) {
+      this.logger.debug({ err: e }, 'could not remove stale reader lock notes; going on without');
     }
   }
 
@@ -178,11 +187,13 @@ export class DuckDBWarehouse extends BaseWarehouse {
     if (this.closed) return;
     this.closed = true;
     if (this.lockHeld) heldLocks.delete(this.path);
-    // A reader leaves a note another reader wrote after its own was gone; a writer's note is its own.
-    const noteIsOurs = !this.readOnly || readLockInfo(this.path)?.pid === process.pid;
-    if (this.noteWritten && noteIsOurs) rmSync(lockFilePath(this.path), { force: true });
+    if (this.note !== null) rmSync(this.note, { force: true });
     for (const s of this.sessions) s.close();
     this.main.close();
     releaseInstance(this.path);
   }
+}
+
+function writeNote(file: string, owner: string): void {
+  writeFileSync(file, JSON.stringify({ pid: process.pid, owner, startedAt: new Date().toISOString() }));
 }
