@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { FileCredentialStore, parseCredentials, registerCredentialSecrets } from '../source/index.ts';
 import type { CredentialStore, Credentials } from '../source/types.ts';
 import type { StoredCredentials, Warehouse } from '../warehouse/types.ts';
-import { ConfigError } from '../util/errors.ts';
+import { ConfigError, LockedError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { settingSource } from '../config/load-settings.ts';
 import type { Settings } from '../config/settings.ts';
@@ -153,7 +153,9 @@ export async function fileCredentialStore(path: string | undefined): Promise<Cre
  * nothing). A rotation during that check proves the secret good and kills the variables' refresh token, so the new
  * pair is stored at once by `keep` (which creates the warehouse for it), before any further request: held only in
  * memory, it would die with the process (a kill, a failed check, a locked warehouse) and leave no working pair. Once
- * `attach` hands over the warehouse's own store, rotations go there.
+ * `attach` hands over the warehouse's own store, rotations go there. Another first run started at the same time may
+ * win the race to refresh: the site then rejects the variables' refresh token as used, and `reload` finds the pair
+ * that run stored (`storedMeanwhile`), or says it holds the warehouse and must finish first.
  */
 export class FirstRunCredentialStore implements CredentialStore {
   readonly description = 'GRANTFLOW_* environment variables (no rotated pair stored yet)';
@@ -164,12 +166,27 @@ export class FirstRunCredentialStore implements CredentialStore {
   constructor(
     private readonly fromEnv: Credentials,
     private readonly keep: (credentials: Credentials) => Promise<void>,
+    private readonly storedMeanwhile: () => Promise<Credentials | null>,
     private readonly logger?: Logger,
   ) {}
 
   load(): Promise<Credentials> {
+    if (this.target) return this.target.load();
     registerCredentialSecrets(this.fromEnv);
     return Promise.resolve(this.pending ?? this.fromEnv);
+  }
+
+  async reload(): Promise<Credentials> {
+    if (this.target || this.pending) return this.load();
+    try {
+      return (await this.storedMeanwhile()) ?? (await this.load());
+    } catch (e) {
+      if (!(e instanceof LockedError)) throw e;
+      throw new LockedError(
+        'the site rejected the refresh token as used: another grantflow run refreshed it first and keeps the new ' +
+          `pair in the warehouse (the credentials need no change); ${e.message}`,
+      );
+    }
   }
 
   async save(credentials: Credentials): Promise<void> {

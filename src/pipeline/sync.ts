@@ -125,6 +125,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       firstRun = new FirstRunCredentialStore(
         envCreds!,
         (pair) => keepFirstRotation(settings, site, envCreds!, pair, logger),
+        () => pairStoredMeanwhile(settings, site, envCreds!, logger),
         logger,
       );
     }
@@ -298,8 +299,30 @@ async function keepFirstRotation(
 ): Promise<void> {
   const warehouse = await openConfiguredWarehouse(settings, logger);
   try {
+    // A DuckDB file is locked while open: the note names this run to another refused meanwhile (a Postgres run lock
+    // here could be refused, and lose the pair).
+    if (warehouse.dialect === 'duckdb') await warehouse.acquireLock(`grantflow sync (pid ${process.pid})`);
     await warehouse.migrateBookkeeping();
     await new WarehouseCredentialStore(warehouse, site, fromEnv, logger).save(pair);
+  } finally {
+    await warehouse.close();
+  }
+}
+
+/**
+ * The pair another first run rotated from the same variables and stored (see keepFirstRotation), read without
+ * creating anything; null when there is none. A LockedError when that run holds the DuckDB file.
+ */
+async function pairStoredMeanwhile(
+  settings: Settings,
+  site: string,
+  fromEnv: Credentials,
+  logger: Logger,
+): Promise<Credentials | null> {
+  if (!(await warehouseMayHoldCredentials(settings, site, logger))) return null;
+  const warehouse = await openConfiguredWarehouse(settings, logger, { existingOnly: true, readOnly: true });
+  try {
+    return await new WarehouseCredentialStore(warehouse, site, fromEnv, logger).load();
   } finally {
     await warehouse.close();
   }

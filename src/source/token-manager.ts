@@ -1,5 +1,5 @@
 import type { Logger } from '../util/logger.ts';
-import { ConfigError, CredentialsError, GrantflowError } from '../util/errors.ts';
+import { ConfigError, CredentialsError, GrantflowError, LockedError } from '../util/errors.ts';
 import { registerSecret } from '../util/redact.ts';
 import { isJsonObject, type JsonValue } from '../util/json.ts';
 import { registerCredentialSecrets } from './credentials-file.ts';
@@ -139,12 +139,18 @@ export class TokenManager implements AuthGate {
    * Another process using the same store (a `doctor` during a scheduled sync, two pipelines sharing one file) may
    * have refreshed first, killing the refresh token this one holds: the store then holds the newer pair. Adopted, the
    * caller retries with it instead of failing with invalid_grant. The other process may still be saving, so the store
-   * is read a few times.
+   * is read a few times. Where the other process holds that pair out of reach (a warehouse it has open), a
+   * LockedError says so: the credentials are fine, and the next run once it is done finds the pair.
    */
   private async adoptNewerStored(current: Credentials): Promise<boolean> {
+    const store = this.options.store;
+    let held = null as LockedError | null;
     for (let attempt = 0; attempt < 3; attempt++) {
       if (attempt > 0) await sleep(500);
-      const stored = await this.options.store.load().catch(() => null);
+      const stored = await (store.reload ? store.reload() : store.load()).catch((e: unknown) => {
+        if (e instanceof LockedError) held = e;
+        return null;
+      });
       if (stored && stored.refresh_token !== current.refresh_token && stored.client_id === current.client_id) {
         this.creds = stored;
         this.options.logger.warn(
@@ -154,6 +160,7 @@ export class TokenManager implements AuthGate {
         return true;
       }
     }
+    if (held) throw held;
     return false;
   }
 

@@ -17,6 +17,11 @@ export interface CredentialStore {
    */
   readonly replaceAdvice?: string;
   load(): Promise<Credentials>;
+  /**
+   * The pair as another process may have stored it since `load`, read after the site rejected ours as used (default
+   * `load`). A LockedError says where that pair is and that its holder must finish first.
+   */
+  reload?(): Promise<Credentials>;
   save(credentials: Credentials): Promise<void>;
 }
 
