@@ -214,6 +214,9 @@ describe('application stages, tasks, notes (per application)', () => {
       q_text: 'It\'s "fine"; DROP TABLE x; 😀',
       q_num: 12.5,
       q_int: 3,
+      // Digits as text: a text question (a postal code, an id) or a number question sent as text; the API does not say.
+      q_digits: '12',
+      q_amount_text: '1,250.50',
       q_multi: [1, 2, 3],
       q_empty: [],
       q_other_single: { value: 4, other: 'Something else' },
@@ -273,6 +276,8 @@ describe('application stages, tasks, notes (per application)', () => {
     });
     expect(pick('q_num')).toMatchObject({ text: null, num: 12.5, opt: null });
     expect(pick('q_int')).toMatchObject({ num: 3, opt: 3 });
+    expect(pick('q_digits')).toMatchObject({ text: '12', num: null, opt: null });
+    expect(pick('q_amount_text')).toMatchObject({ text: '1,250.50', num: null });
     expect(pick('q_multi')).toMatchObject({ opts: '[1,2,3]', opt: null });
     expect(pick('q_empty')).toMatchObject({ opts: '[]' });
     expect(pick('q_other_single')).toMatchObject({ opt: 4, opts: null, other: 'Something else' });

@@ -160,6 +160,8 @@ const isIntArray = (v: JsonValue[]): boolean => v.every(isOptionId);
  * One task response, typed where the shape is unambiguous (spec 2.5): string -> text_value; number ->
  * number_value (an integer also fills option_id: it may be a single-choice answer); array of integers ->
  * option_ids; {value, other} (either may be absent) -> option_id/option_ids + other_text. Anything else keeps only response_json.
+ * A string of digits stays text: the API publishes no question types, and a text question (a postal code, a phone
+ * number) may hold digits as surely as a number question sent as text, so reading it as a number would be a guess.
  */
 export function responseRow(applicationId: Id, taskId: Id, questionId: string, v: JsonValue): Row {
   const responseJson = JSON.stringify(v);

@@ -93,11 +93,15 @@ export const taskResponses: TableDef = {
     ref('task_id', 'tasks', 'Task.', true),
     req('question_id', 'text', 'Question id (a string key of the task data).'),
     req('response_json', 'json', 'The response exactly as sent, whatever its shape.'),
-    col('text_value', 'text', 'The response when it is a plain string (text question).'),
+    col(
+      'text_value',
+      'text',
+      'The response when it is a JSON string, as sent: a text question, or a number question answered as text ("12", "1,250.50"). The API does not publish question types, so such text is not read as a number.',
+    ),
     col(
       'number_value',
       'double',
-      'The response when it is a plain number (number question; an integer may also be a single-choice option id).',
+      'The response when it is a JSON number (number question; an integer may also be a single-choice option id); NULL for a number sent as text, which stays in text_value.',
     ),
     col(
       'option_id',
