@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempSuffix } from './snapshot-dir.ts';
+import { writeFileDurable } from '../util/durable-file.ts';
 
 export interface ManifestColumn {
   readonly name: string;
@@ -52,9 +53,11 @@ export function readManifest(dir: string): Manifest | null {
   }
 }
 
-/** Written under a temporary name and renamed, so a reader sees the old manifest or the new one, never half. */
+/**
+ * Written under a temporary name, fsynced and renamed, so a reader sees the old manifest or the new one, never half,
+ * also after a power cut (the files it names were made durable before it).
+ */
 export function writeManifest(dir: string, manifest: Manifest): void {
   const temp = join(dir, `.${manifestName}.${process.pid}${tempSuffix}`);
-  writeFileSync(temp, `${JSON.stringify(manifest, null, 2)}\n`);
-  renameSync(temp, join(dir, manifestName));
+  writeFileDurable(join(dir, manifestName), temp, `${JSON.stringify(manifest, null, 2)}\n`);
 }

@@ -1,7 +1,8 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { readManifest } from './manifest.ts';
 import { hiddenFolder, tempFile, tempSuffix } from './snapshot-dir.ts';
+import { createFileDurable, removeDurable } from '../util/durable-file.ts';
 
 /**
  * The snapshot a write is about to publish, noted before its first file and removed once the manifest names it (or
@@ -16,9 +17,12 @@ interface Pending {
   readonly tables: readonly string[];
 }
 
-/** Written first, before any file of the snapshot: a note cut short by a kill means nothing was staged yet. */
+/**
+ * Written first, before any file of the snapshot, and on the disk before it returns: a note cut short by a kill or a
+ * crash means nothing was staged yet, and a folder renamed into place later cannot outlive a crash without it.
+ */
 export function notePending(dir: string, pending: Pending): void {
-  writeFileSync(join(dir, pendingName), JSON.stringify(pending));
+  createFileDurable(join(dir, pendingName), JSON.stringify(pending));
 }
 
 export function clearPending(dir: string): void {
@@ -64,7 +68,8 @@ export function undoPendingSnapshot(dir: string): string[] {
       for (const name of leftovers) {
         const path = join(tableDir, name);
         if (!existsSync(path)) continue;
-        rmSync(path, { recursive: true, force: true });
+        // Gone for good before the note is: a crash must not bring back a folder without the note naming it.
+        removeDurable(path);
         removed.push(path);
       }
     }

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Warehouse } from '../warehouse/types.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
@@ -10,6 +10,7 @@ import { openParquetWriter, type ParquetCompression } from './parquet-writer.ts'
 import { applyRetention, removeStrayManifestTemps } from './retention.ts';
 import { clearPending, notePending, undoPendingSnapshot } from './pending.ts';
 import { pathProblem } from '../util/path-problem.ts';
+import { fsyncFile, mkdirDurable, removeDurable, renameDurable } from '../util/durable-file.ts';
 
 export interface SnapshotOptions {
   readonly dir: string;
@@ -64,10 +65,15 @@ function snapshotError(what: string, e: unknown, path?: string): GrantflowError 
   );
 }
 
-/** Best-effort cleanup of a temporary: a failure here must not hide the error that got us here (retention retries). */
-function removeQuietly(path: string): boolean {
+/**
+ * Best-effort cleanup of a temporary: a failure here must not hide the error that got us here (retention retries).
+ * `durable`: the removal is on the disk before the pending note goes, so a crash cannot bring back a folder without
+ * the note that says to remove it.
+ */
+function removeQuietly(path: string, durable = false): boolean {
   try {
-    rmSync(path, { recursive: true, force: true });
+    if (durable) removeDurable(path);
+    else rmSync(path, { recursive: true, force: true });
     return true;
   } catch {
     return false; // left for the next write to remove
@@ -110,7 +116,7 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
   const now = options.now ?? new Date();
   const folder = chooseFolder(dir, tableNames, snapshotStamp(now));
   try {
-    mkdirSync(dir, { recursive: true });
+    mkdirDurable(dir);
     notePending(dir, { folder, tables: tableNames });
   } catch (e) {
     throw snapshotError(`the snapshot directory ${dir}`, e);
@@ -121,7 +127,7 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
   const placed: string[] = [];
   /** Removes this write's folders; the pending note goes only once they are gone (else the next write retries). */
   const undo = (): void => {
-    const gone = [...staged.map((s) => s.from), ...placed].map(removeQuietly);
+    const gone = [...staged.map((s) => s.from), ...placed].map((path) => removeQuietly(path, true));
     if (gone.every(Boolean)) clearPending(dir);
   };
   let writer: Awaited<ReturnType<typeof openParquetWriter>> | null = null;
@@ -134,14 +140,16 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
       const temp = join(tableDir, tempFile(table, folder));
       const hidden = join(tableDir, hiddenFolder(folder));
       try {
-        mkdirSync(tableDir, { recursive: true });
+        mkdirDurable(tableDir);
         await writer.write(table, temp);
         const info = await writer.inspect(temp);
         const sha256 = await sha256File(temp);
         const bytes = statSync(temp).size;
         mkdirSync(hidden, { recursive: true });
         staged.push({ table, from: hidden, to: join(tableDir, folder) });
-        renameSync(temp, join(hidden, `${table}.parquet`));
+        // On the disk before its name is: a crash must not leave the manifest naming a torn file.
+        fsyncFile(temp);
+        renameDurable(temp, join(hidden, `${table}.parquet`));
         const entry: TableSnapshot = {
           table,
           path: `${table}/${folder}/${table}.parquet`,
@@ -168,7 +176,7 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
     for (const { table, from, to } of staged) {
       throwIfStopped(signal);
       try {
-        renameSync(from, to);
+        renameDurable(from, to);
       } catch (e) {
         throw snapshotError(`the snapshot folder ${to}`, e);
       }
