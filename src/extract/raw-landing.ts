@@ -1,10 +1,11 @@
 import { createReadStream, createWriteStream, existsSync, type WriteStream } from 'node:fs';
-import { mkdir, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { constants, createGunzip, createGzip, type Gzip } from 'node:zlib';
 import { once } from 'node:events';
 import type { FetchedPage } from '../source/types.ts';
 import { GrantflowError } from '../util/errors.ts';
+import { fsyncDirAsync, fsyncFd, mkdirDurable } from '../util/durable-file.ts';
 
 /** One line of a raw file: a page as fetched, or the end marker of one walk. */
 export type RawLine =
@@ -35,25 +36,33 @@ export function pageLine(
   return { type: 'page', url: page.url, status: page.status, fetchedAt: page.fetchedAt, ...extra, body: page.body };
 }
 
-/**
- * Lands every fetched page under `<dir>/<stream>.jsonl.gz`, compressed as it streams. Each stream file is flushed
- * before every commit, so a crash loses at most pages that were never committed, and replay tolerates a cut tail.
- */
 /** One stream's file: the compressor piped into it, and the first error either met (reported by `flush`). */
 interface LandingFile {
   readonly gzip: Gzip;
   readonly file: WriteStream;
   readonly path: string;
+  /** Set once the file is open. */
+  fd?: number;
+  /** The folder's entry for the file is on the disk (fsynced once, at its first flush). */
+  entryDurable?: boolean;
   error?: Error;
 }
+
+/**
+ * Lands every fetched page under `<dir>/<stream>.jsonl.gz`, compressed as it streams. Each stream file is flushed
+ * and fsynced before every commit (not after every page: that would cost a disk flush per request), so a kill or a
+ * power cut loses at most pages that were never committed, and replay tolerates a cut tail.
+ */
 
 export class RawLanding {
   private readonly files = new Map<string, LandingFile>();
 
   constructor(readonly dir: string) {}
 
-  async open(): Promise<void> {
-    await mkdir(this.dir, { recursive: true });
+  open(): Promise<void> {
+    // Durable now: a file fsynced later is lost with a run folder whose entry never reached the disk.
+    mkdirDurable(this.dir);
+    return Promise.resolve();
   }
 
   write(stream: string, line: RawLine): void {
@@ -72,6 +81,9 @@ export class RawLanding {
       };
       gzip.on('error', failed);
       file.on('error', failed);
+      file.on('open', (fd: number) => {
+        entry.fd = fd;
+      });
       f = entry;
       this.files.set(stream, f);
     }
@@ -79,8 +91,9 @@ export class RawLanding {
   }
 
   /**
-   * Push what is buffered into the file (a sync-flush point that a reader of a cut file can reach); resolves once the
-   * bytes are written, so a kill right after a commit that follows cannot take them with it.
+   * Push what is buffered into the file (a sync-flush point that a reader of a cut file can reach) and onto the disk;
+   * resolves once the bytes are fsynced (and, the first time, the file's entry in the folder), so neither a kill nor
+   * a power cut right after a commit that follows can take them with it.
    */
   async flush(stream: string): Promise<void> {
     const f = this.files.get(stream);
@@ -96,6 +109,15 @@ export class RawLanding {
           resolve();
         }),
       );
+    if (!f.error && f.fd !== undefined) {
+      try {
+        await fsyncFd(f.fd);
+        if (!f.entryDurable) await fsyncDirAsync(this.dir);
+        f.entryDurable = true;
+      } catch (error) {
+        f.error ??= error as Error;
+      }
+    }
     if (f.error)
       throw new GrantflowError(
         `raw pages of ${stream} could not be written to ${f.path}: ${f.error.message} (the rows they hold were not committed; free the space or pass --land-raw false, then sync again to resume)`,

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GrantflowError } from '../../src/util/errors.ts';
 import { listRawStreams, RawLanding, readRawLines, type RawLine } from '../../src/extract/raw-landing.ts';
+import { traceFs, type FsEvent } from '../util/fs-trace.ts';
 
 let dir = '';
 afterEach(async () => {
@@ -40,6 +41,41 @@ describe('raw landing', () => {
     landing.write('applications', page(2)); // later pages are not written either, and nothing throws
     await expect(landing.flush('applications')).rejects.toThrow(/could not be written/);
     await landing.close();
+  });
+
+  it('a flush (which precedes every commit) returns once the pages are fsynced, and the new file entry too', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'gf-raw-'));
+    const runDir = join(dir, 'run-1');
+    const file = join(runDir, 'applications.jsonl.gz');
+    const trace = traceFs();
+    try {
+      const landing = new RawLanding(runDir);
+      await landing.open();
+      const fsyncs = (events: readonly FsEvent[], path: string) =>
+        events.flatMap((e, i) => (e.op === 'fsync' && e.path === path ? [i] : []));
+      // The run folder's own entry is on the disk before any page is.
+      expect(fsyncs(trace.events, dir)).toHaveLength(1);
+      for (const n of [1, 2]) {
+        const from = trace.events.length;
+        landing.write('applications', page(n));
+        await landing.flush('applications');
+        const events = trace.events.slice(from);
+        const lastWrite = events.findLastIndex((e) => e.op === 'write' && e.path === file);
+        expect(lastWrite, `page ${n} written`).toBeGreaterThan(-1);
+        expect(
+          fsyncs(events, file).filter((i) => i > lastWrite),
+          `page ${n} fsynced after its write`,
+        ).toHaveLength(1);
+        // The file entry in the run folder: once, at its first flush.
+        expect(fsyncs(events, runDir)).toHaveLength(n === 1 ? 1 : 0);
+      }
+      await landing.close();
+    } finally {
+      trace.restore();
+    }
+    const lines: RawLine[] = [];
+    for await (const line of readRawLines(runDir, 'applications')) lines.push(line);
+    expect(lines).toEqual([page(1), page(2)]);
   });
 
   it('reads back every line written, as written', async () => {
