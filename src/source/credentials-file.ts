@@ -3,6 +3,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ConfigError, GrantflowError } from '../util/errors.ts';
 import { pathProblem } from '../util/path-problem.ts';
+import { fsyncDirAsync } from '../util/durable-file.ts';
 import { registerSecret } from '../util/redact.ts';
 import type { Credentials, CredentialStore } from './types.ts';
 
@@ -212,7 +213,7 @@ async function replaceAtomically(target: string, body: string): Promise<void> {
     throw e;
   }
   await chmod(target, 0o600);
-  await syncDir(dir);
+  await fsyncDirAsync(dir);
 }
 
 async function rewriteInPlace(target: string, body: string): Promise<void> {
@@ -248,21 +249,4 @@ async function linkTarget(path: string): Promise<string> {
     current = resolve(dirname(current), next);
   }
   throw Object.assign(new Error(`too many symbolic links at ${path}`), { code: 'ELOOP' });
-}
-
-async function syncDir(dir: string): Promise<void> {
-  // Makes the rename durable. Some platforms (Windows) cannot open a directory; that is fine there.
-  let fh;
-  try {
-    fh = await open(dir, 'r');
-  } catch {
-    return;
-  }
-  try {
-    await fh.sync();
-  } catch {
-    // EINVAL/EISDIR on some file systems: the rename is still atomic.
-  } finally {
-    await fh.close();
-  }
 }

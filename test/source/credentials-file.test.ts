@@ -1,8 +1,22 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { chmod, chown, lstat, mkdir, readdir, readFile, readlink, stat, symlink, writeFile } from 'node:fs/promises';
+import fs, { readdirSync, readFileSync } from 'node:fs';
+import {
+  chmod,
+  chown,
+  lstat,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  readlink,
+  stat,
+  symlink,
+  writeFile,
+  type FileHandle,
+} from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FileCredentialStore } from '../../src/source/index.ts';
 import { ConfigError } from '../../src/util/errors.ts';
 import { tempDir, testCreds, writeCredsFile } from './helpers.ts';
@@ -87,6 +101,44 @@ describe('FileCredentialStore', () => {
     expect((await stat(path)).mode & 0o777).toBe(0o600);
     expect(await readdir(dir)).toEqual(['creds.json']);
     expect(await store.load()).toEqual(next);
+  });
+
+  it('saves durably: the new pair is fsynced before it replaces the file, and the folder after the rename', async () => {
+    const path = join(dir, 'creds.json');
+    await writeCredsFile(path, testCreds);
+    const next = { ...testCreds, access_token: 'new-access-token-1234', refresh_token: 'new-refresh-token-5678' };
+    // What the file and its folder hold at each fsync: a power cut right after it keeps what was synced.
+    const holds = (): string => {
+      const temps = readdirSync(dir).filter((name) => name !== 'creds.json');
+      const newPair = temps.some((name) => readFileSync(join(dir, name), 'utf8').includes(next.refresh_token));
+      return `file ${JSON.parse(readFileSync(path, 'utf8')).refresh_token}, temp with the new pair ${newPair}`;
+    };
+    const seen: string[] = [];
+    const probe = await open(path, 'r');
+    const handle = Object.getPrototypeOf(probe) as FileHandle;
+    await probe.close();
+    const syncFile = handle.sync;
+    const fileSpy = vi.spyOn(handle, 'sync').mockImplementation(async function (this: FileHandle) {
+      await syncFile.call(this);
+      seen.push(`file fsync: ${holds()}`);
+    });
+    const fsync = fs.fsync;
+    const dirSpy = vi.spyOn(fs, 'fsync').mockImplementation((fd, callback) =>
+      fsync(fd, (error) => {
+        seen.push(`folder fsync: ${holds()}`);
+        callback(error);
+      }),
+    );
+    try {
+      await new FileCredentialStore(path).save(next);
+    } finally {
+      fileSpy.mockRestore();
+      dirSpy.mockRestore();
+    }
+    expect(seen).toEqual([
+      `file fsync: file ${testCreds.refresh_token}, temp with the new pair true`,
+      `folder fsync: file ${next.refresh_token}, temp with the new pair false`,
+    ]);
   });
 
   it('creates the file with mode 0600 when it did not exist', async () => {
