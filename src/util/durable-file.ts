@@ -98,11 +98,13 @@ export function createFileDurable(path: string, data: string): void {
   fsyncDir(dirname(path));
 }
 
-/** Renames, then fsyncs the folder the name now lives in (and the one it left, when that is another). */
+/**
+ * Renames, then fsyncs the folder the name now lives in. Not the folder it left: every caller moves a temporary, and a
+ * crash that brings the temporary's old name back only leaves a temporary for the next write to remove.
+ */
 export function renameDurable(from: string, to: string): void {
   fs.renameSync(from, to);
   fsyncDir(dirname(to));
-  if (dirname(resolve(from)) !== dirname(resolve(to))) fsyncDir(dirname(from));
 }
 
 /** Removes a file or folder and fsyncs its parent, so a crash cannot bring the entry back. */
