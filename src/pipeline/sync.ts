@@ -151,6 +151,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   }
   try {
     await warehouse.acquireLock(`grantflow sync (pid ${process.pid})`);
+    if (settings.snapshot) await undoKilledSnapshot(settings.snapshots, logger);
     await warehouse.migrate(tables);
     // A first run's client is already checked: only its store moves into the warehouse.
     if (firstRun) await firstRun.attach(new WarehouseCredentialStore(warehouse, site, envCreds!, logger));
@@ -342,6 +343,22 @@ function runOptionsOf(summary: JsonValue | undefined): Partial<RunOptions> {
   const fullRefreshStreams =
     Array.isArray(names) && names.every((n) => typeof n === 'string') ? (names as string[]) : undefined;
   return { fullRefresh: options.fullRefresh, ...(fullRefreshStreams ? { fullRefreshStreams } : {}) };
+}
+
+/**
+ * A snapshot write a kill or a crash cut short (folders renamed into place, the manifest not yet naming them) is
+ * undone as soon as the run lock is held, not only by the next snapshot write, which a failing run never reaches:
+ * until then a reader globbing the `snapshot=` folders sees folders no manifest named. Best-effort: the next snapshot
+ * write tries again.
+ */
+async function undoKilledSnapshot(dir: string, logger: Logger): Promise<void> {
+  const { undoPendingSnapshot } = await import('../snapshot/index.ts');
+  try {
+    const removed = undoPendingSnapshot(resolve(dir));
+    if (removed.length > 0) logger.info({ removed }, 'removed the unpublished snapshot a killed write left');
+  } catch (e) {
+    logger.warn({ err: e }, 'could not remove the unpublished snapshot a killed write left; the next snapshot will');
+  }
 }
 
 async function checkSnapshots(dir: string): Promise<void> {

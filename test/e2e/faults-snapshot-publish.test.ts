@@ -120,3 +120,40 @@ describe('SIGKILL while a snapshot is published, then a normal run', () => {
     }
   });
 });
+
+describe('a snapshot write killed after its first folder was renamed into place', () => {
+  it('is undone by the next sync as soon as it holds the lock, not only by its next snapshot write', async () => {
+    const step = `snapshot folder placed ${tables[0]}`;
+    const dir = join(work.path, 'case-sync');
+    cpSync(base, dir, { recursive: true });
+    const snapshots = join(dir, 'snapshots');
+    const before = readManifestFile(snapshots);
+    const unpublished = (): string[] =>
+      tables.flatMap((t) => snapshotFolders(snapshots, t).filter((f) => f !== folderOf(before.tables[t]!)));
+    const killed = await cli(snapshotArgs(dir), {
+      env: { GRANTFLOW_TEST_PAUSE_AT: step },
+      onSpawn: (child) => killOnStderr(child, `grantflow-test: paused at ${step}`, 1),
+    });
+    expect(killed.signal, `the kill landed (${killed.stderr.slice(-300)})`).toBe('SIGKILL');
+    expect(unpublished()).toHaveLength(1); // visible to a glob over the folders, never named by a manifest
+
+    // A sync that never reaches its snapshot (killed once its extraction is done) has removed it all the same.
+    const pauseAt = 'sync extraction finished';
+    const sync = await cli(
+      [
+        ...syncCliArgs(sim.url, dir, { snapshot: true, credentials: join(work.path, 'creds.json') }),
+        '--retain-snapshots',
+        '2',
+      ],
+      {
+        env: { GRANTFLOW_TEST_PAUSE_AT: pauseAt },
+        onSpawn: (child) => killOnStderr(child, `grantflow-test: paused at ${pauseAt}`, 1),
+      },
+    );
+    expect(sync.signal, `the kill landed (${sync.stderr.slice(-300)})`).toBe('SIGKILL');
+    expect(unpublished()).toEqual([]);
+    expect(hiddenNames(snapshots)).toEqual([]);
+    expect(readManifestFile(snapshots)).toEqual(before);
+    await checkSnapshotDir(snapshots);
+  });
+});
