@@ -95,7 +95,8 @@ function chooseFolder(dir: string, tables: readonly string[], stamp: string): st
  * never sees a partial file or an empty snapshot folder, and a failure leaves no new `snapshot=` folder at all (a
  * reader globbing the folders would otherwise take a set the manifest never named). Then the manifest (temp +
  * rename); then retention. The snapshot is noted as pending (see pending.ts) from before its first file until the
- * manifest names it, so when a kill cuts this short, the next write first removes what it left.
+ * manifest names it, so when a kill cuts this short, the next sync or write first removes what it left. Each step is
+ * fsynced before the next (durable-file.ts), so a power cut or OS crash leaves what a kill at that step would.
  */
 export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOptions): Promise<SnapshotResult> {
   const started = Date.now();
