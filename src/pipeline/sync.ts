@@ -9,6 +9,7 @@ import type { ClientStats, Credentials, CredentialStore, SiteClient } from '../s
 import type { Settings } from '../config/settings.ts';
 import { isNewDuckDBFile, openConfiguredWarehouse, warehouseMayHoldCredentials } from '../warehouse/index.ts';
 import type { RunRecord, Warehouse } from '../warehouse/types.ts';
+import type { LockWait } from '../warehouse/postgres/lock-wait.ts';
 import { ConfigError, CredentialsError, ExitCode, GrantflowError, StoppedError, stopReason } from '../util/errors.ts';
 import { redact } from '../util/redact.ts';
 import type { Logger } from '../util/logger.ts';
@@ -39,6 +40,11 @@ export interface SyncRequest {
    * run is recorded as interrupted (the next sync resumes it) and runSync throws SyncStoppedError.
    */
   readonly signal?: AbortSignal;
+  /**
+   * Postgres: how long a load waits for another session's lock on a table it writes before the run fails (default
+   * 2 s attempts for 5 min; see postgres/lock-wait.ts). For tests, which cannot wait minutes.
+   */
+  readonly loadLockWait?: LockWait;
 }
 
 export interface SyncResult {
@@ -144,7 +150,11 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
 
   let warehouse: Warehouse;
   try {
-    warehouse = await openConfiguredWarehouse(settings, logger);
+    warehouse = await openConfiguredWarehouse(
+      settings,
+      logger,
+      request.loadLockWait ? { loadLockWait: request.loadLockWait } : {},
+    );
   } catch (error) {
     await client?.close();
     throw error;

@@ -6,6 +6,7 @@ import { DuckDBWarehouse } from './duckdb/warehouse.ts';
 import { PostgresWarehouse } from './postgres/warehouse.ts';
 export { SchemaNotYetCreated } from './postgres/warehouse.ts';
 import type { Warehouse } from './types.ts';
+import type { LockWait } from './postgres/lock-wait.ts';
 
 export type * from './types.ts';
 export { allColumns, catalogFingerprint, hasMetadata, sqlType } from './ddl.ts';
@@ -39,6 +40,11 @@ export interface OpenWarehouseOptions {
    * bookkeeping leave this off. Postgres ignores it: there readers and writers never shut each other out.
    */
   readonly readOnly?: boolean;
+  /**
+   * Postgres: how long a load transaction waits, in attempts, for another session's lock on a table it writes
+   * before the run fails (default `defaultLockWait`: 2 s attempts, 5 min). Ignored for DuckDB.
+   */
+  readonly loadLockWait?: LockWait;
 }
 
 export function isPostgresTarget(target: string): boolean {
@@ -59,6 +65,7 @@ export async function openWarehouse(target: string, options: OpenWarehouseOption
     return PostgresWarehouse.open(target, checkedSchema(options.schema), logger, {
       create,
       writes: create !== false || options.forWriting === true,
+      ...(options.loadLockWait ? { loadLockWait: options.loadLockWait } : {}),
     });
   }
   if ((options.existingOnly || options.readOnly) && !existsSync(target))
@@ -93,7 +100,7 @@ export async function warehouseMayHoldCredentials(
 export function openConfiguredWarehouse(
   settings: WarehouseSettings,
   logger: Logger,
-  options: Pick<OpenWarehouseOptions, 'existingOnly' | 'checkOnly' | 'forWriting' | 'readOnly'> = {},
+  options: Pick<OpenWarehouseOptions, 'existingOnly' | 'checkOnly' | 'forWriting' | 'readOnly' | 'loadLockWait'> = {},
 ): Promise<Warehouse> {
   return openWarehouse(settings.warehouse, {
     schema: settings.schema,

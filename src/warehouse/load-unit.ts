@@ -40,6 +40,15 @@ export interface Staging {
   rows: number;
 }
 
+/** What a load transaction does (in log lines and messages) and the tables it touches, qualified. */
+export interface TransactionAbout {
+  readonly what: string;
+  readonly tables: readonly string[];
+}
+
+/** Bookkeeping tables a commit writes besides its own (see bookkeeping.ts commitStatements). */
+const bookkeepingTables = ['_grantflow_streams', '_grantflow_parents'];
+
 /** What a dialect provides to the shared load unit. */
 export interface StagingBackend {
   /** How staged rows merge into their tables (see MergeStyle). */
@@ -47,8 +56,11 @@ export interface StagingBackend {
   createStaging(table: TableDef, mode: StagedMerge, columns: readonly string[]): Promise<string>;
   /** Write `rows` with `_gf_seq` from `staging.seq` upwards. */
   writeBatch(staging: Staging, rows: readonly Row[]): Promise<void>;
-  /** Run `fn` in one transaction on one connection; roll back on any error. */
-  transaction<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T>;
+  /**
+   * Run `fn` in one transaction on one connection; roll back on any error. Postgres runs it again while another
+   * session's lock on one of `about.tables` holds it up (postgres/lock-wait.ts), so `fn` must start afresh each time.
+   */
+  transaction<T>(about: TransactionAbout, fn: (runner: SqlRunner) => Promise<T>): Promise<T>;
   dropStaging(names: readonly string[]): Promise<void>;
   /**
    * Runs the soft deletes (anti-joins of a table's scope against its staging) with what the dialect's planner needs
@@ -109,11 +121,14 @@ export class StagingLoadUnit implements LoadUnit {
   async commit(plan: CommitPlan): Promise<CommitInfo> {
     if (this.closed) throw new GrantflowError('this load unit was discarded; open a new one');
     const started = performance.now();
-    const merged: Record<string, number> = {};
-    const deleted: Record<string, number> = {};
+    let merged: Record<string, number> = {};
+    let deleted: Record<string, number> = {};
     // Coalesce (reference) rows first, so rows from the entity's own stream have the last word.
     const order = [...this.stagings.values()].sort((a, b) => (a.mode === b.mode ? 0 : a.mode === 'coalesce' ? -1 : 1));
-    await this.backend.transaction(async (runner) => {
+    await this.backend.transaction(this.about(plan, order), async (runner) => {
+      // Counted afresh by each attempt (see StagingBackend.transaction).
+      merged = {};
+      deleted = {};
       const scopes = plan.completeScopes ?? [];
       for (const s of order) {
         for (const part of mergeParts(s)) {
@@ -184,13 +199,34 @@ export class StagingLoadUnit implements LoadUnit {
     return { merged, deleted, durationMs: Math.round(performance.now() - started) };
   }
 
+  /** A commit's description for its transaction: the stream (or tables) it loads and every table it touches. */
+  private about(plan: CommitPlan, order: readonly Staging[]): TransactionAbout {
+    const stream = plan.state?.stream ?? plan.parentMarks?.stream ?? plan.dropParentMarks?.stream;
+    const loaded = [...new Set(order.map((s) => s.table.name))];
+    const touched = new Set([
+      ...loaded,
+      ...(plan.completeScopes ?? []).map((s) => s.table),
+      ...(plan.cascades ?? []).flatMap((c) => [c.table, c.parentTable]),
+      ...(plan.dropMarksOfDeleted ? [plan.dropMarksOfDeleted.parentTable] : []),
+      ...bookkeepingTables,
+    ]);
+    return {
+      what: stream !== undefined ? `load of stream ${stream}` : `load of ${loaded.join(', ') || 'bookkeeping'}`,
+      tables: [...touched].map((t) => this.backend.qualify(t)),
+    };
+  }
+
   async deletionCandidates(scopes: readonly CompleteScope[]): Promise<DeletionCandidates> {
     if (this.closed) throw new GrantflowError('this load unit was discarded; open a new one');
     const parentIds = new Set<string>();
     let any = false;
     // On the staging's own connection (DuckDB's TEMP tables are visible only there), with the dialect's anti-join
     // planning; nothing is written.
-    await this.backend.transaction(async (runner) => {
+    const about = {
+      what: `deletion check of ${scopes.map((s) => s.table).join(', ')}`,
+      tables: scopes.map((s) => this.backend.qualify(s.table)),
+    };
+    await this.backend.transaction(about, async (runner) => {
       const ask = async (): Promise<void> => {
         for (const scope of scopes) {
           const table = this.requireTable(scope.table);

@@ -1,7 +1,7 @@
 import type { DuckDBAppender } from '@duckdb/node-api';
 import type { CellValue, Row, TableDef } from '../../normalize/table-def.ts';
 import { allColumns, sqlType } from '../ddl.ts';
-import type { Staging, StagingBackend } from '../load-unit.ts';
+import type { Staging, StagingBackend, TransactionAbout } from '../load-unit.ts';
 import { seqColumn, type SqlStatement } from '../merge-sql.ts';
 import type { SqlRunner } from '../sql-runner.ts';
 import type { CommitPlan, StagedMerge } from '../types.ts';
@@ -83,7 +83,12 @@ export class DuckDBStaging implements StagingBackend {
     });
   }
 
-  async transaction<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T> {
+  /** DuckDB has no lock to wait for: one attempt. */
+  transaction<T>(_about: TransactionAbout, fn: (runner: SqlRunner) => Promise<T>): Promise<T> {
+    return this.atomically(fn);
+  }
+
+  async atomically<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T> {
     const session = await this.session();
     return session.exclusive(async () => {
       const runner: SqlRunner = { run: (sql, params) => session.runNow(sql, params) };

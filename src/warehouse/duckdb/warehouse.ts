@@ -72,7 +72,7 @@ export class DuckDBWarehouse extends BaseWarehouse {
   }
 
   protected transaction<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T> {
-    return new DuckDBStaging(async () => this.main, this.compileBookkeeping).transaction(fn);
+    return new DuckDBStaging(async () => this.main, this.compileBookkeeping).atomically(fn);
   }
 
   protected async openStaging(): Promise<StagingBackend> {

@@ -47,17 +47,33 @@ function lockedTableOf(e: unknown): string | undefined {
   return typeof table === 'string' ? table : undefined;
 }
 
-/** Sessions other than ours holding a lock on `table` (qualified): who an operator must ask to finish. */
-export async function lockHolders(runner: SqlRunner, table: string): Promise<string> {
+/**
+ * Modes that block a load's writes (ROW EXCLUSIVE): an analyst's `LOCK TABLE`, `ALTER TABLE`, `VACUUM FULL`,
+ * `CREATE INDEX`. Their holders are named before mere readers, who block only an exclusive lock.
+ */
+const blockingWrites = ['ShareLock', 'ShareRowExclusiveLock', 'ExclusiveLock', 'AccessExclusiveLock'];
+
+/**
+ * Sessions other than ours holding a lock on one of `tables` (qualified), those blocking writes first: the table and
+ * who an operator must ask to finish.
+ */
+export async function lockHolders(
+  runner: SqlRunner,
+  tables: readonly string[],
+): Promise<{ table: string; holders: string }> {
   const { rows } = await runner.run(
-    `SELECT a.pid, a.usename AS role, a.application_name AS app, a.state,
+    `SELECT t.name AS table_name, a.pid, a.usename AS role, a.application_name AS app, a.state,
             floor(extract(epoch FROM now() - coalesce(a.xact_start, a.query_start)))::int AS seconds
-       FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-      WHERE l.locktype = 'relation' AND l.relation = to_regclass($1) AND l.granted AND l.pid <> pg_backend_pid()
-      ORDER BY a.xact_start NULLS LAST LIMIT 3`,
-    [table],
+       FROM unnest($1::text[]) WITH ORDINALITY AS t(name, n)
+       JOIN pg_locks l ON l.locktype = 'relation' AND l.relation = to_regclass(t.name)
+       JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE l.granted AND l.pid <> pg_backend_pid()
+      ORDER BY l.mode = ANY($2::text[]) DESC, t.n, a.xact_start NULLS LAST LIMIT 3`,
+    [`{${tables.map((t) => `"${t.replace(/["\\]/g, '\\$&')}"`).join(',')}}`, `{${blockingWrites.join(',')}}`],
   );
-  if (rows.length === 0) return 'a session that has since let go';
+  const table = rows[0] ? String(rows[0].table_name) : (tables[0] ?? '');
+  const ofTable = rows.filter((r) => String(r.table_name) === table);
+  if (ofTable.length === 0) return { table, holders: 'a session that has since let go' };
   // Another role's state and times are hidden from a role without pg_read_all_stats: then pid, role and app only.
   const describe = (r: (typeof rows)[number]): string =>
     [
@@ -65,37 +81,49 @@ export async function lockHolders(runner: SqlRunner, table: string): Promise<str
       ...(r.app ? [String(r.app)] : []),
       ...(r.state !== null ? [`${String(r.state)} for ${String(r.seconds)} s`] : []),
     ].join(', ');
-  return rows.map((r) => `backend pid ${String(r.pid)} (${describe(r)})`).join(', ');
+  return { table, holders: ofTable.map((r) => `backend pid ${String(r.pid)} (${describe(r)})`).join(', ') };
 }
+
+/** Who must finish, in a message that gives up waiting (see withLockWait's `holdsIt`). */
+const readerHoldsIt = 'an open transaction that read the table';
 
 /**
  * Runs `attempt` (which must set lockTimeoutStatement in its transaction, and roll back whole when a statement
  * fails) until it gets its locks, as described above. `what` names the work in log lines ("model award_rates");
- * `table` is the table whose lock it waits for, unless the timeout names another (see onTable).
+ * `table` is the table whose lock it waits for, unless the timeout names another (see onTable), or the tables it
+ * may wait for (a load's), whose holders are looked up. `holdsIt` says who typically holds the lock it meets.
  */
 export async function withLockWait<T>(
   attempt: () => Promise<T>,
-  options: { what: string; table: string; runner: SqlRunner; logger: Logger; wait?: LockWait },
+  options: {
+    what: string;
+    table: string | readonly string[];
+    runner: SqlRunner;
+    logger: Logger;
+    wait?: LockWait;
+    holdsIt?: string;
+  },
 ): Promise<T> {
   const wait = options.wait ?? defaultLockWait;
   const started = Date.now();
   let lastLog = -Infinity;
   for (;;) {
-    let table: string;
+    let tables: readonly string[];
     try {
       const out = await attempt();
       if (lastLog > -Infinity) options.logger.info({ waitedMs: Date.now() - started }, `${options.what}: got its lock`);
       return out;
     } catch (e) {
       if (!isLockTimeout(e)) throw e;
-      table = lockedTableOf(e) ?? options.table;
+      const marked = lockedTableOf(e);
+      tables = marked !== undefined ? [marked] : typeof options.table === 'string' ? [options.table] : options.table;
     }
     const waited = Date.now() - started;
-    const holders = await lockHolders(options.runner, table);
+    const { table, holders } = await lockHolders(options.runner, tables);
     if (waited >= wait.totalMs) {
       throw new GrantflowError(
         `waited ${Math.round(waited / 1000)} s for a lock on ${table}, held by ${holders}, and gave up: ` +
-          'an open transaction that read the table must end first (commit or close it), then rerun',
+          `${options.holdsIt ?? readerHoldsIt} must end first (commit or close it), then rerun`,
         ExitCode.runFailed,
         'lock_wait',
       );
@@ -104,7 +132,8 @@ export async function withLockWait<T>(
       lastLog = waited;
       options.logger.warn(
         { table, holders, waitedMs: waited, giveUpAfterMs: wait.totalMs },
-        `${options.what} waits for a lock on ${table} held by ${holders}; readers are let through between attempts`,
+        `${options.what} waits for a lock on ${table} held by ${holders}` +
+          (options.holdsIt === undefined ? '; readers are let through between attempts' : ''),
       );
     }
   }

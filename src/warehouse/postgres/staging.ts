@@ -5,7 +5,7 @@ import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Row, TableDef } from '../../normalize/table-def.ts';
 import { allColumns, sqlType } from '../ddl.ts';
-import type { Staging, StagingBackend } from '../load-unit.ts';
+import type { Staging, StagingBackend, TransactionAbout } from '../load-unit.ts';
 import { seqColumn, type SqlStatement } from '../merge-sql.ts';
 import type { SqlRunner } from '../sql-runner.ts';
 import type { CommitPlan, StagedMerge } from '../types.ts';
@@ -47,6 +47,11 @@ export class PostgresStaging implements StagingBackend {
     private readonly compileBookkeeping: (plan: CommitPlan) => SqlStatement[],
     /** Runs last in every commit's transaction; throws to roll it back (the run lock is lost). */
     private readonly beforeCommit: (runner: SqlRunner) => Promise<void> = async () => undefined,
+    /** Tries a transaction again while another session's lock holds it up (see PostgresWarehouse.waitingForLoad). */
+    private readonly waitingForLocks: <T>(
+      about: TransactionAbout,
+      attempt: (lockTimeout: string | null) => Promise<T>,
+    ) => Promise<T> = (_about, attempt) => attempt(null),
   ) {}
 
   qualify(table: string): string {
@@ -81,12 +86,21 @@ export class PostgresStaging implements StagingBackend {
     }
   }
 
-  transaction<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T> {
-    return inTransaction(this.pool, async (runner) => {
-      const out = await fn(runner);
-      await this.beforeCommit(runner);
-      return out;
-    });
+  /**
+   * An analyst's `LOCK TABLE`, `ALTER TABLE` or `VACUUM FULL` left open on a loaded table would make the merge wait
+   * without end: under a `lock_timeout` the transaction rolls back whole and is tried again (the staging tables
+   * stay), until the bound. The run lock is a session advisory lock taken before any load, on its own connection,
+   * and waiting here takes no lock on it: the wait cannot deadlock with it.
+   */
+  transaction<T>(about: TransactionAbout, fn: (runner: SqlRunner) => Promise<T>): Promise<T> {
+    return this.waitingForLocks(about, (lockTimeout) =>
+      inTransaction(this.pool, async (runner) => {
+        if (lockTimeout !== null) await runner.run(lockTimeout);
+        const out = await fn(runner);
+        await this.beforeCommit(runner);
+        return out;
+      }),
+    );
   }
 
   /**

@@ -5,13 +5,13 @@ import type { Logger } from '../../util/logger.ts';
 import { ConfigError, ExitCode, GrantflowError } from '../../util/errors.ts';
 import { BaseWarehouse } from '../base-warehouse.ts';
 import type { BookkeepingDb } from '../bookkeeping.ts';
-import type { StagingBackend } from '../load-unit.ts';
+import type { StagingBackend, TransactionAbout } from '../load-unit.ts';
 import type { SqlRunner } from '../sql-runner.ts';
 import type { RunRecord } from '../types.ts';
 import { ident, literal } from '../values.ts';
 import { analyzeStale } from './analyze-stale.ts';
 import { unownedTablesProblem } from './ownership.ts';
-import { defaultLockWait, lockTimeoutStatement, withLockWait } from './lock-wait.ts';
+import { defaultLockWait, lockTimeoutStatement, withLockWait, type LockWait } from './lock-wait.ts';
 import { advisoryLockHeld, holdsAdvisoryLock, takeAdvisoryLock } from './lock.ts';
 import { createPool, describeConnectError, inTransaction, poolRunner, safeUrl } from './pool.ts';
 import { PostgresStaging, stagingPrefix } from './staging.ts';
@@ -38,12 +38,15 @@ export class PostgresWarehouse extends BaseWarehouse {
   /** Set when the lock's session ends while the warehouse is open: from then on, nothing is written. */
   private lockLost: GrantflowError | null = null;
   private closed = false;
+  /** Set once a load gave up waiting for a lock: later loads of this run try once, not for another bound each. */
+  private loadGaveUp = false;
 
   private constructor(
     private readonly url: string,
     protected readonly schemaName: string,
     private readonly pool: pg.Pool,
     logger: Logger,
+    private readonly loadLockWait: LockWait,
   ) {
     super(logger);
     this.description = `${safeUrl(url)} (schema ${schemaName})`;
@@ -66,7 +69,7 @@ export class PostgresWarehouse extends BaseWarehouse {
     url: string,
     schema: string,
     logger: Logger,
-    options: { create?: boolean | 'check'; writes?: boolean } = {},
+    options: { create?: boolean | 'check'; writes?: boolean; loadLockWait?: LockWait } = {},
   ): Promise<PostgresWarehouse> {
     const create = options.create ?? true;
     const writes = options.writes ?? create !== false;
@@ -124,7 +127,7 @@ export class PostgresWarehouse extends BaseWarehouse {
       if (notYet !== null) throw new SchemaNotYetCreated(`${safeUrl(url)} ${notYet}`);
       throw new ConfigError(`${safeUrl(url)} ${problem}`);
     }
-    return new PostgresWarehouse(url, schema, pool, logger);
+    return new PostgresWarehouse(url, schema, pool, logger, options.loadLockWait ?? defaultLockWait);
   }
 
   /**
@@ -177,8 +180,41 @@ export class PostgresWarehouse extends BaseWarehouse {
   }
 
   protected async openStaging(): Promise<StagingBackend> {
-    return new PostgresStaging(this.pool, this.schemaName, this.compileBookkeeping, this.assertLock);
+    return new PostgresStaging(
+      this.pool,
+      this.schemaName,
+      this.compileBookkeeping,
+      this.assertLock,
+      this.waitingForLoad,
+    );
   }
+
+  /**
+   * A load transaction held up by another session's lock on a table it writes (an analyst's `LOCK TABLE`,
+   * `ALTER TABLE`, `VACUUM FULL`, `CREATE INDEX`): tried again as model rebuilds are, and given up after the bound,
+   * rolled back whole. Its caller fails the run (the next one loads it again); a load after one that gave up waits
+   * no longer, so a run with many loads behind the same lock still ends within the bound.
+   */
+  private waitingForLoad = async <T>(
+    about: TransactionAbout,
+    attempt: (lockTimeout: string) => Promise<T>,
+  ): Promise<T> => {
+    const wait = this.loadGaveUp ? { ...this.loadLockWait, totalMs: 0 } : this.loadLockWait;
+    try {
+      return await withLockWait(() => attempt(lockTimeoutStatement(wait)), {
+        what: about.what,
+        table: about.tables,
+        runner: poolRunner(this.pool),
+        logger: this.logger,
+        wait,
+        holdsIt: 'the session holding it (LOCK TABLE, ALTER TABLE, VACUUM FULL, CREATE INDEX)',
+      });
+    } catch (e) {
+      if (!(e instanceof GrantflowError) || e.code !== 'lock_wait') throw e;
+      this.loadGaveUp = true;
+      throw new GrantflowError(`${about.what} rolled back, nothing of it committed: ${e.message}`, e.exitCode, e.code);
+    }
+  };
 
   /**
    * The run lock is a session's advisory lock: when that session ends (pg_terminate_backend, idle_session_timeout,

@@ -1,0 +1,135 @@
+/**
+ * On a shared database an analyst may leave `LOCK TABLE x IN ACCESS EXCLUSIVE MODE` (or an ALTER TABLE, a VACUUM
+ * FULL) open on a table grantflow loads. A load must then neither wait without end nor in silence: it logs who holds
+ * the table, gives up after its bound with nothing committed, and the staged rows commit once the lock is gone.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { GrantflowError } from '../../src/util/errors.ts';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
+import { capturingLogger, dropPostgresSchema, postgresUrl as url } from '../e2e/harness.ts';
+import { catalog, snapshot, thing } from './fixtures.ts';
+
+const schema = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}load_locks_${process.pid}`;
+const { logger, lines } = capturingLogger();
+const analyst = new pg.Client({ connectionString: url });
+let analystPid = 0;
+const opened: Warehouse[] = [];
+
+/** A warehouse holding the run lock, as a sync's does, whose loads wait at most `totalMs`. */
+async function open(totalMs: number): Promise<Warehouse> {
+  const wh = await openWarehouse(url, { schema, logger, loadLockWait: { attemptMs: 100, totalMs } });
+  opened.push(wh);
+  await wh.migrate(catalog);
+  await wh.acquireLock('load lock test');
+  return wh;
+}
+
+const plan = (run: string, state: number) => ({
+  runId: run,
+  extractedAt: '2024-02-01T00:00:00.000000Z',
+  state: { stream: 'things', value: state },
+});
+
+const waitLines = (): Record<string, unknown>[] =>
+  lines.filter((l) => l.level === 40 && String(l.msg).startsWith('load of stream things waits for a lock'));
+
+async function failure(p: Promise<unknown>): Promise<unknown> {
+  return p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+}
+
+beforeAll(async () => {
+  await analyst.connect();
+  analystPid = (await analyst.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0;
+});
+
+beforeEach(() => {
+  lines.length = 0;
+});
+
+afterAll(async () => {
+  await analyst.end();
+  for (const wh of opened) await wh.close();
+  await dropPostgresSchema(schema);
+});
+
+it('a table locked by another session: bounded attempts, the holder logged, then a clear failure with nothing committed; the staged rows commit once it is free', async () => {
+  const wh = await open(500);
+  const first = await wh.openLoad();
+  await first.append('things', [thing(1)]);
+  await first.commit(plan('r1', 1));
+  const before = await snapshot(wh, 'things');
+
+  const unit = await wh.openLoad();
+  await unit.append('things', [thing(1, { name: 'new' }), thing(2)]);
+  await unit.append('notes', [{ id: 'n', thing_id: 1, kind: 'a', body: 'b', _raw: '{}' }]);
+  await analyst.query('BEGIN');
+  try {
+    // `things` merges first, then the merge into `notes` meets the lock.
+    await analyst.query(`LOCK TABLE ${schema}.notes IN ACCESS EXCLUSIVE MODE`);
+    const failed = await failure(unit.commit(plan('r2', 2)));
+    expect(failed).toBeInstanceOf(GrantflowError);
+    expect((failed as GrantflowError).exitCode).toBe(1);
+    expect((failed as GrantflowError).message).toMatch(
+      new RegExp(
+        `^load of stream things rolled back, nothing of it committed: waited \\d+ s for a lock on "${schema}"."notes", ` +
+          `held by backend pid ${analystPid} \\(role postgres`,
+      ),
+    );
+    expect((failed as GrantflowError).message).toContain('must end first');
+    expect(waitLines()[0]?.holders).toContain(`backend pid ${analystPid}`);
+    // Rolled back whole: the merge into `things` and the stream's state too.
+    expect(await snapshot(wh, 'things')).toBe(before);
+    expect(await wh.readState('things')).toBe(1);
+  } finally {
+    await analyst.query('ROLLBACK');
+  }
+
+  // Its staging stayed: the same commit goes through once the lock is gone.
+  const info = await unit.commit(plan('r2', 2));
+  expect(info.merged).toEqual({ things: 2, notes: 1 });
+  expect(await wh.readState('things')).toBe(2);
+  expect(await wh.query('SELECT count(*) AS n FROM notes')).toEqual([{ n: 1 }]);
+
+  // A later load of the run that meets a lock gives up at its first attempt, not after another bound.
+  lines.length = 0;
+  const later = await wh.openLoad();
+  await later.append('things', [thing(3)]);
+  await analyst.query('BEGIN');
+  try {
+    await analyst.query(`LOCK TABLE ${schema}.things IN ACCESS EXCLUSIVE MODE`);
+    const again = await failure(later.commit(plan('r3', 3)));
+    expect((again as GrantflowError).code).toBe('lock_wait');
+    expect((again as GrantflowError).message).toContain(
+      `lock on "${schema}"."things", held by backend pid ${analystPid}`,
+    );
+    expect(waitLines()).toEqual([]);
+  } finally {
+    await analyst.query('ROLLBACK');
+  }
+  await later.discard();
+  await wh.close(); // lets the next test take the run lock
+}, 30_000);
+
+it('a lock released while a load waits: the load goes through, under the run lock, and says it got it', async () => {
+  const wh = await open(60_000);
+  const unit = await wh.openLoad();
+  await unit.append('things', [thing(10)]);
+  await analyst.query('BEGIN');
+  let committing: Promise<unknown>;
+  try {
+    await analyst.query(`LOCK TABLE ${schema}.things IN ACCESS EXCLUSIVE MODE`);
+    committing = unit.commit(plan('r4', 4));
+    while (waitLines().length === 0) await new Promise((r) => setTimeout(r, 20));
+    expect(waitLines()[0]?.holders).toContain(`backend pid ${analystPid}`);
+  } finally {
+    await analyst.query('COMMIT');
+  }
+  await committing;
+  expect(lines.some((l) => l.msg === 'load of stream things: got its lock')).toBe(true);
+  expect(await wh.readState('things')).toBe(4);
+  expect(await wh.query('SELECT name FROM things WHERE id = 10')).toEqual([{ name: 'thing 10' }]);
+}, 30_000);
