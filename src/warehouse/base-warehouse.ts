@@ -128,6 +128,11 @@ export abstract class BaseWarehouse implements Warehouse {
     return (await this.runner().run(sql, params)).rows;
   }
 
+  /** DuckDB: a file holds one warehouse; Postgres overrides this. */
+  queryOwnTables(sql: string): Promise<ResultRow[]> {
+    return this.query(sql);
+  }
+
   readState(stream: string): Promise<JsonValue | null> {
     return bk.readState(this.db, stream);
   }

@@ -160,7 +160,15 @@ export interface Warehouse {
   runLockHeld(): Promise<boolean>;
 
   /** Plain SQL for models, data tests, status, snapshots. Results have bigint/decimal/timestamp already as JS primitives (number|string). */
+  /** `table` qualified with the warehouse's schema, quoted: a name that cannot resolve in another schema. */
+  qualify(table: string): string;
   query(sql: string, params?: readonly CellValue[]): Promise<Record<string, CellValue>[]>;
+  /**
+   * `query` (without parameters) whose unqualified names resolve in the warehouse's own tables only: Postgres's
+   * search path also holds `public`, where a table the schema lacks would be read from another warehouse (data tests,
+   * whose SQL files name tables unqualified). DuckDB: `query`.
+   */
+  queryOwnTables(sql: string): Promise<Record<string, CellValue>[]>;
   exec(sql: string): Promise<void>;
   /**
    * Runs `sql` (one transaction) that drops or alters `table`. Postgres: such a lock waits for every open

@@ -56,7 +56,10 @@ export function registerStatus(program: Command): void {
           if (why) out.push(`      why: ${oneLine(why, 300)}`);
         }
         out.push('', 'streams (last complete run, records, last full refresh of fan-out streams):');
-        const states = await warehouse.query('SELECT stream, state FROM _grantflow_streams ORDER BY stream');
+        // Qualified: on Postgres an unqualified name the schema lacks would be read from `public`, another warehouse.
+        const states = await warehouse.query(
+          `SELECT stream, state FROM ${warehouse.qualify('_grantflow_streams')} ORDER BY stream`,
+        );
         for (const s of states) {
           const state = JSON.parse(String(s.state ?? '{}')) as Record<string, unknown>;
           const parts = [`${String(state.lastCompleteAt ?? '-')}`, `run ${String(state.lastCompleteRunId ?? '-')}`];
@@ -66,10 +69,11 @@ export function registerStatus(program: Command): void {
         }
         out.push('', 'tables (live rows / soft-deleted):');
         for (const t of tables) {
+          const table = warehouse.qualify(t.name);
           const soft = t.kind === 'entity' || t.kind === 'dimension' || t.kind === 'bridge';
           const sql = soft
-            ? `SELECT count(*) FILTER (WHERE _deleted_at IS NULL) AS live, count(*) FILTER (WHERE _deleted_at IS NOT NULL) AS gone FROM ${t.name}`
-            : `SELECT count(*) AS live, 0 AS gone FROM ${t.name}`;
+            ? `SELECT count(*) FILTER (WHERE _deleted_at IS NULL) AS live, count(*) FILTER (WHERE _deleted_at IS NOT NULL) AS gone FROM ${table}`
+            : `SELECT count(*) AS live, 0 AS gone FROM ${table}`;
           const [row] = await warehouse.query(sql).catch(() => [{ live: '-', gone: '-' }]);
           out.push(
             `  ${t.name.padEnd(28)} ${String(row?.live ?? 0).padStart(9)} ${String(row?.gone ?? 0).padStart(7)}`,

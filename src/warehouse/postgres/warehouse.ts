@@ -6,7 +6,7 @@ import { ConfigError, ExitCode, GrantflowError } from '../../util/errors.ts';
 import { BaseWarehouse } from '../base-warehouse.ts';
 import type { BookkeepingDb } from '../bookkeeping.ts';
 import type { StagingBackend, TransactionAbout } from '../load-unit.ts';
-import type { SqlRunner } from '../sql-runner.ts';
+import type { ResultRow, SqlRunner } from '../sql-runner.ts';
 import type { RunRecord } from '../types.ts';
 import { ident, literal } from '../values.ts';
 import { analyzeStale } from './analyze-stale.ts';
@@ -259,6 +259,12 @@ export class PostgresWarehouse extends BaseWarehouse {
       this.catalogTables().map((t) => this.qualify(t)),
       2,
     );
+  }
+
+  /** The search path narrowed to the schema for this one implicit transaction (a multi-statement text). */
+  override async queryOwnTables(sql: string): Promise<ResultRow[]> {
+    const narrowed = `SELECT set_config('search_path', ${literal(ident(this.schemaName))}, true); ${sql}`;
+    return (await poolRunner(this.pool).run(narrowed)).rows;
   }
 
   async exec(sql: string): Promise<void> {

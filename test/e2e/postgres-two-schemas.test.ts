@@ -1,0 +1,69 @@
+/**
+ * Two grantflow warehouses in one Postgres database: one in `public`, one in another schema whose `funds` table is
+ * gone (an older version, a table an analyst dropped). grantflow's search path is `<schema>, public`, so an
+ * unqualified name the schema lacks resolves in `public`: `status` and the data tests of the other schema must read
+ * its own tables only, never the other warehouse's.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { runDataTests } from '../../src/models/index.ts';
+import { tables } from '../../src/normalize/index.ts';
+import { openWarehouse } from '../../src/warehouse/index.ts';
+import { load, smallSite } from '../models/fixtures.ts';
+import { postgresUrl, runCli } from './harness.ts';
+
+// Its own database: this needs a warehouse in `public`, which the shared test database leaves to others.
+const database = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}two_schemas_${process.pid}`;
+const url = new URL(postgresUrl);
+url.pathname = `/${database}`;
+const admin = new pg.Client({ connectionString: postgresUrl });
+const funds = smallSite().data.funds?.length ?? 0;
+
+beforeAll(async () => {
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${database}`);
+  for (const schema of ['public', 'second']) {
+    const warehouse = await openWarehouse(url.toString(), { schema });
+    try {
+      await warehouse.migrate(tables);
+      const data = smallSite().data;
+      // Different data: the second warehouse holds one program of the four.
+      if (schema === 'second') data.programs = data.programs?.slice(0, 1) ?? [];
+      await load(warehouse, data);
+      await warehouse.saveRun({ runId: `run-${schema}`, startedAt: '2026-01-01T00:00:00.000Z', status: 'succeeded' });
+      if (schema === 'second') await warehouse.exec('DROP TABLE second.funds');
+    } finally {
+      await warehouse.close();
+    }
+  }
+});
+
+afterAll(async () => {
+  await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  await admin.end();
+});
+
+it('status of the second schema counts its own tables, and shows a table it lacks as missing', async () => {
+  expect(funds).toBeGreaterThan(0);
+  const r = await runCli(['status', '--warehouse', url.toString(), '--schema', 'second']);
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stdout).toContain('run-second');
+  expect(r.stdout).not.toContain('run-public');
+  expect(r.stdout).toMatch(/^ {2}programs +1 +0$/m);
+  expect(r.stdout).toMatch(/^ {2}funds +- +-$/m);
+});
+
+it('data tests of the second schema do not read the tables of the warehouse in public', async () => {
+  const warehouse = await openWarehouse(url.toString(), { schema: 'second', existingOnly: true });
+  try {
+    const results = await runDataTests(warehouse);
+    const ofFunds = results.filter((r) => r.name === 'unique:funds(id)' || r.name === 'fund_balance_reconciles');
+    expect(ofFunds).toHaveLength(2);
+    for (const r of ofFunds) {
+      expect(r.status).toBe('error');
+      expect(r.message).toContain('relation "funds" does not exist');
+    }
+  } finally {
+    await warehouse.close();
+  }
+});
