@@ -29,12 +29,12 @@ async function withWarehouse(options: Record<string, unknown>, fn: WarehouseActi
 }
 
 /**
- * `models test` only reads: a DuckDB file is opened read-only, alongside analysts' read-only connections, unless an
- * older version wrote it and it must be migrated first, which needs a writer (as `models run` does).
+ * `models test` only reads: a DuckDB file is opened read-only, alongside analysts' read-only connections, and a
+ * Postgres role needs only USAGE on the schema and SELECT on its tables, as for `status`; unless an older version
+ * wrote the warehouse and it must be migrated first, which needs a writer (as `models run` does).
  */
 async function withWarehouseToRead(options: Record<string, unknown>, fn: WarehouseAction): Promise<number> {
   const settings = await settingsFrom(options, keys);
-  if (isPostgresTarget(settings.warehouse)) return withWarehouse(options, fn);
   const logger = createLogger({ level: settings.logLevel });
   const reader = await openConfiguredWarehouse(settings, logger, { existingOnly: true, readOnly: true });
   try {
@@ -44,7 +44,14 @@ async function withWarehouseToRead(options: Record<string, unknown>, fn: Warehou
     await reader.close();
   }
   logger.info('the warehouse must be migrated before its data tests run: opening it to write');
-  return withWarehouse(options, fn);
+  return withWarehouse(options, fn).catch((e: unknown) => {
+    // A reader's role: say why a command that reads asks for a privilege to write.
+    if (!(e instanceof ConfigError) || !isPostgresTarget(settings.warehouse)) throw e;
+    throw new ConfigError(
+      `${e.message}. An older grantflow version wrote this warehouse: it must be migrated before its data tests run ` +
+        '(a sync or `models run` by a role that may write does it)',
+    );
+  });
 }
 
 /** Takes the run lock and refuses a database no sync has written. */

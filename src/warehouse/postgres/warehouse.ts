@@ -47,6 +47,8 @@ export class PostgresWarehouse extends BaseWarehouse {
     private readonly pool: pg.Pool,
     logger: Logger,
     private readonly loadLockWait: LockWait,
+    /** Opened for a command that writes: false for readers (status, snapshot, models test), whose role may only read. */
+    private readonly writes: boolean,
   ) {
     super(logger);
     this.description = `${safeUrl(url)} (schema ${schemaName})`;
@@ -127,7 +129,7 @@ export class PostgresWarehouse extends BaseWarehouse {
       if (notYet !== null) throw new SchemaNotYetCreated(`${safeUrl(url)} ${notYet}`);
       throw new ConfigError(`${safeUrl(url)} ${problem}`);
     }
-    return new PostgresWarehouse(url, schema, pool, logger, options.loadLockWait ?? defaultLockWait);
+    return new PostgresWarehouse(url, schema, pool, logger, options.loadLockWait ?? defaultLockWait, writes);
   }
 
   /**
@@ -299,7 +301,8 @@ export class PostgresWarehouse extends BaseWarehouse {
     client.on('end', () => lost('connection closed'));
     this.lockClient = client;
     this.lockPid = pid;
-    await this.dropLeftoverStaging();
+    // A reader leaves them to the next sync: its role may not drop tables, and it writes none of its own.
+    if (this.writes) await this.dropLeftoverStaging();
   }
 
   runLockHeld(): Promise<boolean> {
