@@ -159,9 +159,9 @@ export interface Warehouse {
   /** Whether some sync holds the run lock now: a run still `running` while nobody holds it died (killed, crashed). */
   runLockHeld(): Promise<boolean>;
 
-  /** Plain SQL for models, data tests, status, snapshots. Results have bigint/decimal/timestamp already as JS primitives (number|string). */
   /** `table` qualified with the warehouse's schema, quoted: a name that cannot resolve in another schema. */
   qualify(table: string): string;
+  /** Plain SQL for models, data tests, status, snapshots. Results have bigint/decimal/timestamp already as JS primitives (number|string). */
   query(sql: string, params?: readonly CellValue[]): Promise<Record<string, CellValue>[]>;
   /**
    * `query` (without parameters) whose unqualified names resolve in the warehouse's own tables only: Postgres's
