@@ -5,7 +5,7 @@ import { tables } from '../normalize/index.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import type { Logger } from '../util/logger.ts';
 import type { JsonValue } from '../util/json.ts';
-import { firstLine, stopReason } from '../util/errors.ts';
+import { firstLine, LockedError, stopReason } from '../util/errors.ts';
 
 export interface AfterLoadInfo {
   /** An error-level data test failed, or models/snapshots could not be written. */
@@ -91,6 +91,7 @@ export async function afterLoad(
           tables: names,
           logger,
           signal,
+          command: `grantflow sync (run ${runId})`,
         });
         lines.push(
           `snapshots: ${snap.tables.length} tables written to ${settings.snapshots} in ${(snap.durationMs / 1000).toFixed(1)} s`,
@@ -100,7 +101,15 @@ export async function afterLoad(
         if (signal?.aborted) return stopped();
         failed = true;
         summary.snapshotError = firstLine(e);
-        lines.push(`snapshots: FAILED: ${firstLine(e)} (the manifest still names the last good snapshot)`);
+        if (e instanceof LockedError) {
+          // Another write had the directory: only this snapshot is missing, the load is not (and nothing was undone).
+          lines.push(
+            `snapshots: not written: ${firstLine(e)}; the loaded data is committed and the last good snapshot stays ` +
+              'current (`grantflow snapshot` writes this one)',
+          );
+        } else {
+          lines.push(`snapshots: FAILED: ${firstLine(e)} (the manifest still names the last good snapshot)`);
+        }
       }
     }
   }

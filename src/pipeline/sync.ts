@@ -362,9 +362,9 @@ function runOptionsOf(summary: JsonValue | undefined): Partial<RunOptions> {
  * write tries again.
  */
 async function undoKilledSnapshot(dir: string, logger: Logger): Promise<void> {
-  const { undoPendingSnapshot } = await import('../snapshot/index.ts');
+  const { undoKilledWrite } = await import('../snapshot/index.ts');
   try {
-    const removed = undoPendingSnapshot(resolve(dir));
+    const removed = undoKilledWrite(dir, `grantflow sync (pid ${process.pid})`, logger);
     if (removed.length > 0) logger.info({ removed }, 'removed the unpublished snapshot a killed write left');
   } catch (e) {
     logger.warn({ err: e }, 'could not remove the unpublished snapshot a killed write left; the next snapshot will');

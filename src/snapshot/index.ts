@@ -1,6 +1,11 @@
-export { writeSnapshots, type SnapshotOptions, type SnapshotResult, type TableSnapshot } from './write-snapshots.ts';
+export {
+  undoKilledWrite,
+  writeSnapshots,
+  type SnapshotOptions,
+  type SnapshotResult,
+  type TableSnapshot,
+} from './write-snapshots.ts';
 export { checkSnapshotDir, snapshotStamp } from './snapshot-dir.ts';
 export { readManifest, manifestName, type Manifest, type ManifestEntry, type ManifestColumn } from './manifest.ts';
 export type { ParquetCompression } from './parquet-writer.ts';
 export { checkTablesReadable, defaultSnapshotTables } from './table-list.ts';
-export { undoPendingSnapshot } from './pending.ts';

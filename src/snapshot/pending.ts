@@ -25,6 +25,11 @@ export function notePending(dir: string, pending: Pending): void {
   createFileDurable(join(dir, pendingName), JSON.stringify(pending));
 }
 
+/** Whether a write noted a snapshot it has not yet published or undone (a killed one, or one under way). */
+export function pendingNoted(dir: string): boolean {
+  return existsSync(join(dir, pendingName));
+}
+
 export function clearPending(dir: string): void {
   rmSync(join(dir, pendingName), { force: true });
 }

@@ -2,15 +2,24 @@ import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Warehouse } from '../warehouse/types.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
-import { ConfigError, ExitCode, firstLine, GrantflowError, isGrantflowError, throwIfStopped } from '../util/errors.ts';
+import {
+  ConfigError,
+  ExitCode,
+  firstLine,
+  GrantflowError,
+  isGrantflowError,
+  LockedError,
+  throwIfStopped,
+} from '../util/errors.ts';
 import { testPause } from '../util/test-pause.ts';
 import { checkSnapshotDir, hiddenFolder, snapshotFolder, snapshotStamp, tempFile } from './snapshot-dir.ts';
 import { manifestName, readManifest, sha256File, writeManifest, type ManifestEntry } from './manifest.ts';
 import { openParquetWriter, type ParquetCompression } from './parquet-writer.ts';
 import { applyRetention, removeStrayManifestTemps } from './retention.ts';
-import { clearPending, notePending, undoPendingSnapshot } from './pending.ts';
+import { clearPending, notePending, pendingNoted, undoPendingSnapshot } from './pending.ts';
 import { pathProblem } from '../util/path-problem.ts';
 import { fsyncFile, mkdirDurable, removeDurable, renameDurable } from '../util/durable-file.ts';
+import { takeWriterLock } from './writer-lock.ts';
 
 export interface SnapshotOptions {
   readonly dir: string;
@@ -29,6 +38,8 @@ export interface SnapshotOptions {
    * written is removed and the manifest keeps the last good snapshot. Once the manifest names the new one, it stays.
    */
   readonly signal?: AbortSignal;
+  /** Who writes, as the directory's writer lock names it to a writer it refuses (`grantflow snapshot`). */
+  readonly command?: string;
 }
 
 export interface TableSnapshot extends ManifestEntry {
@@ -96,12 +107,13 @@ function chooseFolder(dir: string, tables: readonly string[], stamp: string): st
  * reader globbing the folders would otherwise take a set the manifest never named). Then the manifest (temp +
  * rename); then retention. The snapshot is noted as pending (see pending.ts) from before its first file until the
  * manifest names it, so when a kill cuts this short, the next sync or write first removes what it left. Each step is
- * fsynced before the next (durable-file.ts), so a power cut or OS crash leaves what a kill at that step would.
+ * fsynced before the next (durable-file.ts), so a power cut or OS crash leaves what a kill at that step would. All of
+ * it under the directory's writer lock (writer-lock.ts): another write under way there is refused with a LockedError
+ * (exit 1).
  */
 export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOptions): Promise<SnapshotResult> {
   const started = Date.now();
   const logger = options.logger ?? silentLogger;
-  const { signal } = options;
   if (!Number.isInteger(options.retain) || options.retain < 1) {
     throw new ConfigError(`--retain must be a whole number of at least 1 (got ${options.retain})`);
   }
@@ -112,12 +124,58 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
   }
   const dir = resolve(options.dir);
   checkSnapshotDir(dir);
-  throwIfStopped(signal);
+  throwIfStopped(options.signal);
+  // One writer at a time: the pending note, retention and the manifest assume no other write is under way.
+  let lock: ReturnType<typeof takeWriterLock>;
+  try {
+    mkdirDurable(dir);
+    lock = takeWriterLock(dir, options.command ?? 'grantflow', logger);
+  } catch (e) {
+    throw snapshotError(`the snapshot directory ${dir}`, e);
+  }
+  try {
+    return await writeLocked(warehouse, options, dir, tableNames, started, logger);
+  } finally {
+    lock.release();
+  }
+}
+
+/**
+ * Undoes what a killed or crashed write left unpublished (see pending.ts), under the writer lock: a write still under
+ * way in `dir` (another warehouse's, sharing the directory) is not a killed one, and is left alone. Returns the paths
+ * removed; nothing when no note is pending or another writer holds the directory (its own next step cleans up).
+ */
+export function undoKilledWrite(dir: string, command: string, logger: Logger = silentLogger): string[] {
+  const full = resolve(dir);
+  if (!pendingNoted(full)) return [];
+  let lock: ReturnType<typeof takeWriterLock>;
+  try {
+    lock = takeWriterLock(full, command, logger);
+  } catch (e) {
+    if (e instanceof LockedError) return [];
+    throw e;
+  }
+  try {
+    return undoPendingSnapshot(full);
+  } finally {
+    lock.release();
+  }
+}
+
+/** The write itself, once this process is the directory's only writer. */
+async function writeLocked(
+  warehouse: Warehouse,
+  options: SnapshotOptions,
+  dir: string,
+  tableNames: readonly string[],
+  started: number,
+  logger: Logger,
+): Promise<SnapshotResult> {
+  const { signal } = options;
   const removed = undoPendingSnapshot(dir);
   const now = options.now ?? new Date();
   const folder = chooseFolder(dir, tableNames, snapshotStamp(now));
   try {
-    mkdirDurable(dir);
     notePending(dir, { folder, tables: tableNames });
   } catch (e) {
     throw snapshotError(`the snapshot directory ${dir}`, e);

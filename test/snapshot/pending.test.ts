@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { manifestName } from '../../src/snapshot/manifest.ts';
 import { notePending, pendingName, undoPendingSnapshot } from '../../src/snapshot/pending.ts';
+import { undoKilledWrite } from '../../src/snapshot/write-snapshots.ts';
+import { takeWriterLock, writerLockName } from '../../src/snapshot/writer-lock.ts';
+import { silentLogger } from '../../src/util/logger.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -53,5 +56,31 @@ describe('undoPendingSnapshot (a snapshot write a kill cut short)', () => {
     expect(undoPendingSnapshot(dir)).toEqual([]);
     expect(existsSync(join(dir, `a/${folder}/a.parquet`))).toBe(true);
     expect(existsSync(join(dir, pendingName))).toBe(false);
+  });
+});
+
+describe('undoKilledWrite (a sync cleaning up before it loads)', () => {
+  it('leaves a write under way alone: another writer holding the directory is not a killed one', () => {
+    place(`a/${folder}/a.parquet`); // renamed into place by a write that has not yet written its manifest
+    notePending(dir, { folder, tables: ['a'] });
+    const other = takeWriterLock(dir, 'grantflow snapshot', silentLogger);
+    try {
+      expect(undoKilledWrite(dir, 'grantflow sync')).toEqual([]);
+      expect(existsSync(join(dir, `a/${folder}/a.parquet`))).toBe(true);
+      expect(existsSync(join(dir, pendingName))).toBe(true);
+    } finally {
+      other.release();
+    }
+    // Once no writer holds the directory, the note is a killed write's: its folder goes, and the lock is let go.
+    expect(undoKilledWrite(dir, 'grantflow sync')).toEqual([join(dir, 'a', folder)]);
+    expect(existsSync(join(dir, pendingName))).toBe(false);
+    expect(existsSync(join(dir, writerLockName))).toBe(false);
+  });
+
+  it('does nothing, and takes no lock, where no write is pending', () => {
+    place(`a/${folder}/a.parquet`);
+    expect(undoKilledWrite(dir, 'grantflow sync')).toEqual([]);
+    expect(existsSync(join(dir, `a/${folder}/a.parquet`))).toBe(true);
+    expect(existsSync(join(dir, writerLockName))).toBe(false);
   });
 });

@@ -58,6 +58,7 @@ export function registerSnapshot(program: Command): void {
           retain: settings.retainSnapshots,
           tables: wanted,
           logger,
+          command: 'grantflow snapshot',
         });
         for (const t of result.tables) {
           process.stdout.write(

@@ -1,0 +1,134 @@
+import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { LockedError } from '../util/errors.ts';
+import type { Logger } from '../util/logger.ts';
+import { pidAlive } from '../warehouse/duckdb/instance.ts';
+
+/**
+ * One snapshot writer per directory. The warehouse's run lock does not give that: `grantflow snapshot` opens a DuckDB
+ * file read-only (so two can run on one file), and writers of different warehouses (a Postgres schema each, another
+ * DuckDB file) may share a snapshot directory. Two writers at once share the pending note, retention and the manifest:
+ * the second's start removed the first's renamed folders as a killed write's leftovers, and the first's manifest then
+ * named files that were gone. Not named like a snapshot or a temporary, so retention and readers' globs skip it.
+ */
+export const writerLockName = '.snapshot-writer.lock';
+
+interface Holder {
+  readonly pid: number;
+  readonly host: string;
+  readonly command: string;
+  readonly since: string;
+}
+
+export interface WriterLock {
+  release(): void;
+}
+
+function readHolder(path: string): Holder | 'none' | 'unreadable' {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return 'none';
+  }
+  try {
+    const h = JSON.parse(text) as Partial<Holder>;
+    return typeof h.pid === 'number' && typeof h.host === 'string' ? (h as Holder) : 'unreadable';
+  } catch {
+    return 'unreadable';
+  }
+}
+
+/** Dead only when it ran on this machine and its pid is gone; a holder on another host cannot be checked. */
+const stale = (h: Holder): boolean => h.host === hostname() && !pidAlive(h.pid);
+
+function describe(h: Holder | 'unreadable'): string {
+  if (h === 'unreadable') return 'another process';
+  const where = h.host === hostname() ? '' : ` on ${h.host}`;
+  return `pid ${h.pid}${where}: ${h.command || 'grantflow'}, since ${h.since}`;
+}
+
+/** Written whole under a name of our own, then linked into place: `link` fails if the name exists, like O_EXCL. */
+function linkNote(temp: string, to: string): boolean {
+  try {
+    linkSync(temp, to);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw e;
+  }
+}
+
+/**
+ * Takes the directory's writer lock for `command`, or throws LockedError (exit 1) naming the live holder: at once, not
+ * after a wait, since a waiting `grantflow snapshot` would keep its DuckDB file open (and so a sync out), and a
+ * scheduler retries at its next slot anyway; nothing is written or removed before the lock is held. A lock whose
+ * process is gone (killed) is taken over, with a log line. Released by `release()`, and on `process.exit`.
+ */
+export function takeWriterLock(dir: string, command: string, logger: Logger): WriterLock {
+  const path = join(dir, writerLockName);
+  const mine: Holder = { pid: process.pid, host: hostname(), command, since: new Date().toISOString() };
+  const temp = join(dir, `${writerLockName}.${process.pid}`);
+  writeFileSync(temp, `${JSON.stringify(mine)}\n`);
+  try {
+    // A few rounds: a holder may finish, or a stale lock be taken over by another writer, between two looks.
+    for (let round = 0; round < 5; round++) {
+      if (linkNote(temp, path)) return held(path);
+      const holder = readHolder(path);
+      if (holder === 'none') continue;
+      if (holder === 'unreadable' || !stale(holder)) throw busy(dir, path, holder);
+      takeOver(path, temp, holder, logger);
+    }
+    const last = readHolder(path);
+    throw busy(dir, path, last === 'none' ? 'unreadable' : last);
+  } finally {
+    rmSync(temp, { force: true });
+  }
+}
+
+function busy(dir: string, path: string, holder: Holder | 'unreadable'): LockedError {
+  return new LockedError(
+    `snapshot directory ${dir} is being written by another grantflow process (${describe(holder)}); nothing was ` +
+      `written or removed: retry once it has finished (if no such process runs, remove ${path})`,
+  );
+}
+
+/**
+ * Removes a dead writer's lock. Two writers may find the same stale lock: only the one that creates the takeover note
+ * removes it, and only if it is still that dead writer's, so neither removes the lock the other has just taken.
+ */
+function takeOver(path: string, temp: string, dead: Holder, logger: Logger): void {
+  const guard = `${path}.takeover`;
+  if (!linkNote(temp, guard)) {
+    const other = readHolder(guard);
+    // A writer killed mid-takeover left its note: it goes, and the next round tries again.
+    if (other !== 'none' && other !== 'unreadable' && stale(other)) rmSync(guard, { force: true });
+    return;
+  }
+  try {
+    const now = readHolder(path);
+    if (now !== 'none' && now !== 'unreadable' && now.pid === dead.pid && now.since === dead.since) {
+      logger.warn(
+        { holderPid: dead.pid, command: dead.command, since: dead.since },
+        'taking over a stale snapshot writer lock: its process is gone (a write killed before it finished)',
+      );
+      rmSync(path, { force: true });
+    }
+  } finally {
+    rmSync(guard, { force: true });
+  }
+}
+
+function held(path: string): WriterLock {
+  const release = (): void => {
+    process.off('exit', release);
+    const h = readHolder(path);
+    // Only our own: never a lock another writer took over after ours was (wrongly) judged stale.
+    if (h !== 'none' && h !== 'unreadable' && h.pid === process.pid && h.host === hostname()) {
+      rmSync(path, { force: true });
+    }
+  };
+  process.on('exit', release);
+  return { release };
+}

@@ -1,0 +1,54 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { takeWriterLock, writerLockName } from '../../src/snapshot/writer-lock.ts';
+import { LockedError } from '../../src/util/errors.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'gf-writer-lock-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const lockPath = (): string => join(dir, writerLockName);
+const holder = (pid: number, host = hostname()): string =>
+  JSON.stringify({ pid, host, command: 'grantflow snapshot', since: '2026-11-25T07:00:00.000Z' });
+
+describe('takeWriterLock (one snapshot writer per directory)', () => {
+  it('holds the lock, names this process in it, and removes it on release, leaving nothing else', () => {
+    const lock = takeWriterLock(dir, 'grantflow snapshot', silentLogger);
+    expect(JSON.parse(readFileSync(lockPath(), 'utf8'))).toMatchObject({ pid: process.pid, host: hostname() });
+    expect(() => takeWriterLock(dir, 'grantflow sync', silentLogger)).toThrow(LockedError);
+    lock.release();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('refuses while a live process holds it, naming it, and leaves its lock alone', () => {
+    // The parent of this test process: alive for as long as the test runs.
+    writeFileSync(lockPath(), holder(process.ppid));
+    expect(() => takeWriterLock(dir, 'grantflow snapshot', silentLogger)).toThrow(
+      `(pid ${process.ppid}: grantflow snapshot, since 2026-11-25T07:00:00.000Z)`,
+    );
+    expect(readFileSync(lockPath(), 'utf8')).toBe(holder(process.ppid));
+    expect(readdirSync(dir)).toEqual([writerLockName]);
+  });
+
+  it('refuses a holder on another host, whose process it cannot check', () => {
+    writeFileSync(lockPath(), holder(2 ** 22 + 1, 'elsewhere.example'));
+    expect(() => takeWriterLock(dir, 'grantflow snapshot', silentLogger)).toThrow(/pid \d+ on elsewhere\.example/);
+  });
+
+  it('refuses a lock it cannot read rather than guess it is stale', () => {
+    writeFileSync(lockPath(), '');
+    expect(() => takeWriterLock(dir, 'grantflow snapshot', silentLogger)).toThrow('another process');
+  });
+
+  it('does not remove a lock another writer took over meanwhile on release', () => {
+    const lock = takeWriterLock(dir, 'grantflow snapshot', silentLogger);
+    writeFileSync(lockPath(), holder(process.ppid));
+    lock.release();
+    expect(existsSync(lockPath())).toBe(true);
+  });
+});
