@@ -189,6 +189,8 @@ async function writeLocked(
     const gone = [...staged.map((s) => s.from), ...placed].map((path) => removeQuietly(path, true));
     if (gone.every(Boolean)) clearPending(dir);
   };
+  /** Set once the manifest names this write's folders: nothing of it is undone from then on. */
+  let published = false;
   let writer: Awaited<ReturnType<typeof openParquetWriter>> | null = null;
   try {
     writer = await openParquetWriter(warehouse, options.compression ?? 'zstd');
@@ -237,6 +239,8 @@ async function writeLocked(
       try {
         renameDurable(from, to);
       } catch (e) {
+        // Renamed, but its folder's fsync failed: the folder is in place all the same, and goes with the rest.
+        if (existsSync(to)) placed.push(to);
         throw snapshotError(`the snapshot folder ${to}`, e);
       }
       placed.push(to);
@@ -253,11 +257,23 @@ async function writeLocked(
     try {
       writeManifest(dir, { version: 1, updated_at: new Date().toISOString(), run_id: options.runId, tables });
     } catch (e) {
+      // Renamed, but the folder's fsync failed: readers follow the new manifest now, so its folders must stay. The
+      // pending note stays too: should a crash take the rename back, the next sync removes them (see pending.ts).
+      if (namesFolder(readManifest(dir), written, folder)) {
+        published = true;
+        throw new GrantflowError(
+          `the snapshot was published (the manifest in ${dir} names it) but the disk did not confirm it: ` +
+            `${firstLine(e)}; check the disk before the next run`,
+          ExitCode.runFailed,
+          'snapshot_failed',
+          { cause: e },
+        );
+      }
       // The manifest still names the last good set: this run's folders go, as when a table fails.
       throw snapshotError(`the manifest in ${dir}`, e);
     }
   } catch (e) {
-    undo();
+    if (!published) undo();
     throw e;
   } finally {
     await writer?.close();
@@ -280,4 +296,12 @@ async function writeLocked(
     removed,
     durationMs: Date.now() - started,
   };
+}
+
+/** Whether `manifest` names the files this write put in `folder` (its rename happened). */
+function namesFolder(manifest: ReturnType<typeof readManifest>, written: readonly TableSnapshot[], folder: string) {
+  return (
+    written.length > 0 &&
+    written.every((t) => manifest?.tables[t.table]?.path === `${t.table}/${folder}/${t.table}.parquet`)
+  );
 }
