@@ -40,8 +40,16 @@ function readHolder(path: string): Holder | 'none' | 'unreadable' {
   }
 }
 
-/** Dead only when it ran on this machine and its pid is gone; a holder on another host cannot be checked. */
-const stale = (h: Holder): boolean => h.host === hostname() && !pidAlive(h.pid);
+/** Lock files this process holds now: a note naming this pid but not among them is an earlier process's. */
+const heldHere = new Set<string>();
+
+/**
+ * Dead only when it ran on this machine and its pid is gone, or is this process's pid while this process does not
+ * hold it: a container's run gets the same pid (often 1) each time, so a killed run's lock would name a live pid, ours,
+ * for good. A holder on another host cannot be checked.
+ */
+const stale = (h: Holder, path: string): boolean =>
+  h.host === hostname() && (h.pid === process.pid ? !heldHere.has(path) : !pidAlive(h.pid));
 
 function describe(h: Holder | 'unreadable'): string {
   if (h === 'unreadable') return 'another process';
@@ -77,7 +85,7 @@ export function takeWriterLock(dir: string, command: string, logger: Logger): Wr
       if (linkNote(temp, path)) return held(path);
       const holder = readHolder(path);
       if (holder === 'none') continue;
-      if (holder === 'unreadable' || !stale(holder)) throw busy(dir, path, holder);
+      if (holder === 'unreadable' || !stale(holder, path)) throw busy(dir, path, holder);
       takeOver(path, temp, holder, logger);
     }
     const last = readHolder(path);
@@ -103,7 +111,7 @@ function takeOver(path: string, temp: string, dead: Holder, logger: Logger): voi
   if (!linkNote(temp, guard)) {
     const other = readHolder(guard);
     // A writer killed mid-takeover left its note: it goes, and the next round tries again.
-    if (other !== 'none' && other !== 'unreadable' && stale(other)) rmSync(guard, { force: true });
+    if (other !== 'none' && other !== 'unreadable' && stale(other, guard)) rmSync(guard, { force: true });
     return;
   }
   try {
@@ -121,8 +129,10 @@ function takeOver(path: string, temp: string, dead: Holder, logger: Logger): voi
 }
 
 function held(path: string): WriterLock {
+  heldHere.add(path);
   const release = (): void => {
     process.off('exit', release);
+    heldHere.delete(path);
     const h = readHolder(path);
     // Only our own: never a lock another writer took over after ours was (wrongly) judged stale.
     if (h !== 'none' && h !== 'unreadable' && h.pid === process.pid && h.host === hostname()) {

@@ -35,6 +35,20 @@ describe('takeWriterLock (one snapshot writer per directory)', () => {
     expect(readdirSync(dir)).toEqual([writerLockName]);
   });
 
+  it("takes over a lock naming this process's pid that this process does not hold (a container's earlier run)", () => {
+    // A run killed in a container restarted with the same hostname: the next run gets the same pid (often 1).
+    writeFileSync(lockPath(), holder(process.pid));
+    writeFileSync(`${lockPath()}.takeover`, holder(process.pid));
+    const lock = takeWriterLock(dir, 'grantflow snapshot', silentLogger);
+    expect(JSON.parse(readFileSync(lockPath(), 'utf8'))).toMatchObject({
+      pid: process.pid,
+      command: 'grantflow snapshot',
+    });
+    expect(readFileSync(lockPath(), 'utf8')).not.toBe(holder(process.pid));
+    lock.release();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   it('refuses a holder on another host, whose process it cannot check', () => {
     writeFileSync(lockPath(), holder(2 ** 22 + 1, 'elsewhere.example'));
     expect(() => takeWriterLock(dir, 'grantflow snapshot', silentLogger)).toThrow(/pid \d+ on elsewhere\.example/);
