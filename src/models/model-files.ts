@@ -77,7 +77,12 @@ function parseHeader(text: string, file: string): Header {
     else if (key === 'depends_on') header.dependsOn.push(...commaList(value));
     else if (key === 'severity') header.severity = value;
   }
-  header.body = lines.slice(i).join('\n').trim().replace(/;\s*$/, '');
+  // The statement's closing ';' goes, with any line comments after it: the body is nested in other SQL.
+  header.body = lines
+    .slice(i)
+    .join('\n')
+    .trim()
+    .replace(/;\s*(?:--[^\n]*\s*)*$/, '');
   if (!header.body) throw new GrantflowError(`${file} has no SQL statement`);
   return header;
 }

@@ -33,11 +33,12 @@ export function dataTests(options: DataTestOptions = {}): DataTestDef[] {
 async function runOne(warehouse: Warehouse, test: DataTestDef, sampleSize: number): Promise<DataTestResult> {
   const base = { name: test.name, description: test.description, severity: test.severity };
   try {
-    // Its own tables only: on Postgres an unqualified name would otherwise fall through to `public`.
-    const [count] = await warehouse.queryOwnTables(`SELECT count(*) AS n FROM (${test.sql}) failing`);
+    // Its own tables only: on Postgres an unqualified name would otherwise fall through to `public`. On lines of
+    // their own, so a comment ending the test's SQL does not swallow the closing parenthesis.
+    const [count] = await warehouse.queryOwnTables(`SELECT count(*) AS n FROM (\n${test.sql}\n) failing`);
     const failing = Number(count?.n ?? 0);
     if (failing === 0) return { ...base, status: 'pass', failing, sample: [] };
-    const sample = await warehouse.queryOwnTables(`SELECT * FROM (${test.sql}) failing LIMIT ${sampleSize}`);
+    const sample = await warehouse.queryOwnTables(`SELECT * FROM (\n${test.sql}\n) failing LIMIT ${sampleSize}`);
     return { ...base, status: 'fail', failing, sample };
   } catch (e) {
     return { ...base, status: 'error', failing: 0, sample: [], message: firstLine(e) };
