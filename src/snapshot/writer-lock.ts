@@ -1,4 +1,4 @@
-import { linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { LockedError } from '../util/errors.ts';
@@ -82,7 +82,10 @@ export function takeWriterLock(dir: string, command: string, logger: Logger): Wr
   try {
     // A few rounds: a holder may finish, or a stale lock be taken over by another writer, between two looks.
     for (let round = 0; round < 5; round++) {
-      if (linkNote(temp, path)) return held(path);
+      if (linkNote(temp, path)) {
+        removeKilledTemps(dir);
+        return held(path);
+      }
       const holder = readHolder(path);
       if (holder === 'none') continue;
       if (holder === 'unreadable' || !stale(holder, path)) throw busy(dir, path, holder);
@@ -92,6 +95,28 @@ export function takeWriterLock(dir: string, command: string, logger: Logger): Wr
     throw busy(dir, path, last === 'none' ? 'unreadable' : last);
   } finally {
     rmSync(temp, { force: true });
+  }
+}
+
+/** A temporary this old was not between its write and its link: its writer is gone (killed in that instant). */
+const tempGraceMs = 60_000;
+
+/**
+ * Removes lock temporaries (`.snapshot-writer.lock.<pid>`) of writers killed between writing one and linking it, which
+ * no later step would remove: only once this process holds the lock, and only a minute old with their pid gone, so a
+ * writer on another host sharing the folder is not robbed of the one it is about to link.
+ */
+function removeKilledTemps(dir: string): void {
+  const pattern = new RegExp(`^${writerLockName.replace(/\./g, '\\.')}\\.(\\d+)$`);
+  try {
+    for (const name of readdirSync(dir)) {
+      const pid = Number(pattern.exec(name)?.[1] ?? NaN);
+      if (Number.isNaN(pid) || pid === process.pid || pidAlive(pid)) continue;
+      const file = join(dir, name);
+      if (Date.now() - statSync(file).mtimeMs >= tempGraceMs) rmSync(file, { force: true });
+    }
+  } catch {
+    // Tidying only: a folder that cannot be listed now is listed again by the next write.
   }
 }
 

@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -64,5 +65,23 @@ describe('takeWriterLock (one snapshot writer per directory)', () => {
     writeFileSync(lockPath(), holder(process.ppid));
     lock.release();
     expect(existsSync(lockPath())).toBe(true);
+  });
+});
+
+describe('lock temporaries of writers killed before they linked theirs', () => {
+  it('are removed once the lock is held, when a minute old and their process gone; a live or fresh one is left', () => {
+    const dead = spawnSync(process.execPath, ['-e', '']).pid; // exited by the time spawnSync returns
+    const old = new Date(Date.now() - 120_000);
+    const temp = (pid: number): string => join(dir, `${writerLockName}.${pid}`);
+    for (const pid of [dead, process.ppid]) {
+      writeFileSync(temp(pid), holder(pid));
+      utimesSync(temp(pid), old, old);
+    }
+    writeFileSync(temp(dead + 1_000_000), holder(dead + 1_000_000)); // just written: perhaps about to be linked
+    const lock = takeWriterLock(dir, 'grantflow snapshot', silentLogger);
+    lock.release();
+    expect(readdirSync(dir).sort()).toEqual(
+      [`${writerLockName}.${process.ppid}`, `${writerLockName}.${dead + 1_000_000}`].sort(),
+    );
   });
 });
