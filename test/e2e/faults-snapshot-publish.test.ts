@@ -5,37 +5,22 @@
  * next run no temporary is left, every `snapshot=` folder is one some manifest named, and the folder the manifest
  * named before that run is still there (retention keeps 2), since a reader of the manifest may be using it.
  */
-import { cpSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import type { Manifest } from '../../src/snapshot/index.ts';
-import { startSite, syncCliArgs, tempDir, writeCredentials } from './harness.ts';
-import { checkSnapshotDir, cli, killOnStderr } from './faults/support.ts';
+import { syncCliArgs } from './harness.ts';
+import { checkSnapshotDir, cli, killOnStderr, readManifestFile, siteSyncedWithSnapshots } from './faults/support.ts';
 
 let sim: SimulatorHandle;
 let work: { path: string; remove: () => Promise<void> };
 let base: string;
 let tables: string[];
 
-const readManifestFile = (snapshots: string): Manifest =>
-  JSON.parse(readFileSync(join(snapshots, '_manifest.json'), 'utf8')) as Manifest;
 const folderOf = (entry: { path: string }): string => entry.path.split('/')[1]!;
 
 beforeAll(async () => {
-  sim = await startSite({ scale: 'tiny', seed: 31 });
-  work = await tempDir('grantflow-snapshot-publish-');
-  base = join(work.path, 'base');
-  await writeCredentials(sim, join(work.path, 'creds.json'));
-  const synced = await cli([
-    ...syncCliArgs(sim.url, base, { snapshot: true, credentials: join(work.path, 'creds.json') }),
-    '--retain-snapshots',
-    '2',
-  ]);
-  expect(synced.code, synced.stderr).toBe(0);
-  // The order the snapshot command writes them in: the catalog's tables, then the models.
-  tables = Object.keys(readManifestFile(join(base, 'snapshots')).tables);
-  expect(tables.length).toBeGreaterThan(3);
+  ({ sim, work, base, tables } = await siteSyncedWithSnapshots(31, 'grantflow-snapshot-publish-'));
 });
 
 afterAll(async () => {

@@ -6,14 +6,13 @@
  * complete snapshot. Without the directory's writer lock the second's start removed the first's folders as a killed
  * write's leftovers, and the first's manifest then named files that were gone.
  */
-import { cpSync, existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import type { Manifest } from '../../src/snapshot/index.ts';
-import { startSite, syncCliArgs, tempDir, writeCredentials, type CliResult } from './harness.ts';
-import { checkSnapshotDir, cli } from './faults/support.ts';
+import { syncCliArgs, type CliResult } from './harness.ts';
+import { checkSnapshotDir, cli, readManifestFile, siteSyncedWithSnapshots } from './faults/support.ts';
 
 let sim: SimulatorHandle;
 let work: { path: string; remove: () => Promise<void> };
@@ -21,22 +20,9 @@ let base: string;
 let tables: string[];
 
 const lockName = '.snapshot-writer.lock';
-const readManifestFile = (snapshots: string): Manifest =>
-  JSON.parse(readFileSync(join(snapshots, '_manifest.json'), 'utf8')) as Manifest;
 
 beforeAll(async () => {
-  sim = await startSite({ scale: 'tiny', seed: 47 });
-  work = await tempDir('grantflow-snapshot-writers-');
-  base = join(work.path, 'base');
-  await writeCredentials(sim, join(work.path, 'creds.json'));
-  const synced = await cli([
-    ...syncCliArgs(sim.url, base, { snapshot: true, credentials: join(work.path, 'creds.json') }),
-    '--retain-snapshots',
-    '2',
-  ]);
-  expect(synced.code, synced.stderr).toBe(0);
-  tables = Object.keys(readManifestFile(join(base, 'snapshots')).tables);
-  expect(tables.length).toBeGreaterThan(3);
+  ({ sim, work, base, tables } = await siteSyncedWithSnapshots(47, 'grantflow-snapshot-writers-'));
 });
 
 afterAll(async () => {

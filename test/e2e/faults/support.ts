@@ -12,7 +12,19 @@ import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
 import { expect } from 'vitest';
 import { TokenStore } from '../../../src/simulator/auth.ts';
 import { tables } from '../../../src/normalize/index.ts';
-import { dumpWarehouse, runCli, summarize, type CliResult, type TableDump } from '../harness.ts';
+import type { SimulatorHandle } from '../../../src/simulator/index.ts';
+import type { Manifest } from '../../../src/snapshot/index.ts';
+import {
+  dumpWarehouse,
+  runCli,
+  startSite,
+  summarize,
+  syncCliArgs,
+  tempDir,
+  writeCredentials,
+  type CliResult,
+  type TableDump,
+} from '../harness.ts';
 
 /** Every client secret and token any simulator in this process issued (the token store is wrapped once). */
 export const issuedSecrets = new Set<string>();
@@ -118,6 +130,32 @@ export async function checkSnapshotDir(dir: string): Promise<{ files: number; ma
     expect(Number(meta.num_rows), `rows of ${table}`).toBe(entry.rows);
   }
   return { files: files.length, manifestTables: Object.keys(manifest.tables).length };
+}
+
+export const readManifestFile = (snapshots: string): Manifest =>
+  JSON.parse(readFileSync(join(snapshots, '_manifest.json'), 'utf8')) as Manifest;
+
+/**
+ * The start of a snapshot-writing test: a tiny site, and a DuckDB warehouse under `<work>/base` synced once with its
+ * snapshots (2 kept, so the one a reader may be using stays); `tables` in the order a snapshot writes them.
+ */
+export async function siteSyncedWithSnapshots(
+  seed: number,
+  prefix: string,
+): Promise<{ sim: SimulatorHandle; work: Awaited<ReturnType<typeof tempDir>>; base: string; tables: string[] }> {
+  const sim = await startSite({ scale: 'tiny', seed });
+  const work = await tempDir(prefix);
+  const base = join(work.path, 'base');
+  await writeCredentials(sim, join(work.path, 'creds.json'));
+  const synced = await cli([
+    ...syncCliArgs(sim.url, base, { snapshot: true, credentials: join(work.path, 'creds.json') }),
+    '--retain-snapshots',
+    '2',
+  ]);
+  expect(synced.code, synced.stderr).toBe(0);
+  const tables = Object.keys(readManifestFile(join(base, 'snapshots')).tables);
+  expect(tables.length).toBeGreaterThan(3);
+  return { sim, work, base, tables };
 }
 
 /** Kills `child` with SIGKILL when `line` has appeared `nth` times on its stderr (then after `delayMs`). */
