@@ -66,6 +66,16 @@ export async function load(warehouse: Warehouse, data: Dataset, runId = 'test-ru
 }
 
 /** Soft-delete rows by id (what a complete scan that no longer returns them would do). */
+/** A DuckDB warehouse holding one program and one application: enough for a snapshot write to have files to publish. */
+export async function openTinyDuckDB(label: string): Promise<TestWarehouse> {
+  const t = await openTestWarehouse('duckdb', label);
+  await load(t.warehouse, {
+    programs: [{ id: 1, name: 'P1' }],
+    applications: [{ id: 1, title: 'A', program_id: 1 }],
+  });
+  return t;
+}
+
 export async function softDelete(warehouse: Warehouse, table: string, ids: readonly number[]): Promise<void> {
   if (ids.length === 0) return;
   await warehouse.exec(`UPDATE ${table} SET _deleted_at = '2026-01-02T00:00:00Z' WHERE id IN (${ids.join(', ')})`);

@@ -4,7 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { manifestName, readManifest, writeSnapshots } from '../../src/snapshot/index.ts';
 import { notePending, pendingName, undoPendingSnapshot } from '../../src/snapshot/pending.ts';
-import { load, openTestWarehouse, type TestWarehouse } from '../models/fixtures.ts';
+import { openTinyDuckDB, type TestWarehouse } from '../models/fixtures.ts';
 import { expectDurableRenames, traceFs, type FsEvent } from '../util/fs-trace.ts';
 
 /**
@@ -16,11 +16,7 @@ describe('snapshot publishing survives a crash (fsync order)', () => {
   let dir: string;
   let trace: ReturnType<typeof traceFs> | undefined;
   beforeAll(async () => {
-    t = await openTestWarehouse('duckdb', 'durable');
-    await load(t.warehouse, {
-      programs: [{ id: 1, name: 'P1' }],
-      applications: [{ id: 1, title: 'A', program_id: 1 }],
-    });
+    t = await openTinyDuckDB('durable');
   });
   afterAll(async () => {
     await t?.cleanup();

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { manifestName, readManifest, writeSnapshots } from '../../src/snapshot/index.ts';
 import { pendingName } from '../../src/snapshot/pending.ts';
-import { load, openTestWarehouse, type TestWarehouse } from '../models/fixtures.ts';
+import { openTinyDuckDB, type TestWarehouse } from '../models/fixtures.ts';
 
 /**
  * The disk fails the folder fsync that follows a rename (EIO: a failing disk, a full one on some file systems, a
@@ -57,11 +57,7 @@ describe('a folder fsync failing after a rename in a snapshot write', () => {
         .map((n) => `${table}/${n}`),
     );
   beforeAll(async () => {
-    t = await openTestWarehouse('duckdb', 'fsync-fail');
-    await load(t.warehouse, {
-      programs: [{ id: 1, name: 'P1' }],
-      applications: [{ id: 1, title: 'A', program_id: 1 }],
-    });
+    t = await openTinyDuckDB('fsync-fail');
   });
   afterAll(async () => {
     await t?.cleanup();
