@@ -1,4 +1,4 @@
-import { linkSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { linkSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { LockedError } from '../util/errors.ts';
@@ -44,12 +44,30 @@ function readHolder(path: string): Holder | 'none' | 'unreadable' {
 const heldHere = new Set<string>();
 
 /**
- * Dead only when it ran on this machine and its pid is gone, or is this process's pid while this process does not
- * hold it: a container's run gets the same pid (often 1) each time, so a killed run's lock would name a live pid, ours,
- * for good. A holder on another host cannot be checked.
+ * A holder on another host (a scheduled job's pod or runner, which gets a new host name each run) cannot be checked
+ * by its pid, so it keeps its lock alive by touching it every `heartbeatMs`; one untouched for `leaseMs` is a killed
+ * writer's. The lease is long against the heartbeat, for a busy event loop and clocks that differ between hosts.
  */
-const stale = (h: Holder, path: string): boolean =>
-  h.host === hostname() && (h.pid === process.pid ? !heldHere.has(path) : !pidAlive(h.pid));
+export const heartbeatMs = 10_000;
+export const leaseMs = 120_000;
+
+/**
+ * Dead when it ran on this machine and its pid is gone, or is this process's pid while this process does not hold it
+ * (a container's run gets the same pid, often 1, each time, so a killed run's lock would name a live pid, ours, for
+ * good); or when it ran on another host and its lease ran out.
+ */
+const stale = (h: Holder, path: string): boolean => {
+  if (h.host !== hostname()) return leaseExpired(path);
+  return h.pid === process.pid ? !heldHere.has(path) : !pidAlive(h.pid);
+};
+
+function leaseExpired(path: string): boolean {
+  try {
+    return Date.now() - statSync(path).mtimeMs > leaseMs;
+  } catch {
+    return false; // gone meanwhile: the next round looks again
+  }
+}
 
 function describe(h: Holder | 'unreadable'): string {
   if (h === 'unreadable') return 'another process';
@@ -143,8 +161,10 @@ function takeOver(path: string, temp: string, dead: Holder, logger: Logger): voi
     const now = readHolder(path);
     if (now !== 'none' && now !== 'unreadable' && now.pid === dead.pid && now.since === dead.since) {
       logger.warn(
-        { holderPid: dead.pid, command: dead.command, since: dead.since },
-        'taking over a stale snapshot writer lock: its process is gone (a write killed before it finished)',
+        { holderPid: dead.pid, holderHost: dead.host, command: dead.command, since: dead.since },
+        dead.host === hostname()
+          ? 'taking over a stale snapshot writer lock: its process is gone (a write killed before it finished)'
+          : `taking over a stale snapshot writer lock of host ${dead.host}: not renewed for ${leaseMs / 1000} s (a write killed before it finished)`,
       );
       rmSync(path, { force: true });
     }
@@ -155,7 +175,18 @@ function takeOver(path: string, temp: string, dead: Holder, logger: Logger): voi
 
 function held(path: string): WriterLock {
   heldHere.add(path);
+  // The lease a writer on another host judges this lock by (see leaseMs); a failed touch is retried next beat.
+  const heartbeat = setInterval(() => {
+    const now = new Date();
+    try {
+      utimesSync(path, now, now);
+    } catch {
+      // gone (released meanwhile) or not ours to touch: the next beat, or release, settles it
+    }
+  }, heartbeatMs);
+  heartbeat.unref();
   const release = (): void => {
+    clearInterval(heartbeat);
     process.off('exit', release);
     heldHere.delete(path);
     const h = readHolder(path);

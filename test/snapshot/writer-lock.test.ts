@@ -1,9 +1,18 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { takeWriterLock, writerLockName } from '../../src/snapshot/writer-lock.ts';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { heartbeatMs, leaseMs, takeWriterLock, writerLockName } from '../../src/snapshot/writer-lock.ts';
 import { LockedError } from '../../src/util/errors.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 
@@ -53,6 +62,30 @@ describe('takeWriterLock (one snapshot writer per directory)', () => {
   it('refuses a holder on another host, whose process it cannot check', () => {
     writeFileSync(lockPath(), holder(2 ** 22 + 1, 'elsewhere.example'));
     expect(() => takeWriterLock(dir, 'grantflow snapshot', silentLogger)).toThrow(/pid \d+ on elsewhere\.example/);
+  });
+
+  it("takes over another host's lock once it went unrenewed for the lease (a killed pod or runner)", () => {
+    writeFileSync(lockPath(), holder(2 ** 22 + 1, 'elsewhere.example'));
+    const expired = new Date(Date.now() - leaseMs - 5_000);
+    utimesSync(lockPath(), expired, expired);
+    const lock = takeWriterLock(dir, 'grantflow snapshot', silentLogger);
+    expect(JSON.parse(readFileSync(lockPath(), 'utf8'))).toMatchObject({ pid: process.pid, host: hostname() });
+    lock.release();
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('keeps its own lock renewed while it holds it, so another host does not take it over', () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+    try {
+      const lock = takeWriterLock(dir, 'grantflow snapshot', silentLogger);
+      const taken = statSync(lockPath()).mtimeMs;
+      vi.advanceTimersByTime(leaseMs + heartbeatMs);
+      expect(statSync(lockPath()).mtimeMs).toBeGreaterThanOrEqual(taken + leaseMs);
+      expect(Date.now() - statSync(lockPath()).mtimeMs).toBeLessThanOrEqual(leaseMs);
+      lock.release();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('refuses a lock it cannot read rather than guess it is stale', () => {
