@@ -36,8 +36,9 @@ export interface SyncRequest {
   readonly tty?: boolean;
   /**
    * Aborted (with a StoppedError naming why, e.g. a signal) to stop the sync: no new request starts, commits under
-   * way finish, no model, data test or snapshot starts and a snapshot being written is abandoned (see afterLoad), the
-   * run is recorded as interrupted (the next sync resumes it) and runSync throws SyncStoppedError.
+   * way finish (a Postgres one waiting for another session's table lock rolls back at its next attempt), no model,
+   * data test or snapshot starts and a snapshot being written is abandoned (see afterLoad), the run is recorded as
+   * interrupted (the next sync resumes it) and runSync throws SyncStoppedError.
    */
   readonly signal?: AbortSignal;
   /**
@@ -150,11 +151,11 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
 
   let warehouse: Warehouse;
   try {
-    warehouse = await openConfiguredWarehouse(
-      settings,
-      logger,
-      request.loadLockWait ? { loadLockWait: request.loadLockWait } : {},
-    );
+    // A stop ends a wait for another session's table lock too (within one attempt), not only new requests.
+    warehouse = await openConfiguredWarehouse(settings, logger, {
+      stop: stop.signal,
+      ...(request.loadLockWait ? { loadLockWait: request.loadLockWait } : {}),
+    });
   } catch (error) {
     await client?.close();
     throw error;

@@ -41,7 +41,8 @@ export class LockedError extends GrantflowError {
 
 /**
  * A sync told to stop (SIGINT/SIGTERM, or credentials rejected mid-run): no new request starts, commits under way
- * finish, and the run is recorded so the next sync resumes it. Exit 1: the run did not complete.
+ * finish (one waiting for another session's Postgres lock rolls back instead), and the run is recorded so the next
+ * sync resumes it. Exit 1: the run did not complete.
  */
 export class StoppedError extends GrantflowError {
   constructor(message: string) {

@@ -45,6 +45,11 @@ export interface OpenWarehouseOptions {
    * before the run fails (default `defaultLockWait`: 2 s attempts, 5 min). Ignored for DuckDB.
    */
   readonly loadLockWait?: LockWait;
+  /**
+   * Postgres: aborted when the command is told to stop (a signal); a load, model rebuild or migration waiting for
+   * another session's lock then gives up at its next attempt, rolled back, with the stop's reason. Ignored for DuckDB.
+   */
+  readonly stop?: AbortSignal;
 }
 
 export function isPostgresTarget(target: string): boolean {
@@ -66,6 +71,7 @@ export async function openWarehouse(target: string, options: OpenWarehouseOption
       create,
       writes: create !== false || options.forWriting === true,
       ...(options.loadLockWait ? { loadLockWait: options.loadLockWait } : {}),
+      ...(options.stop ? { stop: options.stop } : {}),
     });
   }
   if ((options.existingOnly || options.readOnly) && !existsSync(target))
@@ -100,7 +106,10 @@ export async function warehouseMayHoldCredentials(
 export function openConfiguredWarehouse(
   settings: WarehouseSettings,
   logger: Logger,
-  options: Pick<OpenWarehouseOptions, 'existingOnly' | 'checkOnly' | 'forWriting' | 'readOnly' | 'loadLockWait'> = {},
+  options: Pick<
+    OpenWarehouseOptions,
+    'existingOnly' | 'checkOnly' | 'forWriting' | 'readOnly' | 'loadLockWait' | 'stop'
+  > = {},
 ): Promise<Warehouse> {
   return openWarehouse(settings.warehouse, {
     schema: settings.schema,

@@ -2,8 +2,11 @@
  * A sync into a shared Postgres database while an analyst holds `LOCK TABLE applications IN ACCESS EXCLUSIVE MODE`
  * in a transaction left open: the run must not hang. It logs who holds the table, stops after its bound with one
  * clear message and exit 1, commits nothing of that load, and the next sync resumes the run and ends as a lone sync.
+ * A signal (Ctrl-C, a cancelled CI job) during that wait stops it at its next attempt, not after the bound.
  */
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { settingsSchema } from '../../src/config/settings.ts';
@@ -11,19 +14,21 @@ import { tables } from '../../src/normalize/index.ts';
 import { runSync, SyncStoppedError } from '../../src/pipeline/sync.ts';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
-import { expectSameWarehouse } from './faults/support.ts';
+import { cli, expectSameWarehouse, waitFor } from './faults/support.ts';
 import {
   capturingLogger,
   dropPostgresSchema,
   postgresUrl,
   referenceDump,
   startSite,
+  syncCliArgs,
   tempDir,
   writeCredentials,
   type TableDump,
 } from './harness.ts';
 
 const schema = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}sync_load_locks_${process.pid}`;
+const signalled = `${schema}_signal`;
 let sim: SimulatorHandle;
 let work: { path: string; remove: () => Promise<void> };
 let reference: Record<string, TableDump>;
@@ -39,6 +44,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await analyst.end();
   await dropPostgresSchema(schema);
+  await dropPostgresSchema(signalled);
   await sim?.close();
   await work?.remove();
 });
@@ -105,3 +111,50 @@ it('a loaded table locked by an analyst: the sync logs the holder, fails after i
   expect(rerun.status).toBe('succeeded');
   await expectSameWarehouse(postgresUrl, reference, { schema });
 }, 120_000);
+
+it('SIGINT while a load waits for an analyst lock: rolled back within an attempt, the run interrupted, the next sync resumes', async () => {
+  const earlier = await openWarehouse(postgresUrl, { schema: signalled });
+  await earlier.migrate(tables);
+  await earlier.close();
+  const args = syncCliArgs(sim.url, work.path, {
+    credentials: await writeCredentials(sim, join(work.path, 'signal-creds.json')),
+    warehouse: ['--warehouse', postgresUrl, '--schema', signalled],
+  });
+
+  let child: ChildProcess | undefined;
+  let stderr = '';
+  await analyst.query('BEGIN');
+  await analyst.query(`LOCK TABLE ${signalled}.applications IN ACCESS EXCLUSIVE MODE`);
+  const run = cli(args, {
+    onSpawn: (c) => {
+      child = c;
+      c.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    },
+  });
+  try {
+    // The default wait (2 s attempts, 5 min); the signal comes once the load has logged that it waits.
+    await waitFor(() => stderr.includes('load of stream applications waits for a lock'), 60_000);
+    child?.kill('SIGINT');
+    // The lock stays held until the sync exits, or for 30 s: a sync still waiting then would commit the load.
+    await Promise.race([run, sleep(30_000)]);
+  } finally {
+    await analyst.query('ROLLBACK');
+  }
+  const stopped = await run;
+  expect(stopped.code, stopped.stderr).toBe(1);
+  expect(stopped.stderr).toMatch(/\ngrantflow: interrupted by SIGINT; [^\n]* resumes run \S+\n$/);
+  expect(stopped.stdout).toMatch(/: INTERRUPTED in /);
+  const check = await openWarehouse(postgresUrl, { schema: signalled });
+  try {
+    expect(await check.readState('applications')).toBeNull();
+    expect(await check.query('SELECT count(*) AS n FROM applications')).toEqual([{ n: 0 }]);
+    expect((await check.listRuns(1))[0]?.status).toBe('interrupted');
+  } finally {
+    await check.close();
+  }
+
+  const next = await cli(args);
+  expect(next.code, next.stderr).toBe(0);
+  expect(next.stdout).toMatch(/\(resumed\)/);
+  await expectSameWarehouse(postgresUrl, reference, { schema: signalled });
+}, 180_000);

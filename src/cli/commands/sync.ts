@@ -51,7 +51,8 @@ Examples:
   grantflow sync --pipeline pipelines/example.json --streams applications,application_tasks --full-refresh
 
 Exit codes: 0 success; 1 the run failed or was partial (see the summary), or was interrupted (SIGINT/SIGTERM:
-no new requests, commits under way finish, the next sync resumes it; a second signal exits at once, once a token
+no new requests, commits under way finish (a Postgres one waiting for another session's table lock rolls back
+within 2 s), the next sync resumes it; a second signal exits at once, once a token
 refresh under way is saved; after the extraction no further model, data test or snapshot starts and a snapshot
 being written is abandoned, so the last good one stays current); 2 bad usage or configuration, including credentials the site rejects (also mid-run: committed streams are kept).`,
     );
@@ -72,7 +73,10 @@ being written is abandoned, so the last good one stays current); 2 bad usage or 
           return;
         }
         if (signals > 2) process.exit(ExitCode.runFailed);
-        logger.info({ signal }, 'stopping: no new requests; commits under way finish (send it again to exit at once)');
+        logger.info(
+          { signal },
+          'stopping: no new requests; commits under way finish, or roll back if waiting for a lock (send it again to exit at once)',
+        );
         stop.abort(new StoppedError(`interrupted by ${signal}`));
       };
       process.on('SIGINT', onSignal);

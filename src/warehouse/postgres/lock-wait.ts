@@ -1,4 +1,4 @@
-import { GrantflowError, ExitCode } from '../../util/errors.ts';
+import { GrantflowError, ExitCode, throwIfStopped } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { SqlRunner } from '../sql-runner.ts';
 
@@ -91,7 +91,9 @@ const readerHoldsIt = 'an open transaction that read the table';
  * Runs `attempt` (which must set lockTimeoutStatement in its transaction, and roll back whole when a statement
  * fails) until it gets its locks, as described above. `what` names the work in log lines ("model award_rates");
  * `table` is the table whose lock it waits for, unless the timeout names another (see onTable), or the tables it
- * may wait for (a load's), whose holders are looked up. `holdsIt` says who typically holds the lock it meets.
+ * may wait for (a load's), whose holders are looked up. `holdsIt` says who typically holds the lock it meets. Once
+ * `signal` is aborted (SIGINT/SIGTERM), it waits no further: the attempt under way ends within `attemptMs`, rolled
+ * back, and the stop's reason is thrown, so a stopped run does not sit out the bound.
  */
 export async function withLockWait<T>(
   attempt: () => Promise<T>,
@@ -102,6 +104,7 @@ export async function withLockWait<T>(
     logger: Logger;
     wait?: LockWait;
     holdsIt?: string;
+    signal?: AbortSignal;
   },
 ): Promise<T> {
   const wait = options.wait ?? defaultLockWait;
@@ -118,6 +121,7 @@ export async function withLockWait<T>(
       const marked = lockedTableOf(e);
       tables = marked !== undefined ? [marked] : typeof options.table === 'string' ? [options.table] : options.table;
     }
+    throwIfStopped(options.signal);
     const waited = Date.now() - started;
     const { table, holders } = await lockHolders(options.runner, tables);
     if (waited >= wait.totalMs) {

@@ -49,6 +49,8 @@ export class PostgresWarehouse extends BaseWarehouse {
     private readonly loadLockWait: LockWait,
     /** Opened for a command that writes: false for readers (status, snapshot, models test), whose role may only read. */
     private readonly writes: boolean,
+    /** Aborted when the command is told to stop: a lock wait then ends at its next attempt (see withLockWait). */
+    private readonly stop: AbortSignal | undefined,
   ) {
     super(logger);
     this.description = `${safeUrl(url)} (schema ${schemaName})`;
@@ -71,7 +73,7 @@ export class PostgresWarehouse extends BaseWarehouse {
     url: string,
     schema: string,
     logger: Logger,
-    options: { create?: boolean | 'check'; writes?: boolean; loadLockWait?: LockWait } = {},
+    options: { create?: boolean | 'check'; writes?: boolean; loadLockWait?: LockWait; stop?: AbortSignal } = {},
   ): Promise<PostgresWarehouse> {
     const create = options.create ?? true;
     const writes = options.writes ?? create !== false;
@@ -129,7 +131,15 @@ export class PostgresWarehouse extends BaseWarehouse {
       if (notYet !== null) throw new SchemaNotYetCreated(`${safeUrl(url)} ${notYet}`);
       throw new ConfigError(`${safeUrl(url)} ${problem}`);
     }
-    return new PostgresWarehouse(url, schema, pool, logger, options.loadLockWait ?? defaultLockWait, writes);
+    return new PostgresWarehouse(
+      url,
+      schema,
+      pool,
+      logger,
+      options.loadLockWait ?? defaultLockWait,
+      writes,
+      options.stop,
+    );
   }
 
   /**
@@ -210,6 +220,7 @@ export class PostgresWarehouse extends BaseWarehouse {
         logger: this.logger,
         wait,
         holdsIt: 'the session holding it (LOCK TABLE, ALTER TABLE, VACUUM FULL, CREATE INDEX)',
+        signal: this.stop,
       });
     } catch (e) {
       if (!(e instanceof GrantflowError) || e.code !== 'lock_wait') throw e;
@@ -286,6 +297,7 @@ export class PostgresWarehouse extends BaseWarehouse {
       runner: poolRunner(this.pool),
       logger: this.logger,
       wait,
+      signal: this.stop,
     });
   }
 
