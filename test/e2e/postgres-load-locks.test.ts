@@ -2,7 +2,8 @@
  * A sync into a shared Postgres database while an analyst holds `LOCK TABLE applications IN ACCESS EXCLUSIVE MODE`
  * in a transaction left open: the run must not hang. It logs who holds the table, stops after its bound with one
  * clear message and exit 1, commits nothing of that load, and the next sync resumes the run and ends as a lone sync.
- * A signal (Ctrl-C, a cancelled CI job) during that wait stops it at its next attempt, not after the bound.
+ * A signal (Ctrl-C, a cancelled CI job) during that wait stops it at its next attempt, not after the bound. A lock
+ * on a bookkeeping table (the run's record) is waited for the same way.
  */
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,6 +13,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { settingsSchema } from '../../src/config/settings.ts';
 import { tables } from '../../src/normalize/index.ts';
 import { runSync, SyncStoppedError } from '../../src/pipeline/sync.ts';
+import { GrantflowError } from '../../src/util/errors.ts';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { cli, expectSameWarehouse, waitFor } from './faults/support.ts';
@@ -29,6 +31,7 @@ import {
 
 const schema = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}sync_load_locks_${process.pid}`;
 const signalled = `${schema}_signal`;
+const runsLocked = `${schema}_runs`;
 let sim: SimulatorHandle;
 let work: { path: string; remove: () => Promise<void> };
 let reference: Record<string, TableDump>;
@@ -45,6 +48,7 @@ afterAll(async () => {
   await analyst.end();
   await dropPostgresSchema(schema);
   await dropPostgresSchema(signalled);
+  await dropPostgresSchema(runsLocked);
   await sim?.close();
   await work?.remove();
 });
@@ -158,3 +162,55 @@ it('SIGINT while a load waits for an analyst lock: rolled back within an attempt
   expect(next.stdout).toMatch(/\(resumed\)/);
   await expectSameWarehouse(postgresUrl, reference, { schema: signalled });
 }, 180_000);
+
+it('the run table locked by an analyst: saving the run record gives up after the bound naming the holder', async () => {
+  const credentials = await writeCredentials(sim, join(work.path, 'runs-creds.json'));
+  const settings = settingsSchema.parse({
+    site: sim.url,
+    credentials,
+    warehouse: postgresUrl,
+    schema: runsLocked,
+    rate: 1000,
+    snapshot: false,
+    landRaw: false,
+  });
+  const earlier = await openWarehouse(postgresUrl, { schema: runsLocked });
+  await earlier.migrate(tables);
+  await earlier.close();
+
+  const { logger, lines } = capturingLogger();
+  const pid = (await analyst.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
+  await analyst.query('BEGIN');
+  // SHARE mode (a consistent report across tables) lets the run be read but not written.
+  await analyst.query(`LOCK TABLE ${runsLocked}._grantflow_runs IN SHARE MODE`);
+  const sync = runSync({ settings, logger, env: {}, tty: false, loadLockWait: { attemptMs: 100, totalMs: 500 } }).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  try {
+    // The lock stays held until the sync ends, or for 30 s: a sync still waiting then would save its run.
+    await Promise.race([sync, sleep(30_000)]);
+  } finally {
+    await analyst.query('ROLLBACK');
+  }
+  const failed = await sync;
+  expect(failed).toBeInstanceOf(GrantflowError);
+  expect((failed as GrantflowError).exitCode).toBe(1);
+  expect((failed as GrantflowError).message).toMatch(
+    new RegExp(
+      `^saving the record of run \\S+: waited \\d+ s for a lock on "${runsLocked}"."_grantflow_runs", ` +
+        `held by backend pid ${pid} \\(role postgres.*\\), and gave up: the session holding it .* must end first`,
+    ),
+  );
+  const waits = lines.filter((l) => l.level === 40 && String(l.msg).startsWith('saving the record of run'));
+  expect(waits[0]?.holders).toContain(`backend pid ${pid}`);
+  const check = await openWarehouse(postgresUrl, { schema: runsLocked });
+  try {
+    expect(await check.listRuns(5)).toEqual([]);
+  } finally {
+    await check.close();
+  }
+
+  const rerun = await runSync({ settings, logger, env: {}, tty: false });
+  expect(rerun.status).toBe('succeeded');
+}, 120_000);

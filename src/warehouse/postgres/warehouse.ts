@@ -1,13 +1,16 @@
-import { Kysely } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import { SchemaScopedPostgresDialect } from './schema-introspector.ts';
 import type pg from 'pg';
 import type { Logger } from '../../util/logger.ts';
 import { ConfigError, ExitCode, GrantflowError } from '../../util/errors.ts';
 import { BaseWarehouse } from '../base-warehouse.ts';
-import type { BookkeepingDb } from '../bookkeeping.ts';
+import * as bk from '../bookkeeping.ts';
+import { bookkeepingTables } from '../bookkeeping-tables.ts';
+import type { CellValue } from '../../normalize/table-def.ts';
+import type { JsonValue } from '../../util/json.ts';
 import type { StagingBackend, TransactionAbout } from '../load-unit.ts';
 import type { ResultRow, SqlRunner } from '../sql-runner.ts';
-import type { RunRecord } from '../types.ts';
+import type { RunRecord, StoredCredentials } from '../types.ts';
 import { ident, literal } from '../values.ts';
 import { analyzeStale } from './analyze-stale.ts';
 import { unownedTablesProblem } from './ownership.ts';
@@ -26,13 +29,16 @@ export class SchemaNotYetCreated extends GrantflowError {
   }
 }
 
+/** Who holds a lock that a load or a bookkeeping write waits for (see withLockWait's `holdsIt`). */
+const writeBlockers = 'the session holding it (LOCK TABLE, ALTER TABLE, VACUUM FULL, CREATE INDEX)';
+
 export class PostgresWarehouse extends BaseWarehouse {
   readonly dialect = 'postgres' as const;
   readonly description: string;
   protected readonly migrationSchema: string;
-  protected readonly db: Kysely<BookkeepingDb>;
+  protected readonly db: Kysely<bk.BookkeepingDb>;
   protected readonly migrationDb: Kysely<unknown>;
-  private readonly base: Kysely<BookkeepingDb>;
+  private readonly base: Kysely<bk.BookkeepingDb>;
   private lockClient: pg.Client | null = null;
   private lockPid = 0;
   /** Set when the lock's session ends while the warehouse is open: from then on, nothing is written. */
@@ -55,7 +61,7 @@ export class PostgresWarehouse extends BaseWarehouse {
     super(logger);
     this.description = `${safeUrl(url)} (schema ${schemaName})`;
     this.migrationSchema = schemaName;
-    this.base = new Kysely<BookkeepingDb>({ dialect: new SchemaScopedPostgresDialect({ pool }, schemaName) });
+    this.base = new Kysely<bk.BookkeepingDb>({ dialect: new SchemaScopedPostgresDialect({ pool }, schemaName) });
     this.db = this.base.withSchema(schemaName);
     this.migrationDb = this.base as unknown as Kysely<unknown>;
   }
@@ -219,7 +225,7 @@ export class PostgresWarehouse extends BaseWarehouse {
         runner: poolRunner(this.pool),
         logger: this.logger,
         wait,
-        holdsIt: 'the session holding it (LOCK TABLE, ALTER TABLE, VACUUM FULL, CREATE INDEX)',
+        holdsIt: writeBlockers,
         signal: this.stop,
       });
     } catch (e) {
@@ -255,9 +261,88 @@ export class PostgresWarehouse extends BaseWarehouse {
     );
   }
 
+  /**
+   * A statement outside load transactions (the run's record, a stream's state, the parents a fan-out reads) meets
+   * another session's lock (`LOCK TABLE`, `ALTER TABLE`, `VACUUM FULL`) as a load does: it is tried in attempts under
+   * `lock_timeout`, logging who holds the table, and gives up after the loads' bound (or at a stop) naming them,
+   * instead of waiting without end. `step` runs in a transaction of its own, given the statement that bounds it.
+   */
+  private async bounded<T>(
+    what: string,
+    tables: readonly string[],
+    step: (lockTimeout: string) => Promise<T>,
+  ): Promise<T> {
+    try {
+      return await withLockWait(() => step(lockTimeoutStatement(this.loadLockWait)), {
+        what,
+        table: tables,
+        runner: poolRunner(this.pool),
+        logger: this.logger,
+        wait: this.loadLockWait,
+        holdsIt: writeBlockers,
+        signal: this.stop,
+      });
+    } catch (e) {
+      if (!(e instanceof GrantflowError) || e.code !== 'lock_wait') throw e;
+      throw new GrantflowError(`${what}: ${e.message}`, e.exitCode, e.code);
+    }
+  }
+
+  /** A bookkeeping read or write (bookkeeping.ts) on `table`, bounded as above. */
+  private bookkeeping<T>(what: string, table: string, fn: (db: bk.BookkeepingKysely) => Promise<T>): Promise<T> {
+    return this.bounded(what, [this.qualify(table)], (lockTimeout) =>
+      this.db.transaction().execute(async (trx) => {
+        await sql.raw(lockTimeout).execute(trx);
+        return fn(trx);
+      }),
+    );
+  }
+
+  override readState(stream: string): Promise<JsonValue | null> {
+    return this.bookkeeping(`reading the state of stream ${stream}`, '_grantflow_streams', (db) =>
+      bk.readState(db, stream),
+    );
+  }
+
+  override readParentMarks(stream: string): Promise<Map<string, string | null>> {
+    return this.bookkeeping(`reading the parents stream ${stream} has read`, '_grantflow_parents', (db) =>
+      bk.readParentMarks(db, stream),
+    );
+  }
+
   override async saveRun(run: RunRecord): Promise<void> {
     await this.assertLock();
-    await super.saveRun(run);
+    await this.bookkeeping(`saving the record of run ${run.runId}`, '_grantflow_runs', (db) => bk.saveRun(db, run));
+  }
+
+  override listRuns(limit: number): Promise<RunRecord[]> {
+    return this.bookkeeping('reading the runs', '_grantflow_runs', (db) => bk.listRuns(db, limit));
+  }
+
+  override readCredentials(site: string): Promise<StoredCredentials | null> {
+    return this.bookkeeping('reading the stored credentials', '_grantflow_credentials', (db) =>
+      bk.readCredentials(db, site),
+    );
+  }
+
+  override writeCredentials(site: string, creds: StoredCredentials): Promise<void> {
+    return this.bookkeeping('saving the rotated credentials', '_grantflow_credentials', (db) =>
+      bk.writeCredentials(db, site, creds),
+    );
+  }
+
+  /**
+   * Bounded as above (a fan-out reads its parent table through here): the holders are looked up among the tables
+   * this warehouse knows, as the statement's own are not parsed out of it.
+   */
+  override query(text: string, params: readonly CellValue[] = []): Promise<ResultRow[]> {
+    const known = [...this.catalogTables(), ...bookkeepingTables.map((t) => t.name)].map((t) => this.qualify(t));
+    return this.bounded('a query of the warehouse', known, (lockTimeout) =>
+      inTransaction(this.pool, async (runner) => {
+        await runner.run(lockTimeout);
+        return (await runner.run(text, params)).rows;
+      }),
+    );
   }
 
   /**
