@@ -63,6 +63,21 @@ it('a role that may only read runs the data tests, and leaves every table as it 
   expect(await tableNames()).toEqual(before);
 });
 
+it('a table the reader may not read: refused naming the missing SELECT, not a migration asking for CREATE', async () => {
+  await admin.query(`REVOKE SELECT ON ${schema}.programs FROM ${reader}`);
+  try {
+    const r = await runCli(modelsTest);
+    expect(r.code).toBe(2);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(`role ${reader} may not read table programs;`);
+    expect(lines[0]).toContain(`GRANT SELECT ON ALL TABLES IN SCHEMA "${schema}" TO "${reader}"`);
+    expect(lines[0]).not.toMatch(/CREATE|migrat/);
+  } finally {
+    await admin.query(`GRANT SELECT ON ${schema}.programs TO ${reader}`);
+  }
+});
+
 it('a warehouse to migrate first: the reader is refused at once, naming the privilege and why, with nothing written', async () => {
   // An older version's warehouse: one column missing.
   await admin.query(`ALTER TABLE ${schema}.programs DROP COLUMN balance`);

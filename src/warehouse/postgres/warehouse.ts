@@ -6,7 +6,7 @@ import { ConfigError, ExitCode, GrantflowError } from '../../util/errors.ts';
 import { BaseWarehouse } from '../base-warehouse.ts';
 import * as bk from '../bookkeeping.ts';
 import { bookkeepingTables } from '../bookkeeping-tables.ts';
-import type { CellValue } from '../../normalize/table-def.ts';
+import type { CellValue, TableDef } from '../../normalize/table-def.ts';
 import type { JsonValue } from '../../util/json.ts';
 import type { StagingBackend, TransactionAbout } from '../load-unit.ts';
 import type { ResultRow, SqlRunner } from '../sql-runner.ts';
@@ -286,6 +286,33 @@ export class PostgresWarehouse extends BaseWarehouse {
       if (!(e instanceof GrantflowError) || e.code !== 'lock_wait') throw e;
       throw new GrantflowError(`${what}: ${e.message}`, e.exitCode, e.code);
     }
+  }
+
+  /**
+   * information_schema hides a table the role may not read: a reader without SELECT on one of grantflow's tables
+   * would take it for missing, and `models test` would ask for CREATE to migrate it. The missing SELECT is named
+   * instead (pg_class lists every table, readable or not).
+   */
+  override async needsMigration(tables: readonly TableDef[]): Promise<boolean> {
+    const ours = [...tables, ...bookkeepingTables].map((t) => t.name);
+    ours.push('_grantflow_migrations', '_grantflow_migrations_lock');
+    const { rows } = await poolRunner(this.pool).run(
+      `SELECT c.relname, current_user AS role FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = $1 AND c.relname = ANY($2::text[]) AND NOT has_table_privilege(c.oid, 'SELECT')
+        ORDER BY c.relname`,
+      [this.schemaName, `{${ours.join(',')}}`],
+    );
+    const first = rows[0];
+    if (first) {
+      const role = String(first.role);
+      const more = rows.length > 1 ? ` (and ${rows.length - 1} more of its tables)` : '';
+      throw new ConfigError(
+        `${safeUrl(this.url)} schema ${this.schemaName}: role ${role} may not read table ${String(first.relname)}` +
+          `${more}; grant it (GRANT SELECT ON ALL TABLES IN SCHEMA ${ident(this.schemaName)} TO ${ident(role)}); ` +
+          'README.md, "Postgres privileges", lists what each command needs',
+      );
+    }
+    return super.needsMigration(tables);
   }
 
   /** A bookkeeping read or write (bookkeeping.ts) on `table`, bounded as above. */
