@@ -133,3 +133,24 @@ it('a lock released while a load waits: the load goes through, under the run loc
   expect(await wh.readState('things')).toBe(4);
   expect(await wh.query('SELECT name FROM things WHERE id = 10')).toEqual([{ name: 'thing 10' }]);
 }, 30_000);
+
+it('saving a rotated credential pair outlasts the bound: the site has already replaced the old refresh token', async () => {
+  for (const earlier of opened.splice(0)) await earlier.close(); // the run lock is one warehouse's at a time
+  const wh = await open(200);
+  const pair = { client_id: 'c', client_secret: 's', access_token: 'a', refresh_token: 'r', seeded_from: null };
+  await analyst.query('BEGIN');
+  let saving: Promise<unknown>;
+  try {
+    await analyst.query(`LOCK TABLE ${schema}._grantflow_credentials IN ACCESS EXCLUSIVE MODE`);
+    saving = wh.writeCredentials('https://site.example', pair).then(
+      () => 'saved',
+      (e: unknown) => e,
+    );
+    // Several times the bound: a bounded save would have given up (and lost the pair) by now.
+    await new Promise((r) => setTimeout(r, 1_000));
+  } finally {
+    await analyst.query('COMMIT');
+  }
+  expect(await saving).toBe('saved');
+  expect(await wh.readCredentials('https://site.example')).toMatchObject({ refresh_token: 'r' });
+}, 30_000);

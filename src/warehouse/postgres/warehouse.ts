@@ -352,11 +352,8 @@ export class PostgresWarehouse extends BaseWarehouse {
     );
   }
 
-  override writeCredentials(site: string, creds: StoredCredentials): Promise<void> {
-    return this.bookkeeping('saving the rotated credentials', '_grantflow_credentials', (db) =>
-      bk.writeCredentials(db, site, creds),
-    );
-  }
+  // writeCredentials is not bounded: the site has already replaced the refresh token, so giving up would lose the
+  // only working pair; it waits for a lock on its tiny table as long as it takes (a second signal still exits).
 
   /**
    * Bounded as above (a fan-out reads its parent table through here): the holders are looked up among the tables
