@@ -30,6 +30,31 @@ afterAll(async () => {
   await work?.remove();
 });
 
+/** A `grantflow snapshot` held at a step of publishing. */
+interface Held {
+  readonly pid: number;
+  readonly resume: () => void;
+  readonly done: Promise<CliResult>;
+}
+
+/**
+ * The refused writer wrote and removed nothing (the held one's folders and the manifest are as they were); the held
+ * one, let go, then publishes a complete snapshot.
+ */
+async function expectUntouchedThenPublished(
+  first: Held,
+  snapshots: string,
+  placed: ReturnType<typeof folders>,
+  before: ReturnType<typeof readManifestFile>,
+): Promise<void> {
+  expect(folders(snapshots)).toEqual(placed);
+  expect(readManifestFile(snapshots)).toEqual(before);
+  first.resume();
+  const finished = await first.done;
+  expect(finished.code, finished.stderr).toBe(0);
+  await checkSnapshotDir(snapshots);
+}
+
 function snapshotArgs(warehouse: string, snapshots: string): string[] {
   return ['snapshot', '--warehouse', warehouse, '--snapshots', snapshots, '--retain', '2'];
 }
@@ -38,10 +63,7 @@ function snapshotArgs(warehouse: string, snapshots: string): string[] {
  * Starts `grantflow snapshot` held at `step` (until it gets SIGTERM); resolves once it is there, with its pid, the
  * way to let it go on, and its result.
  */
-async function heldSnapshot(
-  args: string[],
-  step: string,
-): Promise<{ pid: number; resume: () => void; done: Promise<CliResult> }> {
+async function heldSnapshot(args: string[], step: string): Promise<Held> {
   let child: ChildProcess | undefined;
   let reached: () => void = () => undefined;
   const paused = new Promise<void>((resolve) => (reached = resolve));
@@ -89,14 +111,7 @@ describe('two snapshot writes into one directory at once', () => {
     expect(second.stderr).toContain(`pid ${first.pid}`);
     expect(second.stderr).toContain('grantflow snapshot');
     expect(second.stderr).not.toMatch(/\n\s+at /); // one line, no stack
-    // Refused before it wrote or removed anything: the first's folders are as it left them.
-    expect(folders(snapshots)).toEqual(placed);
-    expect(readManifestFile(snapshots)).toEqual(before);
-
-    first.resume();
-    const finished = await first.done;
-    expect(finished.code, finished.stderr).toBe(0);
-    await checkSnapshotDir(snapshots);
+    await expectUntouchedThenPublished(first, snapshots, placed, before);
     expect(readManifestFile(snapshots).run_id).not.toBe(before.run_id);
     expect(existsSync(join(snapshots, lockName)), 'the lock is removed on exit').toBe(false);
 
@@ -131,13 +146,7 @@ describe('two snapshot writes into one directory at once', () => {
     expect(line).toContain(`pid ${first.pid}`);
     expect(line).toContain('the loaded data is committed');
     expect(sync.stdout, 'every stream loaded').not.toContain('FAILED');
-    expect(folders(snapshots)).toEqual(placed);
-    expect(readManifestFile(snapshots)).toEqual(before);
-
-    first.resume();
-    const finished = await first.done;
-    expect(finished.code, finished.stderr).toBe(0);
-    await checkSnapshotDir(snapshots);
+    await expectUntouchedThenPublished(first, snapshots, placed, before);
     expect(existsSync(join(snapshots, lockName))).toBe(false);
   });
 
