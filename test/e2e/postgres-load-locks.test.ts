@@ -3,7 +3,8 @@
  * in a transaction left open: the run must not hang. It logs who holds the table, stops after its bound with one
  * clear message and exit 1, commits nothing of that load, and the next sync resumes the run and ends as a lone sync.
  * A signal (Ctrl-C, a cancelled CI job) during that wait stops it at its next attempt, not after the bound. A lock
- * on a bookkeeping table (the run's record) is waited for the same way.
+ * on a bookkeeping table (the run's record) is waited for the same way. Statistics are not waited for: a table whose
+ * ANALYZE meets a lock is skipped with a warning and the run succeeds.
  */
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -32,6 +33,7 @@ import {
 const schema = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}sync_load_locks_${process.pid}`;
 const signalled = `${schema}_signal`;
 const runsLocked = `${schema}_runs`;
+const statsLocked = `${schema}_stats`;
 let sim: SimulatorHandle;
 let work: { path: string; remove: () => Promise<void> };
 let reference: Record<string, TableDump>;
@@ -49,6 +51,7 @@ afterAll(async () => {
   await dropPostgresSchema(schema);
   await dropPostgresSchema(signalled);
   await dropPostgresSchema(runsLocked);
+  await dropPostgresSchema(statsLocked);
   await sim?.close();
   await work?.remove();
 });
@@ -213,4 +216,43 @@ it('the run table locked by an analyst: saving the run record gives up after the
 
   const rerun = await runSync({ settings, logger, env: {}, tty: false });
   expect(rerun.status).toBe('succeeded');
+}, 120_000);
+
+it('a loaded table whose ANALYZE meets a lock (a manual VACUUM, CREATE INDEX CONCURRENTLY): skipped with a warning naming the holder, the run succeeds', async () => {
+  const credentials = await writeCredentials(sim, join(work.path, 'stats-creds.json'));
+  const settings = settingsSchema.parse({
+    site: sim.url,
+    credentials,
+    warehouse: postgresUrl,
+    schema: statsLocked,
+    rate: 1000,
+    snapshot: false,
+    landRaw: false,
+  });
+  const earlier = await openWarehouse(postgresUrl, { schema: statsLocked });
+  await earlier.migrate(tables);
+  await earlier.close();
+
+  const { logger, lines } = capturingLogger();
+  const pid = (await analyst.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
+  await analyst.query('BEGIN');
+  // SHARE UPDATE EXCLUSIVE lets loads write and models read, and blocks ANALYZE only.
+  await analyst.query(`LOCK TABLE ${statsLocked}.applications IN SHARE UPDATE EXCLUSIVE MODE`);
+  const sync = runSync({ settings, logger, env: {}, tty: false, loadLockWait: { attemptMs: 100, totalMs: 500 } }).then(
+    (r) => r,
+    (e: unknown) => e,
+  );
+  try {
+    // The lock stays held until the sync ends, or for 30 s: a sync still waiting then would analyze the table.
+    await Promise.race([sync, sleep(30_000)]);
+  } finally {
+    await analyst.query('ROLLBACK');
+  }
+  const result = await sync;
+  expect(result).toMatchObject({ status: 'succeeded' });
+  const table = `"${statsLocked}"."applications"`;
+  const skipped = lines.filter((l) => l.level === 40 && String(l.msg).startsWith(`statistics of ${table}`));
+  expect(skipped).toHaveLength(1);
+  expect(skipped[0]?.msg).toMatch(/not refreshed: its lock is held by backend pid \d+ .*; the next run analyzes it$/);
+  expect(skipped[0]?.holders).toContain(`backend pid ${pid}`);
 }, 120_000);

@@ -154,3 +154,35 @@ it('saving a rotated credential pair outlasts the bound: the site has already re
   expect(await saving).toBe('saved');
   expect(await wh.readCredentials('https://site.example')).toMatchObject({ refresh_token: 'r' });
 }, 30_000);
+
+it('statistics of a table locked by another session: one attempt, skipped with a warning naming the holder, analyzed once it is free', async () => {
+  for (const earlier of opened.splice(0)) await earlier.close(); // the run lock is one warehouse's at a time
+  const wh = await open(60_000);
+  // Never analyzed, and autovacuum must not get to it first: it stays stale until refreshStatistics does.
+  await wh.exec(`ALTER TABLE notes SET (autovacuum_enabled = false)`);
+  const unit = await wh.openLoad();
+  await unit.append('notes', [{ id: 'stats', thing_id: 1, kind: 'a', body: 'b', _raw: '{}' }]);
+  await unit.commit(plan('r6', 6));
+  const notes = `"${schema}"."notes"`;
+  const unanalyzed = `SELECT reltuples < 0 AS never FROM pg_class WHERE oid = '${schema}.notes'::regclass`;
+  await analyst.query('BEGIN');
+  let refreshed: string[];
+  try {
+    await analyst.query(`LOCK TABLE ${schema}.notes IN ACCESS EXCLUSIVE MODE`);
+    refreshed = await wh.refreshStatistics();
+  } finally {
+    await analyst.query('ROLLBACK');
+  }
+  expect(refreshed).not.toContain(notes);
+  const skipped = lines.filter(
+    (l) => l.level === 40 && String(l.msg).startsWith(`statistics of ${notes} not refreshed`),
+  );
+  expect(skipped).toHaveLength(1);
+  expect(skipped[0]?.holders).toContain(`backend pid ${analystPid}`);
+  expect(String(skipped[0]?.msg)).toContain('the next run analyzes it');
+  expect(await wh.query(unanalyzed)).toEqual([{ never: true }]);
+
+  // Still stale, it is analyzed by the next refresh.
+  expect(await wh.refreshStatistics()).toContain(notes);
+  expect(await wh.query(unanalyzed)).toEqual([{ never: false }]);
+}, 30_000);

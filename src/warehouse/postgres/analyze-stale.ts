@@ -1,5 +1,6 @@
 import type { SqlRunner } from '../sql-runner.ts';
 import { literal } from '../values.ts';
+import { isLockTimeout } from './lock-wait.ts';
 
 /**
  * A table is re-analyzed once it holds more than this many times the pages its statistics were taken at. Row
@@ -11,25 +12,54 @@ import { literal } from '../values.ts';
 const growthFactor = 2;
 
 /**
- * ANALYZE those of `tables` (qualified, quoted names) never analyzed or grown past `growthFactor` since; returns
- * them. Reads pages as the running transaction sees them, so rows it just merged count. `concurrency` ANALYZEs run
- * at once, each on a connection of its own when `runner` is a pool's.
+ * Statistics are optional: with `locked`, a table whose lock another session holds (an analyst's `LOCK TABLE`, a
+ * manual VACUUM) is given one attempt under `lockTimeout` (a lockTimeoutStatement), then skipped and reported to
+ * `skipped`, instead of the run waiting for it; it stays stale, so the next run analyzes it.
  */
-export async function analyzeStale(runner: SqlRunner, tables: readonly string[], concurrency = 1): Promise<string[]> {
-  if (tables.length === 0) return [];
-  const { rows } = await runner.run(
-    `SELECT t.name, c.reltuples::float8 AS analyzed_rows, c.relpages::float8 AS analyzed_pages,
-       (pg_relation_size(c.oid) / current_setting('block_size')::int)::float8 AS pages
-     FROM unnest(ARRAY[${tables.map(literal).join(', ')}]::text[]) AS t(name)
-     JOIN pg_class c ON c.oid = t.name::regclass`,
-  );
-  const stale = rows
-    .filter((r) => Number(r.analyzed_rows) < 0 || Number(r.pages) > growthFactor * Number(r.analyzed_pages))
-    .map((r) => String(r.name));
-  const queue = [...stale];
+export interface SkipLocked {
+  readonly lockTimeout: string;
+  readonly skipped: (table: string) => Promise<void>;
+}
+
+/**
+ * ANALYZE those of `tables` (qualified, quoted names) never analyzed or grown past `growthFactor` since; returns
+ * them. Reads pages as the running transaction sees them, so rows it just merged count. `concurrency` tables are
+ * checked and analyzed at once, each on a connection of its own when `runner` is a pool's.
+ */
+export async function analyzeStale(
+  runner: SqlRunner,
+  tables: readonly string[],
+  concurrency = 1,
+  locked?: SkipLocked,
+): Promise<string[]> {
+  // Each table on its own: pg_relation_size takes the table's ACCESS SHARE lock, so one locked table must not hold
+  // up the check of the others.
+  const bounded = (statement: string): string => (locked ? `${locked.lockTimeout}; ${statement}` : statement);
+  const isStale = async (table: string): Promise<boolean> => {
+    const { rows } = await runner.run(
+      bounded(
+        `SELECT c.reltuples::float8 AS analyzed_rows, c.relpages::float8 AS analyzed_pages,
+           (pg_relation_size(c.oid) / current_setting('block_size')::int)::float8 AS pages
+         FROM pg_class c WHERE c.oid = ${literal(table)}::regclass`,
+      ),
+    );
+    const r = rows[0];
+    return !!r && (Number(r.analyzed_rows) < 0 || Number(r.pages) > growthFactor * Number(r.analyzed_pages));
+  };
+  const stale = new Set<string>();
+  const queue = [...tables];
   const next = async (): Promise<void> => {
-    for (let table = queue.shift(); table !== undefined; table = queue.shift()) await runner.run(`ANALYZE ${table}`);
+    for (let table = queue.shift(); table !== undefined; table = queue.shift()) {
+      try {
+        if (!(await isStale(table))) continue;
+        await runner.run(bounded(`ANALYZE ${table}`));
+        stale.add(table);
+      } catch (e) {
+        if (!locked || !isLockTimeout(e)) throw e;
+        await locked.skipped(table);
+      }
+    }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, next));
-  return stale;
+  return tables.filter((t) => stale.has(t));
 }
