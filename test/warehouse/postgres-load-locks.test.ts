@@ -186,3 +186,35 @@ it('statistics of a table locked by another session: one attempt, skipped with a
   expect(await wh.refreshStatistics()).toContain(notes);
   expect(await wh.query(unanalyzed)).toEqual([{ never: false }]);
 }, 30_000);
+
+it('a data test of a table locked by another session: bounded attempts, the holder logged, then a failure naming it; later ones try once', async () => {
+  for (const earlier of opened.splice(0)) await earlier.close();
+  const wh = await open(500);
+  const dataTestWaits = (): Record<string, unknown>[] =>
+    lines.filter((l) => l.level === 40 && String(l.msg).startsWith("a data test's query waits for a lock"));
+  await analyst.query('BEGIN');
+  try {
+    await analyst.query(`LOCK TABLE ${schema}.things IN ACCESS EXCLUSIVE MODE`);
+    const failed = await failure(wh.queryOwnTables('SELECT count(*) AS n FROM things'));
+    expect((failed as GrantflowError).code).toBe('lock_wait');
+    expect((failed as GrantflowError).exitCode).toBe(1);
+    expect((failed as GrantflowError).message).toMatch(
+      new RegExp(
+        `^a data test's query: waited \\d+ s for a lock on "${schema}"."things", held by backend pid ${analystPid} `,
+      ),
+    );
+    expect(dataTestWaits()[0]?.holders).toContain(`backend pid ${analystPid}`);
+
+    // A later data test meeting the lock gives up at its first attempt, not after another bound.
+    lines.length = 0;
+    const again = await failure(wh.queryOwnTables('SELECT count(*) AS n FROM things'));
+    expect((again as GrantflowError).code).toBe('lock_wait');
+    expect(dataTestWaits()).toEqual([]);
+  } finally {
+    await analyst.query('ROLLBACK');
+  }
+  // Once the lock is gone the same query goes through (test/e2e/postgres-two-schemas checks its narrowed path).
+  expect(await wh.queryOwnTables('SELECT count(*) AS n FROM things')).toEqual(
+    await wh.query(`SELECT count(*) AS n FROM ${schema}.things`),
+  );
+}, 30_000);

@@ -46,6 +46,8 @@ export class PostgresWarehouse extends BaseWarehouse {
   private closed = false;
   /** Set once a load gave up waiting for a lock: later loads of this run try once, not for another bound each. */
   private loadGaveUp = false;
+  /** Likewise for data tests (see queryOwnTables). */
+  private dataTestGaveUp = false;
 
   private constructor(
     private readonly url: string,
@@ -271,14 +273,15 @@ export class PostgresWarehouse extends BaseWarehouse {
     what: string,
     tables: readonly string[],
     step: (lockTimeout: string) => Promise<T>,
+    wait = this.loadLockWait,
   ): Promise<T> {
     try {
-      return await withLockWait(() => step(lockTimeoutStatement(this.loadLockWait)), {
+      return await withLockWait(() => step(lockTimeoutStatement(wait)), {
         what,
         table: tables,
         runner: poolRunner(this.pool),
         logger: this.logger,
-        wait: this.loadLockWait,
+        wait,
         holdsIt: writeBlockers,
         signal: this.stop,
       });
@@ -360,13 +363,16 @@ export class PostgresWarehouse extends BaseWarehouse {
    * this warehouse knows, as the statement's own are not parsed out of it.
    */
   override query(text: string, params: readonly CellValue[] = []): Promise<ResultRow[]> {
-    const known = [...this.catalogTables(), ...bookkeepingTables.map((t) => t.name)].map((t) => this.qualify(t));
-    return this.bounded('a query of the warehouse', known, (lockTimeout) =>
+    return this.bounded('a query of the warehouse', this.knownTables(), (lockTimeout) =>
       inTransaction(this.pool, async (runner) => {
         await runner.run(lockTimeout);
         return (await runner.run(text, params)).rows;
       }),
     );
+  }
+
+  private knownTables(): string[] {
+    return [...this.catalogTables(), ...bookkeepingTables.map((t) => t.name)].map((t) => this.qualify(t));
   }
 
   /**
@@ -396,10 +402,28 @@ export class PostgresWarehouse extends BaseWarehouse {
     );
   }
 
-  /** The search path narrowed to the schema for this one implicit transaction (a multi-statement text). */
-  override async queryOwnTables(sql: string): Promise<ResultRow[]> {
-    const narrowed = `SELECT set_config('search_path', ${literal(ident(this.schemaName))}, true); ${sql}`;
-    return (await poolRunner(this.pool).run(narrowed)).rows;
+  /**
+   * A data test's query: the search path narrowed to the schema for its transaction only, and bounded as `query` is.
+   * Once one gave up, later ones of the command try once: each data test of a locked table would wait the bound.
+   */
+  override async queryOwnTables(text: string): Promise<ResultRow[]> {
+    const wait = this.dataTestGaveUp ? { ...this.loadLockWait, totalMs: 0 } : this.loadLockWait;
+    try {
+      return await this.bounded(
+        "a data test's query",
+        this.knownTables(),
+        (lockTimeout) =>
+          inTransaction(this.pool, async (runner) => {
+            await runner.run(lockTimeout);
+            await runner.run(`SELECT set_config('search_path', ${literal(ident(this.schemaName))}, true)`);
+            return (await runner.run(text)).rows;
+          }),
+        wait,
+      );
+    } catch (e) {
+      if (e instanceof GrantflowError && e.code === 'lock_wait') this.dataTestGaveUp = true;
+      throw e;
+    }
   }
 
   async exec(sql: string): Promise<void> {
