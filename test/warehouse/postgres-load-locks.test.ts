@@ -4,7 +4,9 @@
  * the table, gives up after its bound with nothing committed, and the staged rows commit once the lock is gone.
  */
 import pg from 'pg';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { copyPostgresTable } from '../../src/snapshot/postgres-copy.ts';
 import { GrantflowError } from '../../src/util/errors.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
 import { capturingLogger, dropPostgresSchema, postgresUrl as url } from '../e2e/harness.ts';
@@ -217,4 +219,29 @@ it('a data test of a table locked by another session: bounded attempts, the hold
   expect(await wh.queryOwnTables('SELECT count(*) AS n FROM things')).toEqual(
     await wh.query(`SELECT count(*) AS n FROM ${schema}.things`),
   );
+}, 30_000);
+
+it("a snapshot's read of a model table locked by another session: bounded, and the failure names that table and its holder", async () => {
+  for (const earlier of opened.splice(0)) await earlier.close();
+  const wh = await open(500);
+  // A model table: in the schema, though not in the catalog the warehouse was migrated with.
+  await wh.exec(`CREATE TABLE ${schema}.thing_rates AS SELECT 1 AS id`);
+  const instance = await DuckDBInstance.create(':memory:');
+  const duck = await instance.connect();
+  await analyst.query('BEGIN');
+  try {
+    await analyst.query(`LOCK TABLE ${schema}.thing_rates IN ACCESS EXCLUSIVE MODE`);
+    const failed = await failure(copyPostgresTable(wh, duck, 'thing_rates', 'staged'));
+    expect((failed as GrantflowError).code).toBe('lock_wait');
+    expect((failed as GrantflowError).message).toMatch(
+      new RegExp(
+        `^a query of the warehouse: waited \\d+ s for a lock on "${schema}"."thing_rates", ` +
+          `held by backend pid ${analystPid} \\(role postgres`,
+      ),
+    );
+  } finally {
+    await analyst.query('ROLLBACK');
+    duck.closeSync();
+    instance.closeSync();
+  }
 }, 30_000);

@@ -91,7 +91,7 @@ const readerHoldsIt = 'an open transaction that read the table';
  * Runs `attempt` (which must set lockTimeoutStatement in its transaction, and roll back whole when a statement
  * fails) until it gets its locks, as described above. `what` names the work in log lines ("model award_rates");
  * `table` is the table whose lock it waits for, unless the timeout names another (see onTable), or the tables it
- * may wait for (a load's), whose holders are looked up. `holdsIt` says who typically holds the lock it meets. Once
+ * may wait for (a load's), or a lookup of them (a query's, see PostgresWarehouse.query), whose holders are looked up. `holdsIt` says who typically holds the lock it meets. Once
  * `signal` is aborted (SIGINT/SIGTERM), it waits no further: the attempt under way ends within `attemptMs`, rolled
  * back, and the stop's reason is thrown, so a stopped run does not sit out the bound.
  */
@@ -99,7 +99,7 @@ export async function withLockWait<T>(
   attempt: () => Promise<T>,
   options: {
     what: string;
-    table: string | readonly string[];
+    table: string | readonly string[] | (() => Promise<readonly string[]>);
     runner: SqlRunner;
     logger: Logger;
     wait?: LockWait;
@@ -119,7 +119,15 @@ export async function withLockWait<T>(
     } catch (e) {
       if (!isLockTimeout(e)) throw e;
       const marked = lockedTableOf(e);
-      tables = marked !== undefined ? [marked] : typeof options.table === 'string' ? [options.table] : options.table;
+      const { table } = options;
+      tables =
+        marked !== undefined
+          ? [marked]
+          : typeof table === 'string'
+            ? [table]
+            : typeof table === 'function'
+              ? await table()
+              : table;
     }
     throwIfStopped(options.signal);
     const waited = Date.now() - started;

@@ -271,7 +271,7 @@ export class PostgresWarehouse extends BaseWarehouse {
    */
   private async bounded<T>(
     what: string,
-    tables: readonly string[],
+    tables: readonly string[] | (() => Promise<readonly string[]>),
     step: (lockTimeout: string) => Promise<T>,
     wait = this.loadLockWait,
   ): Promise<T> {
@@ -359,11 +359,11 @@ export class PostgresWarehouse extends BaseWarehouse {
   // only working pair; it waits for a lock on its tiny table as long as it takes (a second signal still exits).
 
   /**
-   * Bounded as above (a fan-out reads its parent table through here): the holders are looked up among the tables
-   * this warehouse knows, as the statement's own are not parsed out of it.
+   * Bounded as above (a fan-out reads its parent table through here, a Postgres snapshot every table it writes): the
+   * holders are looked up among the schema's tables (knownTables), as the statement's own are not parsed out of it.
    */
   override query(text: string, params: readonly CellValue[] = []): Promise<ResultRow[]> {
-    return this.bounded('a query of the warehouse', this.knownTables(), (lockTimeout) =>
+    return this.bounded('a query of the warehouse', this.knownTables, (lockTimeout) =>
       inTransaction(this.pool, async (runner) => {
         await runner.run(lockTimeout);
         return (await runner.run(text, params)).rows;
@@ -371,9 +371,18 @@ export class PostgresWarehouse extends BaseWarehouse {
     );
   }
 
-  private knownTables(): string[] {
-    return [...this.catalogTables(), ...bookkeepingTables.map((t) => t.name)].map((t) => this.qualify(t));
-  }
+  /**
+   * The tables a query may read, for naming who holds the one it waits for: grantflow's own first, then the rest of
+   * the schema, which holds the model tables (a snapshot reads them) and analysts' own.
+   */
+  private knownTables = async (): Promise<string[]> => {
+    const ours = [...this.catalogTables(), ...bookkeepingTables.map((t) => t.name)];
+    const { rows } = await poolRunner(this.pool).run(
+      'SELECT tablename FROM pg_tables WHERE schemaname = $1 AND NOT (tablename = ANY($2::text[])) ORDER BY tablename',
+      [this.schemaName, `{${ours.map((t) => `"${t}"`).join(',')}}`],
+    );
+    return [...ours, ...rows.map((r) => String(r.tablename))].map((t) => this.qualify(t));
+  };
 
   /**
    * One ANALYZE per stale table at the end of a run, outside any load transaction, two at a time (a large replay's
@@ -411,7 +420,7 @@ export class PostgresWarehouse extends BaseWarehouse {
     try {
       return await this.bounded(
         "a data test's query",
-        this.knownTables(),
+        this.knownTables,
         (lockTimeout) =>
           inTransaction(this.pool, async (runner) => {
             await runner.run(lockTimeout);
