@@ -44,10 +44,11 @@ export class PostgresWarehouse extends BaseWarehouse {
   /** Set when the lock's session ends while the warehouse is open: from then on, nothing is written. */
   private lockLost: GrantflowError | null = null;
   private closed = false;
-  /** Set once a load gave up waiting for a lock: later loads of this run try once, not for another bound each. */
-  private loadGaveUp = false;
-  /** Likewise for data tests (see queryOwnTables). */
-  private dataTestGaveUp = false;
+  /**
+   * Kinds of bounded work (loads, data tests) of which one gave up waiting for a lock: later ones of the kind try
+   * once, so a command with many of them behind the same lock still ends within one bound.
+   */
+  private readonly gaveUp = new Set<string>();
 
   private constructor(
     private readonly url: string,
@@ -215,27 +216,11 @@ export class PostgresWarehouse extends BaseWarehouse {
    * rolled back whole. Its caller fails the run (the next one loads it again); a load after one that gave up waits
    * no longer, so a run with many loads behind the same lock still ends within the bound.
    */
-  private waitingForLoad = async <T>(
-    about: TransactionAbout,
-    attempt: (lockTimeout: string) => Promise<T>,
-  ): Promise<T> => {
-    const wait = this.loadGaveUp ? { ...this.loadLockWait, totalMs: 0 } : this.loadLockWait;
-    try {
-      return await withLockWait(() => attempt(lockTimeoutStatement(wait)), {
-        what: about.what,
-        table: about.tables,
-        runner: poolRunner(this.pool),
-        logger: this.logger,
-        wait,
-        holdsIt: writeBlockers,
-        signal: this.stop,
-      });
-    } catch (e) {
-      if (!(e instanceof GrantflowError) || e.code !== 'lock_wait') throw e;
-      this.loadGaveUp = true;
-      throw new GrantflowError(`${about.what} rolled back, nothing of it committed: ${e.message}`, e.exitCode, e.code);
-    }
-  };
+  private waitingForLoad = <T>(about: TransactionAbout, attempt: (lockTimeout: string) => Promise<T>): Promise<T> =>
+    this.bounded(about.what, about.tables, attempt, {
+      kind: 'load',
+      gaveUpAs: `${about.what} rolled back, nothing of it committed`,
+    });
 
   /**
    * The run lock is a session's advisory lock: when that session ends (pg_terminate_backend, idle_session_timeout,
@@ -273,8 +258,10 @@ export class PostgresWarehouse extends BaseWarehouse {
     what: string,
     tables: readonly string[] | (() => Promise<readonly string[]>),
     step: (lockTimeout: string) => Promise<T>,
-    wait = this.loadLockWait,
+    options: { kind?: string; gaveUpAs?: string } = {},
   ): Promise<T> {
+    const once = options.kind !== undefined && this.gaveUp.has(options.kind);
+    const wait = once ? { ...this.loadLockWait, totalMs: 0 } : this.loadLockWait;
     try {
       return await withLockWait(() => step(lockTimeoutStatement(wait)), {
         what,
@@ -287,7 +274,8 @@ export class PostgresWarehouse extends BaseWarehouse {
       });
     } catch (e) {
       if (!(e instanceof GrantflowError) || e.code !== 'lock_wait') throw e;
-      throw new GrantflowError(`${what}: ${e.message}`, e.exitCode, e.code);
+      if (options.kind !== undefined) this.gaveUp.add(options.kind);
+      throw new GrantflowError(`${options.gaveUpAs ?? what}: ${e.message}`, e.exitCode, e.code);
     }
   }
 
@@ -415,24 +403,18 @@ export class PostgresWarehouse extends BaseWarehouse {
    * A data test's query: the search path narrowed to the schema for its transaction only, and bounded as `query` is.
    * Once one gave up, later ones of the command try once: each data test of a locked table would wait the bound.
    */
-  override async queryOwnTables(text: string): Promise<ResultRow[]> {
-    const wait = this.dataTestGaveUp ? { ...this.loadLockWait, totalMs: 0 } : this.loadLockWait;
-    try {
-      return await this.bounded(
-        "a data test's query",
-        this.knownTables,
-        (lockTimeout) =>
-          inTransaction(this.pool, async (runner) => {
-            await runner.run(lockTimeout);
-            await runner.run(`SELECT set_config('search_path', ${literal(ident(this.schemaName))}, true)`);
-            return (await runner.run(text)).rows;
-          }),
-        wait,
-      );
-    } catch (e) {
-      if (e instanceof GrantflowError && e.code === 'lock_wait') this.dataTestGaveUp = true;
-      throw e;
-    }
+  override queryOwnTables(text: string): Promise<ResultRow[]> {
+    return this.bounded(
+      "a data test's query",
+      this.knownTables,
+      (lockTimeout) =>
+        inTransaction(this.pool, async (runner) => {
+          await runner.run(lockTimeout);
+          await runner.run(`SELECT set_config('search_path', ${literal(ident(this.schemaName))}, true)`);
+          return (await runner.run(text)).rows;
+        }),
+      { kind: 'data test' },
+    );
   }
 
   async exec(sql: string): Promise<void> {
