@@ -73,6 +73,17 @@ export async function dropPostgresSchema(schema: string): Promise<void> {
   await client.end();
 }
 
+/**
+ * A second Postgres session, as an analyst's: it holds the locks grantflow must wait for, and its backend pid is what
+ * grantflow's messages must name.
+ */
+export async function analystSession(): Promise<{ client: pg.Client; pid: number }> {
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  return { client, pid: rows[0]?.pid ?? 0 };
+}
+
 /** A logger that keeps every line it writes, parsed: for tests of what grantflow logs. */
 export function capturingLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];

@@ -28,6 +28,7 @@ import {
   tempDir,
   writeCredentials,
   type TableDump,
+  analystSession,
 } from './harness.ts';
 
 const schema = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}sync_load_locks_${process.pid}`;
@@ -37,17 +38,18 @@ const statsLocked = `${schema}_stats`;
 let sim: SimulatorHandle;
 let work: { path: string; remove: () => Promise<void> };
 let reference: Record<string, TableDump>;
-const analyst = new pg.Client({ connectionString: postgresUrl });
+let analyst: pg.Client;
+let analystPid = 0;
 
 beforeAll(async () => {
   sim = await startSite({ scale: 'tiny', seed: 23 });
   work = await tempDir('grantflow-load-locks-');
   reference = await referenceDump(sim, work.path);
-  await analyst.connect();
+  ({ client: analyst, pid: analystPid } = await analystSession());
 });
 
 afterAll(async () => {
-  await analyst.end();
+  await analyst?.end();
   await dropPostgresSchema(schema);
   await dropPostgresSchema(signalled);
   await dropPostgresSchema(runsLocked);
@@ -73,7 +75,6 @@ it('a loaded table locked by an analyst: the sync logs the holder, fails after i
   await earlier.close();
 
   const { logger, lines } = capturingLogger();
-  const pid = (await analyst.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
   await analyst.query('BEGIN');
   let failed: unknown;
   try {
@@ -97,13 +98,13 @@ it('a loaded table locked by an analyst: the sync logs the holder, fails after i
   expect(stopped.message).toMatch(
     new RegExp(
       `^load of stream applications rolled back, nothing of it committed: waited \\d+ s for a lock on ` +
-        `"${schema}"."applications", held by backend pid ${pid} \\(role postgres.*must end first.*` +
+        `"${schema}"."applications", held by backend pid ${analystPid} \\(role postgres.*must end first.*` +
         `the next sync resumes run ${stopped.result.runId}$`,
     ),
   );
   expect(stopped.result.status).toBe('failed');
   const waits = lines.filter((l) => l.level === 40 && String(l.msg).startsWith('load of stream applications waits'));
-  expect(waits[0]?.holders).toContain(`backend pid ${pid}`);
+  expect(waits[0]?.holders).toContain(`backend pid ${analystPid}`);
   const check = await openWarehouse(postgresUrl, { schema });
   try {
     expect(await check.readState('applications')).toBeNull();
@@ -182,7 +183,6 @@ it('the run table locked by an analyst: saving the run record gives up after the
   await earlier.close();
 
   const { logger, lines } = capturingLogger();
-  const pid = (await analyst.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
   await analyst.query('BEGIN');
   // SHARE mode (a consistent report across tables) lets the run be read but not written.
   await analyst.query(`LOCK TABLE ${runsLocked}._grantflow_runs IN SHARE MODE`);
@@ -202,11 +202,11 @@ it('the run table locked by an analyst: saving the run record gives up after the
   expect((failed as GrantflowError).message).toMatch(
     new RegExp(
       `^saving the record of run \\S+: waited \\d+ s for a lock on "${runsLocked}"."_grantflow_runs", ` +
-        `held by backend pid ${pid} \\(role postgres.*\\), and gave up: the session holding it .* must end first`,
+        `held by backend pid ${analystPid} \\(role postgres.*\\), and gave up: the session holding it .* must end first`,
     ),
   );
   const waits = lines.filter((l) => l.level === 40 && String(l.msg).startsWith('saving the record of run'));
-  expect(waits[0]?.holders).toContain(`backend pid ${pid}`);
+  expect(waits[0]?.holders).toContain(`backend pid ${analystPid}`);
   const check = await openWarehouse(postgresUrl, { schema: runsLocked });
   try {
     expect(await check.listRuns(5)).toEqual([]);
@@ -234,7 +234,6 @@ it('a loaded table whose ANALYZE meets a lock (a manual VACUUM, CREATE INDEX CON
   await earlier.close();
 
   const { logger, lines } = capturingLogger();
-  const pid = (await analyst.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
   await analyst.query('BEGIN');
   // SHARE UPDATE EXCLUSIVE lets loads write and models read, and blocks ANALYZE only.
   await analyst.query(`LOCK TABLE ${statsLocked}.applications IN SHARE UPDATE EXCLUSIVE MODE`);
@@ -254,5 +253,5 @@ it('a loaded table whose ANALYZE meets a lock (a manual VACUUM, CREATE INDEX CON
   const skipped = lines.filter((l) => l.level === 40 && String(l.msg).startsWith(`statistics of ${table}`));
   expect(skipped).toHaveLength(1);
   expect(skipped[0]?.msg).toMatch(/not refreshed: its lock is held by backend pid \d+ .*; the next run analyzes it$/);
-  expect(skipped[0]?.holders).toContain(`backend pid ${pid}`);
+  expect(skipped[0]?.holders).toContain(`backend pid ${analystPid}`);
 }, 120_000);

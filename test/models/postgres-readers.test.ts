@@ -8,13 +8,14 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runModels } from '../../src/models/index.ts';
 import { tables } from '../../src/normalize/index.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
-import { capturingLogger, dropPostgresSchema } from '../e2e/harness.ts';
+import { capturingLogger, dropPostgresSchema, analystSession } from '../e2e/harness.ts';
 import { loadSmallSite, pgUrl } from './fixtures.ts';
 
 const schema = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}readers_${process.pid}`;
 const { logger, lines } = capturingLogger();
 let warehouse: Warehouse;
-const analyst = new pg.Client({ connectionString: pgUrl });
+let analyst: pg.Client;
+let analystPid = 0;
 const columnsOf = async (table: string): Promise<string[]> =>
   (
     await warehouse.query(
@@ -28,11 +29,11 @@ beforeAll(async () => {
   await warehouse.migrate(tables);
   await loadSmallSite(warehouse);
   await runModels(warehouse);
-  await analyst.connect();
+  ({ client: analyst, pid: analystPid } = await analystSession());
 });
 
 afterAll(async () => {
-  await analyst.end();
+  await analyst?.end();
   await warehouse.close();
   await dropPostgresSchema(schema);
 });
@@ -42,8 +43,6 @@ it('a model to drop while an analyst transaction has read it: waits in bounded a
   await warehouse.exec('ALTER TABLE funding_flow ADD COLUMN retired_column text');
   await analyst.query('BEGIN');
   await analyst.query(`SELECT count(*) FROM ${schema}.funding_flow`);
-  const { rows } = await analyst.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-  const pid = rows[0]?.pid;
   try {
     const failed = await runModels(warehouse, {
       only: ['funding_flow'],
@@ -54,7 +53,7 @@ it('a model to drop while an analyst transaction has read it: waits in bounded a
     );
     expect(failed?.message).toMatch(
       new RegExp(
-        `model funding_flow failed on postgres: waited \\d+ s for a lock on "${schema}"."funding_flow", held by backend pid ${pid} \\(role postgres`,
+        `model funding_flow failed on postgres: waited \\d+ s for a lock on "${schema}"."funding_flow", held by backend pid ${analystPid} \\(role postgres`,
       ),
     );
     expect(failed?.message).toContain('must end first');
@@ -62,7 +61,7 @@ it('a model to drop while an analyst transaction has read it: waits in bounded a
       (l) => l.level === 40 && String(l.msg).startsWith('model funding_flow waits for a lock'),
     );
     expect(waits.length).toBeGreaterThan(0);
-    expect(waits[0]?.holders).toContain(`backend pid ${pid}`);
+    expect(waits[0]?.holders).toContain(`backend pid ${analystPid}`);
     // Nothing half done: the old table stands, no replacement is left aside, and the analyst reads on.
     expect(await columnsOf('funding_flow')).toContain('retired_column');
     expect(

@@ -9,12 +9,12 @@ import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { copyPostgresTable } from '../../src/snapshot/postgres-copy.ts';
 import { GrantflowError } from '../../src/util/errors.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
-import { capturingLogger, dropPostgresSchema, postgresUrl as url } from '../e2e/harness.ts';
+import { capturingLogger, dropPostgresSchema, postgresUrl as url, analystSession } from '../e2e/harness.ts';
 import { catalog, snapshot, thing } from './fixtures.ts';
 
 const schema = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}load_locks_${process.pid}`;
 const { logger, lines } = capturingLogger();
-const analyst = new pg.Client({ connectionString: url });
+let analyst: pg.Client;
 let analystPid = 0;
 const opened: Warehouse[] = [];
 
@@ -44,8 +44,7 @@ async function failure(p: Promise<unknown>): Promise<unknown> {
 }
 
 beforeAll(async () => {
-  await analyst.connect();
-  analystPid = (await analyst.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0;
+  ({ client: analyst, pid: analystPid } = await analystSession());
 });
 
 beforeEach(() => {
@@ -53,7 +52,7 @@ beforeEach(() => {
 });
 
 afterAll(async () => {
-  await analyst.end();
+  await analyst?.end();
   for (const wh of opened) await wh.close();
   await dropPostgresSchema(schema);
 });

@@ -7,13 +7,13 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { tables } from '../../src/normalize/index.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
-import { capturingLogger, dropPostgresSchema, postgresUrl as url } from '../e2e/harness.ts';
+import { capturingLogger, dropPostgresSchema, postgresUrl as url, analystSession } from '../e2e/harness.ts';
 
 const schema = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}migration_readers_${process.pid}`;
 const wait = { attemptMs: 100, totalMs: 500 };
 const { logger, lines } = capturingLogger();
 let warehouse: Warehouse;
-const analyst = new pg.Client({ connectionString: url });
+let analyst: pg.Client;
 let analystPid = 0;
 
 const hasColumn = async (table: string, column: string): Promise<boolean> =>
@@ -48,8 +48,7 @@ const waitLines = (): Record<string, unknown>[] =>
 beforeAll(async () => {
   warehouse = await openWarehouse(url, { schema, logger });
   await warehouse.migrate(tables);
-  await analyst.connect();
-  analystPid = (await analyst.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid ?? 0;
+  ({ client: analyst, pid: analystPid } = await analystSession());
 });
 
 beforeEach(() => {
@@ -57,7 +56,7 @@ beforeEach(() => {
 });
 
 afterAll(async () => {
-  await analyst.end();
+  await analyst?.end();
   await warehouse.close();
   await dropPostgresSchema(schema);
 });
