@@ -263,15 +263,7 @@ export class PostgresWarehouse extends BaseWarehouse {
     const once = options.kind !== undefined && this.gaveUp.has(options.kind);
     const wait = once ? { ...this.loadLockWait, totalMs: 0 } : this.loadLockWait;
     try {
-      return await withLockWait(() => step(lockTimeoutStatement(wait)), {
-        what,
-        table: tables,
-        runner: poolRunner(this.pool),
-        logger: this.logger,
-        wait,
-        holdsIt: writeBlockers,
-        signal: this.stop,
-      });
+      return await this.waitOnPool(what, tables, step, wait, writeBlockers);
     } catch (e) {
       if (!(e instanceof GrantflowError) || e.code !== 'lock_wait') throw e;
       if (options.kind !== undefined) this.gaveUp.add(options.kind);
@@ -428,12 +420,27 @@ export class PostgresWarehouse extends BaseWarehouse {
     step: (lockTimeout: string) => Promise<T>,
     wait = defaultLockWait,
   ): Promise<T> {
+    return this.waitOnPool(what, table, step, wait);
+  }
+
+  /**
+   * withLockWait on this warehouse's pool, logger and stop signal: `step` is given the `lock_timeout` statement of
+   * one attempt. `holdsIt` names who typically holds the lock (default: a reader's open transaction).
+   */
+  private waitOnPool<T>(
+    what: string,
+    table: string | readonly string[] | (() => Promise<readonly string[]>),
+    step: (lockTimeout: string) => Promise<T>,
+    wait: LockWait,
+    holdsIt?: string,
+  ): Promise<T> {
     return withLockWait(() => step(lockTimeoutStatement(wait)), {
       what,
       table,
       runner: poolRunner(this.pool),
       logger: this.logger,
       wait,
+      ...(holdsIt === undefined ? {} : { holdsIt }),
       signal: this.stop,
     });
   }
