@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { LockedError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
+import { processStart } from '../util/process-start.ts';
 import { pidAlive } from '../warehouse/duckdb/instance.ts';
 
 /**
@@ -19,6 +20,8 @@ interface Holder {
   readonly host: string;
   readonly command: string;
   readonly since: string;
+  /** processStart of the holder: absent from older notes and where `/proc` does not say. */
+  readonly started?: string;
 }
 
 export interface WriterLock {
@@ -33,8 +36,10 @@ function readHolder(path: string): Holder | 'none' | 'unreadable' {
     return 'none';
   }
   try {
-    const h = JSON.parse(text) as Partial<Holder>;
-    return typeof h.pid === 'number' && typeof h.host === 'string' ? (h as Holder) : 'unreadable';
+    const { started, ...h } = JSON.parse(text) as Partial<Holder>;
+    if (typeof h.pid !== 'number' || typeof h.host !== 'string') return 'unreadable';
+    // A start of another shape is ignored: the pid check alone then decides, as for notes older than it.
+    return typeof started === 'string' ? ({ ...h, started } as Holder) : (h as Holder);
   } catch {
     return 'unreadable';
   }
@@ -52,13 +57,17 @@ export const heartbeatMs = 10_000;
 export const leaseMs = 120_000;
 
 /**
- * Dead when it ran on this machine and its pid is gone, or is this process's pid while this process does not hold it
- * (a container's run gets the same pid, often 1, each time, so a killed run's lock would name a live pid, ours, for
- * good); or when it ran on another host and its lease ran out.
+ * Dead when it ran on this machine and its pid is gone, or now names a process that started at another time
+ * (the pid reused, maybe after a reboot), or is this process's pid while this process does not hold it (a container's
+ * run gets the same pid, often 1, each time, so a killed run's lock would name a live pid, ours, for good); or when
+ * it ran on another host and its lease ran out.
  */
 const stale = (h: Holder, path: string): boolean => {
   if (h.host !== hostname()) return leaseExpired(path);
-  return h.pid === process.pid ? !heldHere.has(path) : !pidAlive(h.pid);
+  if (h.pid === process.pid) return !heldHere.has(path);
+  if (!pidAlive(h.pid)) return true;
+  const now = h.started === undefined ? undefined : processStart(h.pid);
+  return now !== undefined && now !== h.started;
 };
 
 function leaseExpired(path: string): boolean {
@@ -94,7 +103,13 @@ function linkNote(temp: string, to: string): boolean {
  */
 export function takeWriterLock(dir: string, command: string, logger: Logger): WriterLock {
   const path = join(dir, writerLockName);
-  const mine: Holder = { pid: process.pid, host: hostname(), command, since: new Date().toISOString() };
+  const mine: Holder = {
+    pid: process.pid,
+    host: hostname(),
+    command,
+    since: new Date().toISOString(),
+    started: processStart(process.pid),
+  };
   const temp = join(dir, `${writerLockName}.${process.pid}`);
   writeFileSync(temp, `${JSON.stringify(mine)}\n`);
   try {
@@ -163,7 +178,7 @@ function takeOver(path: string, temp: string, dead: Holder, logger: Logger): voi
       logger.warn(
         { holderPid: dead.pid, holderHost: dead.host, command: dead.command, since: dead.since },
         dead.host === hostname()
-          ? 'taking over a stale snapshot writer lock: its process is gone (a write killed before it finished)'
+          ? 'taking over a stale snapshot writer lock: its process is gone (a write killed before it finished; its pid may now be another process)'
           : `taking over a stale snapshot writer lock of host ${dead.host}: not renewed for ${leaseMs / 1000} s (a write killed before it finished)`,
       );
       rmSync(path, { force: true });

@@ -15,6 +15,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { heartbeatMs, leaseMs, takeWriterLock, writerLockName } from '../../src/snapshot/writer-lock.ts';
 import { LockedError } from '../../src/util/errors.ts';
 import { silentLogger } from '../../src/util/logger.ts';
+import { processStart } from '../../src/util/process-start.ts';
 
 let dir: string;
 beforeEach(() => {
@@ -23,8 +24,8 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const lockPath = (): string => join(dir, writerLockName);
-const holder = (pid: number, host = hostname()): string =>
-  JSON.stringify({ pid, host, command: 'grantflow snapshot', since: '2026-11-25T07:00:00.000Z' });
+const holder = (pid: number, host = hostname(), started?: string): string =>
+  JSON.stringify({ pid, host, command: 'grantflow snapshot', since: '2026-11-25T07:00:00.000Z', started });
 
 describe('takeWriterLock (one snapshot writer per directory)', () => {
   it('holds the lock, names this process in it, and removes it on release, leaving nothing else', () => {
@@ -43,6 +44,29 @@ describe('takeWriterLock (one snapshot writer per directory)', () => {
     );
     expect(readFileSync(lockPath(), 'utf8')).toBe(holder(process.ppid));
     expect(readdirSync(dir)).toEqual([writerLockName]);
+  });
+
+  it('refuses while the live process its pid names is the one that took it (the same start)', () => {
+    const started = processStart(process.ppid);
+    expect(started).toMatch(/^.+:\d+$/);
+    writeFileSync(lockPath(), holder(process.ppid, hostname(), started));
+    expect(() => takeWriterLock(dir, 'grantflow snapshot', silentLogger)).toThrow(`pid ${process.ppid}`);
+    expect(readFileSync(lockPath(), 'utf8')).toBe(holder(process.ppid, hostname(), started));
+  });
+
+  it('takes over a lock whose pid is alive but now names another process (reused, maybe after a reboot)', () => {
+    // A dead writer's pid given to an unrelated process that started at another time than the lock's holder.
+    const [boot, ticks] = processStart(process.ppid)!.split(':');
+    writeFileSync(lockPath(), holder(process.ppid, hostname(), `${boot}:${Number(ticks) + 1}`));
+    const lock = takeWriterLock(dir, 'grantflow snapshot', silentLogger);
+    expect(JSON.parse(readFileSync(lockPath(), 'utf8'))).toMatchObject({
+      pid: process.pid,
+      started: processStart(process.pid),
+    });
+    lock.release();
+    writeFileSync(lockPath(), holder(process.ppid, hostname(), `another-boot:${ticks}`));
+    takeWriterLock(dir, 'grantflow snapshot', silentLogger).release();
+    expect(readdirSync(dir)).toEqual([]);
   });
 
   it("takes over a lock naming this process's pid that this process does not hold (a container's earlier run)", () => {
