@@ -142,6 +142,36 @@ describe('a DuckDB warehouse two grantflow readers hold open', () => {
   });
 });
 
+describe('a grantflow run that has opened the file but not yet written its note', () => {
+  it('a sync refused then still names the grantflow run, not "a duckdb shell", once its note appears', async () => {
+    // The snapshot holds the file open read-only, paused before its note; it writes it and goes on after the pause.
+    const step = 'duckdb lock note';
+    let child: ChildProcess | undefined;
+    let reached!: () => void;
+    const paused = new Promise<void>((resolve) => (reached = resolve));
+    const snapshot = runCli(['snapshot', '--snapshots', join(dir.path, 'snapshots-early'), '--warehouse', warehouse], {
+      env: { GRANTFLOW_TEST_PAUSE_AT: step, GRANTFLOW_TEST_PAUSE_MS: '2500' },
+      onSpawn: (c) => {
+        child = c;
+        c.stderr?.on('data', (d: Buffer) => {
+          if (d.toString().includes(`grantflow-test: paused at ${step}`)) reached();
+        });
+      },
+    });
+    await Promise.race([paused, snapshot.then((r) => Promise.reject(new Error(`snapshot ended early: ${r.stderr}`)))]);
+    expect(lockNotes()).toEqual([]);
+    const refused = await runCli(syncCliArgs(sim.url, dir.path));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim().split('\n')).toEqual([
+      `grantflow: warehouse ${warehouse} is in use by another grantflow run ` +
+        `(pid ${child!.pid}, grantflow snapshot (pid ${child!.pid})); wait for it to finish or stop it, then retry`,
+    ]);
+    const done = await snapshot;
+    expect(done.code, done.stderr).toBe(0);
+    expect(lockNotes()).toEqual([]);
+  });
+});
+
 describe('a DuckDB warehouse a writer holds open', () => {
   it.each(readCommands)('%s is refused in one line, exit 1, naming the process', async (_name, command) => {
     const holder = await holdDuckDBFile(warehouse);

@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DuckDBInstance, version } from '@duckdb/node-api';
 import { ConfigError, LockedError } from '../../util/errors.ts';
 import { isDirectory, pathProblem } from '../../util/path-problem.ts';
@@ -81,6 +82,33 @@ export function lockedByOtherMessage(path: string, pid: number | null, readOnly 
   );
 }
 
+/**
+ * A grantflow run opens the file before it writes its note (migrations come between), so a run refused in that window
+ * would blame "not a grantflow run (a duckdb shell?)". While the holder may be a grantflow run (a Node process, or
+ * one `/proc` cannot tell about), its note is waited for briefly; a refusal costs that wait, a success nothing.
+ */
+const noteWaitMs = 3_000;
+
+async function noteOfHolder(path: string, known: number | null): Promise<LockInfo | null> {
+  const until = Date.now() + noteWaitMs;
+  for (;;) {
+    const info = grantflowHolder(path, known);
+    if (info || Date.now() >= until || !mayBeGrantflow(known)) return info;
+    await sleep(50);
+  }
+}
+
+function mayBeGrantflow(pid: number | null): boolean {
+  if (pid === null) return true;
+  if (!pidAlive(pid)) return false;
+  try {
+    const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
+    return /node|grantflow/i.test(basename(argv0));
+  } catch {
+    return true;
+  }
+}
+
 export interface InstanceSettings {
   /** DuckDB `memory_limit`: past it, DuckDB spills to `<file>.tmp/` (or fails with its out-of-memory error). */
   readonly memoryLimit: string;
@@ -128,7 +156,7 @@ export async function acquireInstance(
     if (/Could not set lock on file/i.test(message)) {
       const holder = Number(/PID (\d+)/.exec(message)?.[1] ?? NaN);
       const known = Number.isNaN(holder) ? null : holder;
-      const info = grantflowHolder(path, known);
+      const info = await noteOfHolder(path, known);
       throw new LockedError(
         info ? lockedMessage(path, info.pid, info.owner) : lockedByOtherMessage(path, known, readOnly),
       );

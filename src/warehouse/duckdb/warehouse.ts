@@ -22,6 +22,7 @@ import { DuckDBDialect } from './kysely-dialect.ts';
 import { DuckDBSession } from './session.ts';
 import { DuckDBStaging } from './staging.ts';
 import type { DuckDBInstance } from '@duckdb/node-api';
+import { testPause } from '../../util/test-pause.ts';
 
 /** Paths whose run lock this process holds (DuckDB's own file lock does not separate callers in one process). */
 const heldLocks = new Set<string>();
@@ -134,6 +135,7 @@ export class DuckDBWarehouse extends BaseWarehouse {
       const info = readLockInfo(this.path);
       throw new LockedError(lockedMessage(this.path, process.pid, info?.owner));
     }
+    await testPause('duckdb lock note'); // the file is open, its note not yet written: see noteOfHolder
     if (this.readOnly) return this.acquireReaderLock(owner);
     const info = readLockInfo(this.path);
     if (info && info.pid !== process.pid && pidAlive(info.pid) && existsSync(lockFilePath(this.path))) {
