@@ -10,7 +10,15 @@ import type { Settings } from '../config/settings.ts';
 import { isNewDuckDBFile, openConfiguredWarehouse, warehouseMayHoldCredentials } from '../warehouse/index.ts';
 import type { RunRecord, Warehouse } from '../warehouse/types.ts';
 import type { LockWait } from '../warehouse/postgres/lock-wait.ts';
-import { ConfigError, CredentialsError, ExitCode, GrantflowError, StoppedError, stopReason } from '../util/errors.ts';
+import {
+  ConfigError,
+  CredentialsError,
+  ExitCode,
+  firstLine,
+  GrantflowError,
+  StoppedError,
+  stopReason,
+} from '../util/errors.ts';
 import { redact } from '../util/redact.ts';
 import type { Logger } from '../util/logger.ts';
 import { isJsonObject, type JsonValue } from '../util/json.ts';
@@ -225,6 +233,32 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       await raw?.close();
     }
 
+    /** What the run reports, and its record of how it ended. */
+    const ending = (status: SyncResult['status'], after: AfterLoadInfo | null, exitCode: ExitCode) => {
+      const durationMs = Date.now() - started;
+      const result: SyncResult = {
+        runId,
+        status,
+        resumed,
+        streams: infos,
+        client: { ...siteClient.stats },
+        after,
+        durationMs,
+        exitCode,
+      };
+      const record = (extra: Record<string, unknown>): Promise<void> =>
+        warehouse.saveRun({
+          runId,
+          startedAt,
+          finishedAt: new Date().toISOString(),
+          status,
+          summary: JSON.parse(
+            JSON.stringify({ streams: infos, client: siteClient.stats, durationMs, options, ...extra }),
+          ) as JsonValue,
+        });
+      return { result, record };
+    };
+
     /** Records how the run ended and what it reports. */
     const finish = async (
       status: SyncResult['status'],
@@ -232,23 +266,16 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       exitCode: ExitCode,
       extra: Record<string, unknown>,
     ): Promise<SyncResult> => {
-      const durationMs = Date.now() - started;
-      await warehouse.saveRun({
-        runId,
-        startedAt,
-        finishedAt: new Date().toISOString(),
-        status,
-        summary: JSON.parse(
-          JSON.stringify({ streams: infos, client: siteClient.stats, durationMs, options, ...extra }),
-        ) as JsonValue,
-      });
-      return { runId, status, resumed, streams: infos, client: { ...siteClient.stats }, after, durationMs, exitCode };
+      const { result, record } = ending(status, after, exitCode);
+      await record(extra);
+      return result;
     };
 
     /**
      * Stopped: what was committed stays, the run is recorded with why (never a secret), and the next sync resumes it.
      * Credentials rejected for good are a configuration problem (exit 2: a person must issue new ones). Only the
-     * caller's stop (a signal) is an interruption; a stream's error that ended the run is a failure.
+     * caller's stop (a signal) is an interruption; a stream's error that ended the run is a failure. A record that
+     * cannot be written (a lock held past its short wait after a stop) is said, and the run still ends as stopped.
      */
     const stopped = async (after: AfterLoadInfo | null): Promise<never> => {
       const reason = stopReason(stop.signal);
@@ -257,13 +284,17 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       const error = redact(reason.message);
       const exitCode = credentials ? ExitCode.usage : ExitCode.runFailed;
       const status = interrupted ? 'interrupted' : 'failed';
-      const result = await finish(status, after, exitCode, {
-        error,
-        resumable: true,
-        ...(after ? { after: after.summary } : {}),
-      });
+      const { result, record } = ending(status, after, exitCode);
+      let unrecorded = '';
+      try {
+        await record({ error, resumable: true, ...(after ? { after: after.summary } : {}) });
+      } catch (e) {
+        if (!(e instanceof GrantflowError)) throw e;
+        // Its row still says `running` (status reports it as killed), which the next sync resumes all the same.
+        unrecorded = `; the run could not be recorded as ${status}, so its record says running until then (${firstLine(e)})`;
+      }
       throw new SyncStoppedError(
-        `${error}; the streams committed before are kept and the next sync resumes run ${runId}`,
+        `${error}; the streams committed before are kept and the next sync resumes run ${runId}${unrecorded}`,
         exitCode,
         result,
       );

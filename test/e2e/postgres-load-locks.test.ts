@@ -4,7 +4,9 @@
  * clear message and exit 1, commits nothing of that load, and the next sync resumes the run and ends as a lone sync.
  * A signal (Ctrl-C, a cancelled CI job) during that wait stops it at its next attempt, not after the bound. A lock
  * on a bookkeeping table (the run's record) is waited for the same way. Statistics are not waited for: a table whose
- * ANALYZE meets a lock is skipped with a warning and the run succeeds.
+ * ANALYZE meets a lock is skipped with a warning and the run succeeds. After a signal, the run's final record still
+ * waits a few seconds for a lock on the run table, so a brief one does not leave the run `running`, and the command
+ * still ends, saying so, when the lock outlasts that.
  */
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -35,6 +37,8 @@ const schema = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}sync_load_locks_${p
 const signalled = `${schema}_signal`;
 const runsLocked = `${schema}_runs`;
 const statsLocked = `${schema}_stats`;
+const finalLocked = `${schema}_final`;
+const finalHeld = `${schema}_final_held`;
 let sim: SimulatorHandle;
 let work: { path: string; remove: () => Promise<void> };
 let reference: Record<string, TableDump>;
@@ -54,6 +58,8 @@ afterAll(async () => {
   await dropPostgresSchema(signalled);
   await dropPostgresSchema(runsLocked);
   await dropPostgresSchema(statsLocked);
+  await dropPostgresSchema(finalLocked);
+  await dropPostgresSchema(finalHeld);
   await sim?.close();
   await work?.remove();
 });
@@ -255,3 +261,81 @@ it('a loaded table whose ANALYZE meets a lock (a manual VACUUM, CREATE INDEX CON
   expect(skipped[0]?.msg).toMatch(/not refreshed: its lock is held by backend pid \d+ .*; the next run analyzes it$/);
   expect(skipped[0]?.holders).toContain(`backend pid ${analystPid}`);
 }, 120_000);
+
+/**
+ * A CLI sync into `target` paused once its extraction is done; there the analyst locks the run table (SHARE mode:
+ * readable, not writable) and the sync gets SIGINT. `release` says when the analyst lets go (given the sync's
+ * stderr so far and whether it has exited); the lock is held at most until the sync exits, or for 60 s.
+ */
+async function signalledWithRunsLocked(
+  target: string,
+  release: (stderr: string, exited: boolean) => boolean,
+): Promise<{ args: string[]; stopped: Awaited<ReturnType<typeof cli>> }> {
+  const args = syncCliArgs(sim.url, work.path, {
+    credentials: await writeCredentials(sim, join(work.path, `${target}-creds.json`)),
+    warehouse: ['--warehouse', postgresUrl, '--schema', target],
+  });
+  let child: ChildProcess | undefined;
+  let stderr = '';
+  let exited = false;
+  const run = cli(args, {
+    env: { GRANTFLOW_TEST_PAUSE_AT: 'sync extraction finished', GRANTFLOW_TEST_PAUSE_MS: '600000' },
+    onSpawn: (c) => {
+      child = c;
+      c.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    },
+  }).finally(() => (exited = true));
+  await waitFor(() => stderr.includes('grantflow-test: paused at') || exited, 60_000);
+  await analyst.query('BEGIN');
+  try {
+    await analyst.query(`LOCK TABLE ${target}._grantflow_runs IN SHARE MODE`);
+    child?.kill('SIGINT');
+    await Promise.race([waitFor(() => release(stderr, exited), 60_000), run]).catch(() => undefined);
+  } finally {
+    await analyst.query('ROLLBACK');
+  }
+  return { args, stopped: await run };
+}
+
+async function lastRunStatus(target: string): Promise<string | undefined> {
+  const check = await openWarehouse(postgresUrl, { schema: target });
+  try {
+    return (await check.listRuns(1))[0]?.status;
+  } finally {
+    await check.close();
+  }
+}
+
+it('SIGINT while an analyst briefly locks the run table: the final record waits for it, and the run is recorded interrupted', async () => {
+  // The analyst lets go once the sync says it is waiting to record the run (or once it has given up and exited).
+  const { stopped } = await signalledWithRunsLocked(
+    finalLocked,
+    (stderr, exited) => exited || /saving the record of run \S+ waits for a lock .*stopping: gives up in/.test(stderr),
+  );
+  expect(stopped.code, stopped.stderr).toBe(1);
+  expect(stopped.stderr).toMatch(/\ngrantflow: interrupted by SIGINT; [^\n]* resumes run \S+\n$/);
+  expect(stopped.stdout).toMatch(/: INTERRUPTED in /);
+  expect(await lastRunStatus(finalLocked)).toBe('interrupted');
+}, 180_000);
+
+it('SIGINT while an analyst holds the run table locked: the sync still ends, says the run could not be recorded, and the next sync resumes it', async () => {
+  const { args, stopped } = await signalledWithRunsLocked(finalHeld, (_stderr, exited) => exited);
+  expect(stopped.code, stopped.stderr).toBe(1);
+  const runId = /resumes run (\S+);/.exec(stopped.stderr)?.[1] ?? '';
+  expect(stopped.stderr).toMatch(
+    new RegExp(
+      `\ngrantflow: interrupted by SIGINT; the streams committed before are kept and the next sync resumes run ${runId}; ` +
+        `the run could not be recorded as interrupted, so its record says running until then \\(saving the record of run ${runId}: ` +
+        `waited \\d+ s for a lock on "${finalHeld}"."_grantflow_runs", held by backend pid ${analystPid} \\(role postgres.*\\), ` +
+        `and gave up \\(stopping\\): the session holding it .* must end first .*\\)\n$`,
+    ),
+  );
+  expect(stopped.stdout).toMatch(/: INTERRUPTED in /);
+  expect(await lastRunStatus(finalHeld)).toBe('running');
+
+  const next = await cli(args);
+  expect(next.code, next.stderr).toBe(0);
+  expect(next.stdout).toMatch(/\(resumed\)/);
+  expect(next.stdout).toContain(runId);
+  await expectSameWarehouse(postgresUrl, reference, { schema: finalHeld });
+}, 180_000);

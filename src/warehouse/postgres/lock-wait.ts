@@ -17,6 +17,17 @@ export interface LockWait {
 
 export const defaultLockWait: LockWait = { attemptMs: 2_000, totalMs: 300_000 };
 
+/**
+ * After a stop (SIGINT/SIGTERM), for what must still be written (a run's final record): long enough for a brief
+ * lock (a manual VACUUM, a report's transaction) to pass, short enough that the command still ends in seconds.
+ */
+export const stoppingLockWait: LockWait = { attemptMs: 1_000, totalMs: 5_000 };
+
+/** Each of the two bounds the shorter (a test's short wait shortens the stopping one too). */
+export function shorter(a: LockWait, b: LockWait): LockWait {
+  return { attemptMs: Math.min(a.attemptMs, b.attemptMs), totalMs: Math.min(a.totalMs, b.totalMs) };
+}
+
 /** Log the wait again after this long, so a long wait is visible without a line every attempt. */
 const logEveryMs = 30_000;
 
@@ -93,10 +104,12 @@ const readerHoldsIt = 'an open transaction that read the table';
  * `table` is the table whose lock it waits for, unless the timeout names another (see onTable), or the tables it
  * may wait for (a load's), or a lookup of them (a query's, see PostgresWarehouse.query), whose holders are looked up. `holdsIt` says who typically holds the lock it meets. Once
  * `signal` is aborted (SIGINT/SIGTERM), it waits no further: the attempt under way ends within `attemptMs`, rolled
- * back, and the stop's reason is thrown, so a stopped run does not sit out the bound.
+ * back, and the stop's reason is thrown, so a stopped run does not sit out the bound. Work a stop must still do (the
+ * run's final record) passes `afterStop`: from the stop on, it waits under that short bound instead, counted from the
+ * stop, and gives up as at the end of the normal bound. `attempt` is given the bound in force, for its lock_timeout.
  */
 export async function withLockWait<T>(
-  attempt: () => Promise<T>,
+  attempt: (wait: LockWait) => Promise<T>,
   options: {
     what: string;
     table: string | readonly string[] | (() => Promise<readonly string[]>);
@@ -105,48 +118,69 @@ export async function withLockWait<T>(
     wait?: LockWait;
     holdsIt?: string;
     signal?: AbortSignal;
+    afterStop?: LockWait;
   },
 ): Promise<T> {
-  const wait = options.wait ?? defaultLockWait;
+  const { signal, afterStop } = options;
   const started = Date.now();
+  // When the stop came: the short bound counts from it, not from when an attempt under way ended.
+  let stoppedAt = signal?.aborted ? started : undefined;
+  const onStop = (): void => void (stoppedAt ??= Date.now());
+  signal?.addEventListener('abort', onStop, { once: true });
+  const bound = (): LockWait => (stoppedAt !== undefined && afterStop ? afterStop : (options.wait ?? defaultLockWait));
   let lastLog = -Infinity;
-  for (;;) {
-    let tables: readonly string[];
-    try {
-      const out = await attempt();
-      if (lastLog > -Infinity) options.logger.info({ waitedMs: Date.now() - started }, `${options.what}: got its lock`);
-      return out;
-    } catch (e) {
-      if (!isLockTimeout(e)) throw e;
-      const marked = lockedTableOf(e);
-      const { table } = options;
-      tables =
-        marked !== undefined
-          ? [marked]
-          : typeof table === 'string'
-            ? [table]
-            : typeof table === 'function'
-              ? await table()
-              : table;
+  try {
+    for (;;) {
+      const wait = bound();
+      let tables: readonly string[];
+      try {
+        const out = await attempt(wait);
+        if (lastLog > -Infinity)
+          options.logger.info({ waitedMs: Date.now() - started }, `${options.what}: got its lock`);
+        return out;
+      } catch (e) {
+        if (!isLockTimeout(e)) throw e;
+        const marked = lockedTableOf(e);
+        const { table } = options;
+        tables =
+          marked !== undefined
+            ? [marked]
+            : typeof table === 'string'
+              ? [table]
+              : typeof table === 'function'
+                ? await table()
+                : table;
+      }
+      if (!afterStop) throwIfStopped(signal);
+      const stopping = stoppedAt !== undefined && afterStop !== undefined;
+      const waited = Date.now() - started;
+      const inBound = stopping ? Date.now() - (stoppedAt ?? started) : waited;
+      const { totalMs } = bound();
+      const { table, holders } = await lockHolders(options.runner, tables);
+      if (inBound >= totalMs) {
+        throw new GrantflowError(
+          `waited ${Math.round(waited / 1000)} s for a lock on ${table}, held by ${holders}, and gave up` +
+            `${stopping ? ' (stopping)' : ''}: ` +
+            `${options.holdsIt ?? readerHoldsIt} must end first (commit or close it), then rerun`,
+          ExitCode.runFailed,
+          'lock_wait',
+        );
+      }
+      // A stop makes the wait short: say so once, as the command seems to hang on after the signal otherwise.
+      if (waited - lastLog >= logEveryMs || (stopping && lastLog < (stoppedAt ?? started) - started)) {
+        lastLog = waited;
+        options.logger.warn(
+          { table, holders, waitedMs: waited, giveUpAfterMs: stopping ? waited - inBound + totalMs : totalMs },
+          `${options.what} waits for a lock on ${table} held by ${holders}` +
+            (stopping
+              ? `; stopping: gives up in ${Math.ceil((totalMs - inBound) / 1000)} s`
+              : options.holdsIt === undefined
+                ? '; readers are let through between attempts'
+                : ''),
+        );
+      }
     }
-    throwIfStopped(options.signal);
-    const waited = Date.now() - started;
-    const { table, holders } = await lockHolders(options.runner, tables);
-    if (waited >= wait.totalMs) {
-      throw new GrantflowError(
-        `waited ${Math.round(waited / 1000)} s for a lock on ${table}, held by ${holders}, and gave up: ` +
-          `${options.holdsIt ?? readerHoldsIt} must end first (commit or close it), then rerun`,
-        ExitCode.runFailed,
-        'lock_wait',
-      );
-    }
-    if (waited - lastLog >= logEveryMs) {
-      lastLog = waited;
-      options.logger.warn(
-        { table, holders, waitedMs: waited, giveUpAfterMs: wait.totalMs },
-        `${options.what} waits for a lock on ${table} held by ${holders}` +
-          (options.holdsIt === undefined ? '; readers are let through between attempts' : ''),
-      );
-    }
+  } finally {
+    signal?.removeEventListener('abort', onStop);
   }
 }

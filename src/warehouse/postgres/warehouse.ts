@@ -14,7 +14,15 @@ import type { RunRecord, StoredCredentials } from '../types.ts';
 import { ident, literal } from '../values.ts';
 import { analyzeStale } from './analyze-stale.ts';
 import { unownedTablesProblem } from './ownership.ts';
-import { defaultLockWait, lockHolders, lockTimeoutStatement, withLockWait, type LockWait } from './lock-wait.ts';
+import {
+  defaultLockWait,
+  lockHolders,
+  lockTimeoutStatement,
+  shorter,
+  stoppingLockWait,
+  withLockWait,
+  type LockWait,
+} from './lock-wait.ts';
 import { advisoryLockHeld, holdsAdvisoryLock, takeAdvisoryLock } from './lock.ts';
 import { createPool, describeConnectError, inTransaction, poolRunner, safeUrl } from './pool.ts';
 import { PostgresStaging, stagingPrefix } from './staging.ts';
@@ -258,12 +266,12 @@ export class PostgresWarehouse extends BaseWarehouse {
     what: string,
     tables: readonly string[] | (() => Promise<readonly string[]>),
     step: (lockTimeout: string) => Promise<T>,
-    options: { kind?: string; gaveUpAs?: string } = {},
+    options: { kind?: string; gaveUpAs?: string; afterStop?: LockWait } = {},
   ): Promise<T> {
     const once = options.kind !== undefined && this.gaveUp.has(options.kind);
     const wait = once ? { ...this.loadLockWait, totalMs: 0 } : this.loadLockWait;
     try {
-      return await this.waitOnPool(what, tables, step, wait, writeBlockers);
+      return await this.waitOnPool(what, tables, step, wait, writeBlockers, options.afterStop);
     } catch (e) {
       if (!(e instanceof GrantflowError) || e.code !== 'lock_wait') throw e;
       if (options.kind !== undefined) this.gaveUp.add(options.kind);
@@ -299,12 +307,21 @@ export class PostgresWarehouse extends BaseWarehouse {
   }
 
   /** A bookkeeping read or write (bookkeeping.ts) on `table`, bounded as above. */
-  private bookkeeping<T>(what: string, table: string, fn: (db: bk.BookkeepingKysely) => Promise<T>): Promise<T> {
-    return this.bounded(what, [this.qualify(table)], (lockTimeout) =>
-      this.db.transaction().execute(async (trx) => {
-        await sql.raw(lockTimeout).execute(trx);
-        return fn(trx);
-      }),
+  private bookkeeping<T>(
+    what: string,
+    table: string,
+    fn: (db: bk.BookkeepingKysely) => Promise<T>,
+    afterStop?: LockWait,
+  ): Promise<T> {
+    return this.bounded(
+      what,
+      [this.qualify(table)],
+      (lockTimeout) =>
+        this.db.transaction().execute(async (trx) => {
+          await sql.raw(lockTimeout).execute(trx);
+          return fn(trx);
+        }),
+      afterStop ? { afterStop } : {},
     );
   }
 
@@ -320,9 +337,19 @@ export class PostgresWarehouse extends BaseWarehouse {
     );
   }
 
+  /**
+   * A run's final record (how it ended) is still written after a stop: given up at once, the run would stay
+   * `running`. So it waits on for a lock under a short bound (stoppingLockWait), and the command still ends promptly.
+   */
   override async saveRun(run: RunRecord): Promise<void> {
     await this.assertLock();
-    await this.bookkeeping(`saving the record of run ${run.runId}`, '_grantflow_runs', (db) => bk.saveRun(db, run));
+    const final = run.status !== 'running';
+    await this.bookkeeping(
+      `saving the record of run ${run.runId}`,
+      '_grantflow_runs',
+      (db) => bk.saveRun(db, run),
+      final ? shorter(stoppingLockWait, this.loadLockWait) : undefined,
+    );
   }
 
   override listRuns(limit: number): Promise<RunRecord[]> {
@@ -433,14 +460,16 @@ export class PostgresWarehouse extends BaseWarehouse {
     step: (lockTimeout: string) => Promise<T>,
     wait: LockWait,
     holdsIt?: string,
+    afterStop?: LockWait,
   ): Promise<T> {
-    return withLockWait(() => step(lockTimeoutStatement(wait)), {
+    return withLockWait((inForce) => step(lockTimeoutStatement(inForce)), {
       what,
       table,
       runner: poolRunner(this.pool),
       logger: this.logger,
       wait,
       ...(holdsIt === undefined ? {} : { holdsIt }),
+      ...(afterStop === undefined ? {} : { afterStop }),
       signal: this.stop,
     });
   }
