@@ -9,6 +9,7 @@ export {
 export { genericTests, type DataTestDef, type Severity } from './generic-tests.ts';
 export {
   loadModels,
+  modelTableNames,
   orderModels,
   modelTableDefs,
   loadSqlTests,

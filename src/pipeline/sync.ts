@@ -32,6 +32,7 @@ import {
 import { preflight, probeConnect } from './preflight.ts';
 import { newRunId } from './run-id.ts';
 import { afterLoad, type AfterLoadInfo } from './after-load.ts';
+import { modelTableNames } from '../models/index.ts';
 import { dirname, join, resolve } from 'node:path';
 import { checkWritableDir } from '../util/writable-dir.ts';
 import { testPause } from '../util/test-pause.ts';
@@ -162,6 +163,8 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
     // A stop ends a wait for another session's table lock too (within one attempt), not only new requests.
     warehouse = await openConfiguredWarehouse(settings, logger, {
       stop: stop.signal,
+      // Their rebuild replaces them: one another role owns is refused now, not after the load and the models before it.
+      ...(settings.models ? { models: modelTableNames() } : {}),
       ...(request.loadLockWait ? { loadLockWait: request.loadLockWait } : {}),
     });
   } catch (error) {

@@ -50,6 +50,12 @@ export interface OpenWarehouseOptions {
    * another session's lock then gives up at its next attempt, rolled back, with the stop's reason. Ignored for DuckDB.
    */
   readonly stop?: AbortSignal;
+  /**
+   * Postgres, a command that writes: the model tables it will rebuild (a sync with models, `models run`, doctor for a
+   * sync). One of them owned by another role is a ConfigError naming it and the fix, before anything is written, not
+   * a model failing after the ones before it were replaced. Ignored for DuckDB.
+   */
+  readonly models?: readonly string[];
 }
 
 export function isPostgresTarget(target: string): boolean {
@@ -72,6 +78,7 @@ export async function openWarehouse(target: string, options: OpenWarehouseOption
       writes: create !== false || options.forWriting === true,
       ...(options.loadLockWait ? { loadLockWait: options.loadLockWait } : {}),
       ...(options.stop ? { stop: options.stop } : {}),
+      ...(options.models ? { models: options.models } : {}),
     });
   }
   if ((options.existingOnly || options.readOnly) && !existsSync(target))
@@ -108,7 +115,7 @@ export function openConfiguredWarehouse(
   logger: Logger,
   options: Pick<
     OpenWarehouseOptions,
-    'existingOnly' | 'checkOnly' | 'forWriting' | 'readOnly' | 'loadLockWait' | 'stop'
+    'existingOnly' | 'checkOnly' | 'forWriting' | 'readOnly' | 'loadLockWait' | 'stop' | 'models'
   > = {},
 ): Promise<Warehouse> {
   return openWarehouse(settings.warehouse, {

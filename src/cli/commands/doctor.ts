@@ -7,6 +7,7 @@ import { preflight, probeSiteWithoutCredentials } from '../../pipeline/preflight
 import { createSiteClient } from '../../source/index.ts';
 import { duckdbVersion, isNewDuckDBFile, openConfiguredWarehouse, SchemaNotYetCreated } from '../../warehouse/index.ts';
 import { checkSnapshotDir } from '../../snapshot/index.ts';
+import { modelTableNames } from '../../models/index.ts';
 import { ConfigError, ExitCode, isGrantflowError } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { redact } from '../../util/redact.ts';
@@ -92,7 +93,11 @@ export function registerDoctor(program: Command): void {
             }
             let warehouse;
             try {
-              warehouse = await openConfiguredWarehouse(settings, logger, { checkOnly: true });
+              // As a sync would open it, rebuilding the models.
+              warehouse = await openConfiguredWarehouse(settings, logger, {
+                checkOnly: true,
+                models: modelTableNames(),
+              });
             } catch (e) {
               if (e instanceof SchemaNotYetCreated) return e.message;
               throw e;

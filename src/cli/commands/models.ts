@@ -3,7 +3,7 @@ import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts'
 import { tables } from '../../normalize/index.ts';
 import { isPostgresTarget, openConfiguredWarehouse } from '../../warehouse/index.ts';
 import type { Warehouse } from '../../warehouse/types.ts';
-import { hasErrorFailures, runDataTests, runModels, type DataTestResult } from '../../models/index.ts';
+import { hasErrorFailures, modelTableNames, runDataTests, runModels, type DataTestResult } from '../../models/index.ts';
 import { ConfigError, ExitCode } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
@@ -13,11 +13,20 @@ const keys = [...warehouseSettingKeys, 'logLevel'] as const satisfies readonly S
 
 type WarehouseAction = (w: Warehouse) => Promise<number>;
 
-async function withWarehouse(options: Record<string, unknown>, fn: WarehouseAction): Promise<number> {
+/** `models`: the model tables the command rebuilds, which the role must then own (`models test` rebuilds none). */
+async function withWarehouse(
+  options: Record<string, unknown>,
+  fn: WarehouseAction,
+  models?: readonly string[],
+): Promise<number> {
   const settings = await settingsFrom(options, keys);
   const logger = createLogger({ level: settings.logLevel });
   // A warehouse a sync wrote: a mistyped path is an error, not a new empty warehouse with models over nothing.
-  const warehouse = await openConfiguredWarehouse(settings, logger, { existingOnly: true, forWriting: true });
+  const warehouse = await openConfiguredWarehouse(settings, logger, {
+    existingOnly: true,
+    forWriting: true,
+    ...(models ? { models } : {}),
+  });
   try {
     await prepare(warehouse);
     // Idempotent; brings a warehouse an older version wrote up to the current tables.
@@ -91,15 +100,19 @@ export function registerModels(program: Command): void {
   addSettingOptions(run, keys);
   run.action(
     runAction(async (options: Record<string, unknown>) =>
-      withWarehouse(options, async (warehouse) => {
-        const info = await runModels(warehouse);
-        for (const m of info.models)
-          process.stdout.write(
-            `${m.name.padEnd(24)} ${String(m.rows).padStart(9)} rows ${String(m.durationMs).padStart(7)} ms\n`,
-          );
-        process.stdout.write(`${info.models.length} models built in ${info.durationMs} ms\n`);
-        return ExitCode.ok;
-      }),
+      withWarehouse(
+        options,
+        async (warehouse) => {
+          const info = await runModels(warehouse);
+          for (const m of info.models)
+            process.stdout.write(
+              `${m.name.padEnd(24)} ${String(m.rows).padStart(9)} rows ${String(m.durationMs).padStart(7)} ms\n`,
+            );
+          process.stdout.write(`${info.models.length} models built in ${info.durationMs} ms\n`);
+          return ExitCode.ok;
+        },
+        modelTableNames(),
+      ),
     ),
   );
   const test = models

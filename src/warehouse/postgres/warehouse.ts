@@ -82,7 +82,7 @@ export class PostgresWarehouse extends BaseWarehouse {
    * (`create`, or a command that rebuilds models), the role must
    * be able to create tables in the schema (migrations, staging tables), and to create the schema if it is missing;
    * either lacking is a ConfigError naming the grant, before anything is written; so are grantflow tables in it
-   * another role owns (see unownedTablesProblem). A schema that exists is not
+   * another role owns, the `models` it rebuilds included (see unownedTablesProblem). A schema that exists is not
    * created again: `CREATE SCHEMA IF NOT EXISTS` needs CREATE on the database even then, which a role given only
    * its own schema on a shared database lacks.
    */
@@ -90,7 +90,14 @@ export class PostgresWarehouse extends BaseWarehouse {
     url: string,
     schema: string,
     logger: Logger,
-    options: { create?: boolean | 'check'; writes?: boolean; loadLockWait?: LockWait; stop?: AbortSignal } = {},
+    options: {
+      create?: boolean | 'check';
+      writes?: boolean;
+      loadLockWait?: LockWait;
+      stop?: AbortSignal;
+      /** The model tables the command rebuilds: with `writes`, the role must own them too. */
+      models?: readonly string[];
+    } = {},
   ): Promise<PostgresWarehouse> {
     const create = options.create ?? true;
     const writes = options.writes ?? create !== false;
@@ -137,7 +144,7 @@ export class PostgresWarehouse extends BaseWarehouse {
           `schema ${schema}: role ${String(r.role)} may not create tables in it; ` +
           `grant it (GRANT USAGE, CREATE ON SCHEMA ${ident(schema)} TO ${role}), or give grantflow a schema of its own with --schema`;
       } else {
-        problem = await unownedTablesProblem(poolRunner(pool), schema, String(r.role));
+        problem = await unownedTablesProblem(poolRunner(pool), schema, String(r.role), options.models);
       }
     } catch (e) {
       await pool.end().catch(() => undefined);
