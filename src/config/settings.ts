@@ -47,6 +47,18 @@ function urlNamesSchema(url: string): boolean {
   return [...new URL(url).searchParams.keys()].some((key) => schemaParams.has(key.toLowerCase()));
 }
 
+/**
+ * A search_path among the URL's server options (`?options=-c search_path=analytics`, `-csearch_path=`,
+ * `--search-path=`; names in any case): Postgres would read this one, but grantflow sets its own search path after
+ * it (postgres/pool.ts), so the schema it names would be silently ignored.
+ */
+function urlOptionsSetSearchPath(url: string): boolean {
+  if (!URL.canParse(url)) return false;
+  return new URL(url).searchParams
+    .getAll('options')
+    .some((options) => /(?:^|\s)(?:-c\s*|--)search[_-]path\s*=/i.test(options));
+}
+
 /** Bytes of a size as DuckDB reads it (KB = 1000 bytes, KiB = 1024), or null when it is not a size. */
 export function sizeBytes(text: string): number | null {
   const m = sizePattern.exec(text.trim());
@@ -84,6 +96,10 @@ export const settingsSchema = z
       .refine(
         (target) => !postgresUrlPattern.test(target) || !urlNamesSchema(target),
         'must not name a schema in the URL (schema=, currentSchema=, search_path=): Postgres does not read it there, so the tables would land in the --schema setting (default public); use --schema, GRANTFLOW_SCHEMA or the pipeline key "schema"',
+      )
+      .refine(
+        (target) => !postgresUrlPattern.test(target) || !urlOptionsSetSearchPath(target),
+        'must not set search_path in the URL\'s options (options=-c search_path=...): grantflow sets the search path to the --schema setting (default public), then public, so the tables would not land in the schema named there; use --schema, GRANTFLOW_SCHEMA or the pipeline key "schema" (other options, such as -c statement_timeout=..., are kept)',
       )
       .default('data/warehouse.duckdb'),
     schema: z

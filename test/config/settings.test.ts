@@ -182,6 +182,35 @@ describe('settings', () => {
     );
   });
 
+  it("refuse a Postgres URL whose options set search_path: grantflow's own search path would override it", async () => {
+    const withOptions = (options: string): string => {
+      const u = new URL('postgres://u@127.0.0.1:5432/db?sslmode=disable');
+      u.searchParams.set('options', options);
+      return u.toString();
+    };
+    for (const options of [
+      '-c search_path=analytics',
+      '-c statement_timeout=600000 -csearch_path=analytics,public',
+      '--search_path=analytics',
+      '--search-path=analytics',
+      '-c SEARCH_PATH=analytics',
+    ])
+      expect(await configError(loadSettings({ warehouse: withOptions(options) }, { env: {} })), options).toMatch(
+        /^--warehouse: must not set search_path in the URL's options .*use --schema/,
+      );
+    // The same written by hand, %-encoded.
+    expect(
+      await configError(
+        loadSettings({ warehouse: 'postgres://u@h/db?options=-c%20search_path%3Danalytics' }, { env: {} }),
+      ),
+    ).toMatch(/^--warehouse: must not set search_path/);
+    // Other options pass (pool.ts keeps them), as does a value merely mentioning the name.
+    for (const options of ['-c statement_timeout=600000', '-c application_name=search_path=x'])
+      expect((await loadSettings({ warehouse: withOptions(options) }, { env: {} })).warehouse).toBe(
+        withOptions(options),
+      );
+  });
+
   it('every shipped pipeline file is valid and uses only known keys', async () => {
     const root = new URL('../../pipelines/', import.meta.url).pathname;
     const files = (await readdir(root)).filter((f) => f.endsWith('.json'));

@@ -13,6 +13,7 @@ import { holdDuckDBFile } from '../warehouse/fixtures.ts';
 import {
   dumpWarehouse,
   postgresSchema,
+  postgresUrl,
   runCli,
   startSite,
   summarize,
@@ -158,6 +159,31 @@ describe('a warehouse URL that is not a postgres:// one', () => {
       }
     },
   );
+});
+
+describe('a Postgres URL whose options set the search path (?options=-c search_path=...)', () => {
+  it('sync exits 2 in one line pointing to --schema, before any schema is created, rather than ignoring it', async () => {
+    const named = await postgresSchema();
+    const flag = await postgresSchema();
+    const url = new URL(postgresUrl);
+    url.searchParams.set('options', `-c statement_timeout=600000 -c search_path=${named.schema}`);
+    try {
+      const r = await runCli(
+        syncCliArgs(sim.url, dir.path, { warehouse: ['--warehouse', url.toString(), '--schema', flag.schema] }),
+      );
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(
+          /^grantflow: --warehouse: must not set search_path in the URL's options \(options=-c search_path=\.\.\.\): .*use --schema/,
+        ),
+      ]);
+      expect(await schemaExists(postgresUrl, named.schema)).toBe(false);
+      expect(await schemaExists(postgresUrl, flag.schema)).toBe(false);
+    } finally {
+      await named.drop();
+      await flag.drop();
+    }
+  });
 });
 
 async function schemaExists(url: string, schema: string): Promise<boolean> {

@@ -58,7 +58,8 @@ export function connectionConfig(url: string, schema: string): pg.ClientConfig {
   const { connectionString, options } = splitOptions(url);
   // Timestamps print in UTC; unqualified names (models, analysts' SQL) resolve in the warehouse schema. Quoted:
   // unquoted, Postgres would fold a mixed-case schema to lower case and read another schema's tables. After the
-  // URL's own options, so these two win over a TimeZone or search_path given there (the last -c of a name wins).
+  // URL's own options, so these two win over a TimeZone or search_path given there (the last -c of a name wins); the
+  // settings refuse a URL whose options set search_path, as its schema would be ignored (config/settings.ts).
   const ours = `-c TimeZone=UTC -c search_path=${ident(schema)},public`;
   return {
     connectionString,
