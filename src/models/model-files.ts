@@ -97,12 +97,12 @@ function sqlFiles(dir: string): string[] {
   }
 }
 
-/** Every model of `dir`: `<name>.sql`, optionally overridden for Postgres by `<name>.postgres.sql`. */
 /** The tables `runModels` builds (one per model), for checking up front that they may be replaced. */
 export function modelTableNames(dir: string = defaultModelsDir): string[] {
   return loadModels(dir).map((m) => m.name);
 }
 
+/** Every model of `dir`: `<name>.sql`, optionally overridden for Postgres by `<name>.postgres.sql`. */
 export function loadModels(dir: string = defaultModelsDir): ModelDef[] {
   const files = sqlFiles(dir);
   const base = files.filter((f) => !f.endsWith('.postgres.sql') && !f.endsWith('.duckdb.sql'));
