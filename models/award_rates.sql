@@ -5,7 +5,7 @@
 -- column awarded bigint: Awards with decision 0 (Awarded) among those applications.
 -- column declined bigint: Awards with decision 1 (Declined) among those applications.
 -- column award_rate decimal(9,6): awarded / (awarded + declined), a fraction from 0 to 1 (6 decimals); NULL when both are 0.
--- column awarded_value decimal: Sum of awards.value of the awarded ones (0 when none), DECIMAL(18,2).
+-- column awarded_value decimal: Sum of awards.value of the awarded ones (0 when none), DECIMAL(18,2); NULL when the value of an awarded one is unknown (NULL: absent or not a readable amount), not a total missing it.
 WITH live_applications AS (
   SELECT id, program_id
   FROM applications
@@ -21,7 +21,8 @@ decisions AS (
     a.program_id,
     count(*) FILTER (WHERE w.decision = 0) AS awarded,
     count(*) FILTER (WHERE w.decision = 1) AS declined,
-    sum(w.value) FILTER (WHERE w.decision = 0) AS awarded_value
+    sum(w.value) FILTER (WHERE w.decision = 0) AS awarded_value,
+    count(*) FILTER (WHERE w.decision = 0 AND w.value IS NULL) AS awarded_unknown
   FROM awards w
   JOIN live_applications a ON a.id = w.application_id
   WHERE w._deleted_at IS NULL
@@ -37,7 +38,8 @@ SELECT
   -- settling it at 12 places first makes the final rounding half up, the same as Postgres' exact division.
   -- NULL when there are no decisions (division by NULL); CAST outside so Postgres keeps DECIMAL(9,6).
   CAST(CAST(CAST(COALESCE(d.awarded, 0) AS DECIMAL(18,6)) / NULLIF(COALESCE(d.awarded, 0) + COALESCE(d.declined, 0), 0) AS DECIMAL(38,12)) AS DECIMAL(9,6)) AS award_rate,
-  CAST(COALESCE(d.awarded_value, 0) AS DECIMAL(18,2)) AS awarded_value
+  -- sum() skips a NULL value: the total would look exact while missing an award, so it is unknown instead.
+  CAST(CASE WHEN COALESCE(d.awarded_unknown, 0) = 0 THEN COALESCE(d.awarded_value, 0) END AS DECIMAL(18,2)) AS awarded_value
 FROM programs p
 LEFT JOIN application_counts c ON c.program_id = p.id
 LEFT JOIN decisions d ON d.program_id = p.id

@@ -1,7 +1,7 @@
 -- description: Each fund's money from its transactions (deposits, withdrawals, transfers out of and into the fund) against the fund record, with budgets' allocations and payments.
 -- column fund_id bigint: Fund.
 -- column fund_name text: Fund name.
--- column deposits decimal: Sum of deposits into the fund (transaction_type 0).
+-- column deposits decimal: Sum of deposits into the fund (transaction_type 0). This and the other sums are NULL when an amount in them is unknown (NULL: absent or not a readable amount), not a total missing it.
 -- column withdrawals decimal: Sum of withdrawals from the fund (transaction_type 1).
 -- column transferred decimal: Sum of transfers out of the fund (transaction_type 2 with the fund as source), whatever the destination: a program, another fund, an application.
 -- column received decimal: Sum of transfers into the fund (transaction_type 2 with the fund as destination), whatever the source.
@@ -9,15 +9,20 @@
 -- column balance decimal: Balance on the fund record.
 -- column allocated decimal: Allocated to applications, summed over the fund's program budgets.
 -- column paid decimal: Paid to applications, summed over the fund's program budgets.
--- column utilization decimal(18,6): (allocated) / deposits as a fraction from 0 to 1 (6 decimals); NULL without deposits.
--- column reconciled boolean: True when balance_from_transactions equals the fund record's balance; NULL when the fund is known only from references (no balance to compare).
+-- column utilization decimal(18,6): (allocated) / deposits as a fraction from 0 to 1 (6 decimals); NULL without deposits, or when either is unknown.
+-- column reconciled boolean: True when balance_from_transactions equals the fund record's balance (false when either is unknown); NULL when the fund is known only from references (no balance to compare).
 WITH movements AS (
+  -- sum() skips NULL amounts (absent, or not readable): a total missing one would look exact, so it is NULL instead.
   SELECT
     f.id AS fund_id,
-    COALESCE(sum(t.amount) FILTER (WHERE t.transaction_type = 0 AND t.destination_fund_id = f.id), 0) AS deposits,
-    COALESCE(sum(t.amount) FILTER (WHERE t.transaction_type = 1 AND t.source_fund_id = f.id), 0) AS withdrawals,
-    COALESCE(sum(t.amount) FILTER (WHERE t.transaction_type = 2 AND t.source_fund_id = f.id), 0) AS transferred,
-    COALESCE(sum(t.amount) FILTER (WHERE t.transaction_type = 2 AND t.destination_fund_id = f.id), 0) AS received
+    CASE WHEN count(*) FILTER (WHERE t.transaction_type = 0 AND t.destination_fund_id = f.id AND t.amount IS NULL) = 0
+      THEN COALESCE(sum(t.amount) FILTER (WHERE t.transaction_type = 0 AND t.destination_fund_id = f.id), 0) END AS deposits,
+    CASE WHEN count(*) FILTER (WHERE t.transaction_type = 1 AND t.source_fund_id = f.id AND t.amount IS NULL) = 0
+      THEN COALESCE(sum(t.amount) FILTER (WHERE t.transaction_type = 1 AND t.source_fund_id = f.id), 0) END AS withdrawals,
+    CASE WHEN count(*) FILTER (WHERE t.transaction_type = 2 AND t.source_fund_id = f.id AND t.amount IS NULL) = 0
+      THEN COALESCE(sum(t.amount) FILTER (WHERE t.transaction_type = 2 AND t.source_fund_id = f.id), 0) END AS transferred,
+    CASE WHEN count(*) FILTER (WHERE t.transaction_type = 2 AND t.destination_fund_id = f.id AND t.amount IS NULL) = 0
+      THEN COALESCE(sum(t.amount) FILTER (WHERE t.transaction_type = 2 AND t.destination_fund_id = f.id), 0) END AS received
   FROM funds f
   LEFT JOIN financial_transactions t
     ON t._deleted_at IS NULL AND (t.source_fund_id = f.id OR t.destination_fund_id = f.id)
@@ -25,7 +30,10 @@ WITH movements AS (
   GROUP BY f.id
 ),
 budget_totals AS (
-  SELECT fund_id, sum(allocated) AS allocated, sum(paid) AS paid
+  SELECT
+    fund_id,
+    CASE WHEN count(allocated) = count(*) THEN sum(allocated) END AS allocated,
+    CASE WHEN count(paid) = count(*) THEN sum(paid) END AS paid
   FROM budgets
   WHERE _deleted_at IS NULL
   GROUP BY fund_id
@@ -39,11 +47,11 @@ SELECT
   CAST(m.received AS DECIMAL(18,2)) AS received,
   CAST(m.deposits + m.received - m.withdrawals - m.transferred AS DECIMAL(18,2)) AS balance_from_transactions,
   CAST(f.balance AS DECIMAL(18,2)) AS balance,
-  CAST(COALESCE(b.allocated, 0) AS DECIMAL(18,2)) AS allocated,
-  CAST(COALESCE(b.paid, 0) AS DECIMAL(18,2)) AS paid,
+  CAST(CASE WHEN b.fund_id IS NULL THEN 0 ELSE b.allocated END AS DECIMAL(18,2)) AS allocated,
+  CAST(CASE WHEN b.fund_id IS NULL THEN 0 ELSE b.paid END AS DECIMAL(18,2)) AS paid,
   -- Through DECIMAL(38,12): DuckDB divides decimals in binary floating point, so 0.5000045 arrives as 0.50000449...;
   -- settling it at 12 places first makes the final rounding half up, the same as Postgres' exact division.
-  CAST(CAST(CAST(COALESCE(b.allocated, 0) AS DECIMAL(18,6)) / NULLIF(m.deposits, 0) AS DECIMAL(38,12)) AS DECIMAL(18,6)) AS utilization,
+  CAST(CAST(CAST(CASE WHEN b.fund_id IS NULL THEN 0 ELSE b.allocated END AS DECIMAL(18,6)) / NULLIF(m.deposits, 0) AS DECIMAL(38,12)) AS DECIMAL(18,6)) AS utilization,
   CASE
     WHEN f._ref_only THEN NULL
     ELSE COALESCE(f.balance = m.deposits + m.received - m.withdrawals - m.transferred, FALSE)

@@ -106,15 +106,20 @@ describe.each<Dialect>(['duckdb', 'postgres'])('budgets_match_transfers on %s', 
         { id: 11, fund_id: 1, program_id: 2, budget: '50.00', allocated: '0.00', paid: '0.00', balance: null },
         // Agrees with its transfers.
         { id: 12, fund_id: 1, program_id: 3, budget: '25.00', allocated: '5.00', paid: '5.00', balance: '20.00' },
+        // Agrees with the transfers whose amount is known, but another's is not: the total is unknown.
+        { id: 13, fund_id: 1, program_id: 5, budget: '30.00', allocated: '0.00', paid: '0.00', balance: '30.00' },
       ];
       const transfers = [
         { id: 2, amount: '50.00', program: 2 },
         { id: 3, amount: '25.00', program: 3 },
         // Transfers to a program without a budget row.
         { id: 4, amount: '7.00', program: 4 },
+        { id: 5, amount: '30.00', program: 5 },
+        // An amount that could not be typed (NULL).
+        { id: 6, amount: null, program: 5 },
       ];
       await load(t.warehouse, {
-        programs: [1, 2, 3, 4].map((id) => ({ id, name: `P${id}` })),
+        programs: [1, 2, 3, 4, 5].map((id) => ({ id, name: `P${id}` })),
         funds: [{ id: 1, name: 'F1', balance: '0.00' }],
         budgets,
         financial_transactions: transfers.map((x) => ({
@@ -132,10 +137,16 @@ describe.each<Dialect>(['duckdb', 'postgres'])('budgets_match_transfers on %s', 
       const expected = [...programs]
         .filter((p) => {
           const b = budgets.find((x) => x.program_id === p);
-          const sent = transfers.filter((x) => x.program === p).reduce((s, x) => s + (cents(x.amount) ?? 0), 0);
+          const amounts = transfers.filter((x) => x.program === p).map((x) => cents(x.amount));
+          const sent = amounts.includes(null) ? null : amounts.reduce<number>((s, c) => s + (c ?? 0), 0);
           const [budget, paid, balance] = [cents(b?.budget), cents(b?.paid), cents(b?.balance)];
           const reconciled =
-            budget !== null && paid !== null && balance !== null && budget === sent && balance === budget - paid;
+            budget !== null &&
+            paid !== null &&
+            balance !== null &&
+            sent !== null &&
+            budget === sent &&
+            balance === budget - paid;
           return !reconciled;
         })
         .sort();
@@ -147,6 +158,51 @@ describe.each<Dialect>(['duckdb', 'postgres'])('budgets_match_transfers on %s', 
       await runModels(t.warehouse, { only: ['funding_flow'] });
       const flow = await t.warehouse.query('SELECT program_id FROM funding_flow WHERE NOT reconciled ORDER BY 1');
       expect(flow.map((r) => Number(r.program_id))).toEqual(expected);
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
+
+describe.each<Dialect>(['duckdb', 'postgres'])('fund_balance_reconciles on %s', (dialect) => {
+  it('flags exactly the funds fund_utilization cannot reconcile, an unknown amount included', async () => {
+    const t = await openTestWarehouse(dialect, 'fundtest');
+    try {
+      // Fund 1 agrees with its deposits; fund 2 with the deposit whose amount is known, but another's is not.
+      const funds = [
+        { id: 1, name: 'F1', balance: '100.00' },
+        { id: 2, name: 'F2', balance: '100.00' },
+      ];
+      const deposits = [
+        { id: 1, fund: 1, amount: '100.00' },
+        { id: 2, fund: 2, amount: '100.00' },
+        { id: 3, fund: 2, amount: null },
+      ];
+      await load(t.warehouse, {
+        funds,
+        financial_transactions: deposits.map((d) => ({
+          id: d.id,
+          transaction_type: 0,
+          amount: d.amount,
+          source_type: 0,
+          destination_type: 2,
+          destination_fund_id: d.fund,
+        })),
+      });
+      const cents = (v: string | null): number | null => (v === null ? null : Math.round(Number(v) * 100));
+      const expected = funds
+        .filter((f) => {
+          const amounts = deposits.filter((d) => d.fund === f.id).map((d) => cents(d.amount));
+          const total = amounts.includes(null) ? null : amounts.reduce<number>((s, c) => s + (c ?? 0), 0);
+          return total !== cents(f.balance);
+        })
+        .map((f) => f.id);
+      expect(expected.length).toBeGreaterThan(0);
+      const test = find(await runDataTests(t.warehouse), 'fund_balance_reconciles');
+      expect(test?.sample.map((r) => Number(r.fund_id)).sort()).toEqual(expected);
+      await runModels(t.warehouse, { only: ['fund_utilization'] });
+      const util = await t.warehouse.query('SELECT fund_id FROM fund_utilization WHERE NOT reconciled ORDER BY 1');
+      expect(util.map((r) => Number(r.fund_id))).toEqual(expected);
     } finally {
       await t.cleanup();
     }
