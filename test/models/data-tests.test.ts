@@ -208,3 +208,38 @@ describe.each<Dialect>(['duckdb', 'postgres'])('fund_balance_reconciles on %s', 
     }
   });
 });
+
+describe.each<Dialect>(['duckdb', 'postgres'])('payments_match_sources on %s', (dialect) => {
+  it('flags a payment whose amount or one of whose sources is unknown, even when the known ones add up', async () => {
+    const t = await openTestWarehouse(dialect, 'paytest');
+    try {
+      const payments = [
+        { id: 1, amount: '5.00' },
+        { id: 2, amount: '10.00' },
+        { id: 3, amount: null },
+      ];
+      const sources = [
+        { payment_id: 1, source_id: 1, amount: '2.00' },
+        { payment_id: 1, source_id: 2, amount: '3.00' },
+        { payment_id: 2, source_id: 3, amount: '10.00' },
+        // Amounts that could not be typed (NULL).
+        { payment_id: 2, source_id: 4, amount: null },
+        { payment_id: 3, source_id: 5, amount: null },
+      ];
+      await load(t.warehouse, { payments, payment_sources: sources });
+      const cents = (v: string | null): number | null => (v === null ? null : Math.round(Number(v) * 100));
+      const expected = payments
+        .filter((p) => {
+          const amounts = sources.filter((s) => s.payment_id === p.id).map((s) => cents(s.amount));
+          const known = !amounts.includes(null) && p.amount !== null;
+          return !known || amounts.reduce<number>((sum, c) => sum + (c ?? 0), 0) !== cents(p.amount);
+        })
+        .map((p) => p.id);
+      expect(expected.length).toBeGreaterThan(0);
+      const test = find(await runDataTests(t.warehouse), 'payments_match_sources');
+      expect(test?.sample.map((r) => Number(r.payment_id)).sort()).toEqual(expected);
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
