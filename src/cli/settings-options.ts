@@ -19,6 +19,8 @@ const help: Readonly<Record<SettingKey, string>> = {
   streams: 'comma-separated streams to sync (default all); a fan-out stream brings its parent',
   fullRefresh: "fetch every parent's children again, not only changed ones, and read append-only logs whole",
   fullRefreshAfterDays: 'do a full refresh of fan-out streams when the last one is older than this (default 7)',
+  siteMoved:
+    'the site moved to --site: accept a warehouse whose last sync was of its old address, once (default false: a sync of another site is refused)',
   rate: 'requests per second the site allows (default 5)',
   perPage: 'page size to ask for (default 100)',
   concurrency: 'requests in flight at once (default 8)',

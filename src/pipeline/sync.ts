@@ -36,6 +36,7 @@ import { modelTableNames } from '../models/index.ts';
 import { dirname, join, resolve } from 'node:path';
 import { checkWritableDir } from '../util/writable-dir.ts';
 import { testPause } from '../util/test-pause.ts';
+import { checkWarehouseSite } from './warehouse-site.ts';
 
 export interface SyncRequest {
   readonly settings: Settings;
@@ -175,6 +176,9 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
     await warehouse.acquireLock(`grantflow sync (pid ${process.pid})`);
     if (settings.snapshot) await undoKilledSnapshot(settings.snapshots, logger);
     await warehouse.migrate(tables);
+    // Before anything of this run is written (a credential pair, the run's row): another site's warehouse is refused.
+    const last = (await warehouse.listRuns(1))[0];
+    checkWarehouseSite(last, site, settings.siteMoved, warehouse.description);
     // A first run's client is already checked: only its store moves into the warehouse.
     if (firstRun) await firstRun.attach(new WarehouseCredentialStore(warehouse, site, envCreds!, logger));
     if (!client) {
@@ -186,7 +190,6 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
     throwIfStopped();
     const siteClient = client;
 
-    const last = (await warehouse.listRuns(1))[0];
     const resumed = last !== undefined && resumable(last);
     const runId = resumed && last ? last.runId : newRunId();
     const startedAt = resumed && last ? last.startedAt : new Date(started).toISOString();
@@ -202,7 +205,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
     const fullRefresh = fullRefreshStreams.size > 0;
     const options = { fullRefresh, fullRefreshStreams: [...fullRefreshStreams] } satisfies RunOptions;
     if (resumed) logger.warn({ runId, fullRefresh }, 'the previous run did not finish: resuming it');
-    await warehouse.saveRun({ runId, startedAt, status: 'running', summary: { options } });
+    await warehouse.saveRun({ runId, startedAt, status: 'running', summary: { site, options } });
 
     const raw = settings.landRaw ? new RawLanding(join(settings.rawDir, runId)) : null;
     await raw?.open();
@@ -256,7 +259,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
           finishedAt: new Date().toISOString(),
           status,
           summary: JSON.parse(
-            JSON.stringify({ streams: infos, client: siteClient.stats, durationMs, options, ...extra }),
+            JSON.stringify({ site, streams: infos, client: siteClient.stats, durationMs, options, ...extra }),
           ) as JsonValue,
         });
       return { result, record };

@@ -41,7 +41,7 @@ export const bookkeepingTables: readonly TableDef[] = [
       ),
       json(
         'summary',
-        "Written when the run ends: per-stream status and counts (pages, records, rows, quarantined, untyped values, duplicates, deleted, parents), the client's requests by status, retries and token refreshes, the models and data tests, and the duration.",
+        "The site it syncs (from the start: a sync of another site into this warehouse is refused), and when the run ends: per-stream status and counts (pages, records, rows, quarantined, untyped values, duplicates, deleted, parents), the client's requests by status, retries and token refreshes, the models and data tests, and the duration.",
       ),
     ],
   },

@@ -19,6 +19,7 @@ export const syncKeys: readonly SettingKey[] = [
   'streams',
   'fullRefresh',
   'fullRefreshAfterDays',
+  'siteMoved',
   'rate',
   'perPage',
   'concurrency',
