@@ -1,7 +1,9 @@
 import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { Kysely } from 'kysely';
-import { LockedError } from '../../util/errors.ts';
+import { ConfigError, LockedError } from '../../util/errors.ts';
+import { pathProblem } from '../../util/path-problem.ts';
+import { checkWritableDir } from '../../util/writable-dir.ts';
 import type { Logger } from '../../util/logger.ts';
 import { BaseWarehouse } from '../base-warehouse.ts';
 import type { BookkeepingDb } from '../bookkeeping.ts';
@@ -143,7 +145,19 @@ export class DuckDBWarehouse extends BaseWarehouse {
       this.logger.warn({ pid: info.pid }, 'ignoring a stale warehouse lock file');
     }
     this.removeReaderNotes();
-    writeNote(lockFilePath(this.path), owner);
+    // DuckDB creates its .wal next to the file at the first commit: a folder the user may not write (made read-only
+    // with the file, say) is a configuration problem said before anything is written, not a commit failing mid-run.
+    checkWritableDir(
+      dirname(this.path),
+      'warehouse folder',
+      "a writer needs it for DuckDB's .wal file and the lock note; fix its permissions or choose another --warehouse",
+    );
+    const note = lockFilePath(this.path);
+    try {
+      writeNote(note, owner);
+    } catch (e) {
+      throw new ConfigError(`warehouse lock note ${note} cannot be written (${pathProblem(e, note)})`, { cause: e });
+    }
     heldLocks.add(this.path);
     this.lockHeld = true;
     this.note = lockFilePath(this.path);
@@ -189,7 +203,13 @@ export class DuckDBWarehouse extends BaseWarehouse {
     if (this.closed) return;
     this.closed = true;
     if (this.lockHeld) heldLocks.delete(this.path);
-    if (this.note !== null) rmSync(this.note, { force: true });
+    try {
+      if (this.note !== null) rmSync(this.note, { force: true });
+    } catch (e) {
+      // A folder made unwritable meanwhile: the note of a process that is gone is ignored by the next one; failing
+      // here would leave DuckDB open and hide the error the run is reporting.
+      this.logger.warn({ err: e, note: this.note }, 'could not remove the warehouse lock note');
+    }
     for (const s of this.sessions) s.close();
     this.main.close();
     releaseInstance(this.path);
