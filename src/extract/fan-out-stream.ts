@@ -52,7 +52,8 @@ export async function runFanOutStream(
     state.fullRefreshPending === true ||
     !Number.isFinite(lastFull) ||
     Date.parse(ctx.extractedAt) - lastFull > ctx.options.fullRefreshAfterDays * dayMs;
-  const doneThisRun = ctx.resuming ? await parentsDoneInRun(ctx, def.name) : new Set<string>();
+  const since = fullRefresh ? await fullRefreshSince(def, state, ctx) : undefined;
+  const doneThisRun = ctx.resuming ? await parentsDoneInRun(ctx, def.name, since) : new Set<string>();
 
   const todo = parents.filter((p) => {
     const key = String(p.id);
@@ -128,13 +129,13 @@ export async function runFanOutStream(
   // Only a refresh that read every parent whole counts; otherwise the next run refreshes again, so the parents it
   // missed do not wait another period.
   const refreshed = fullRefresh && parentsComplete && unfinished === 0;
-  const { fullRefreshPending: _pending, ...kept } = state;
+  const { fullRefreshPending: _pending, fullRefreshSince: _since, ...kept } = state;
   const newState: StreamState = {
     ...kept,
     lastCompleteRunId: ctx.runId,
     lastCompleteAt: ctx.extractedAt,
     ...(refreshed ? { lastFullRefreshAt: ctx.extractedAt } : {}),
-    ...(fullRefresh && !refreshed ? { fullRefreshPending: true } : {}),
+    ...(fullRefresh && !refreshed ? { fullRefreshPending: true, ...(since ? { fullRefreshSince: since } : {}) } : {}),
   };
   const plan: CommitPlan = {
     runId: ctx.runId,
@@ -328,12 +329,30 @@ async function confirmMultiPageWalks(
   }
 }
 
-async function parentsDoneInRun(ctx: ExtractContext, stream: string): Promise<Set<string>> {
-  const rows = await ctx.mutex.run(() =>
-    ctx.warehouse.query('SELECT parent_id FROM _grantflow_parents WHERE stream = $1 AND run_id = $2', [
-      stream,
-      ctx.runId,
-    ]),
-  );
+/**
+ * Parents whose children this run already committed (a resumed run does not read them again); during a full refresh
+ * only those read `since` it began. A clock set back between attempts makes them look older: read again, not missed.
+ */
+async function parentsDoneInRun(ctx: ExtractContext, stream: string, since?: string): Promise<Set<string>> {
+  const sql =
+    'SELECT parent_id FROM _grantflow_parents WHERE stream = $1 AND run_id = $2' +
+    (since === undefined ? '' : ' AND synced_at >= CAST($3 AS TIMESTAMPTZ)');
+  const params = since === undefined ? [stream, ctx.runId] : [stream, ctx.runId, since];
+  const rows = await ctx.mutex.run(() => ctx.warehouse.query(sql, params));
   return new Set(rows.map((r) => String(r.parent_id)));
+}
+
+/**
+ * When the full refresh of `def` began: kept in its state from the attempt that started it (committed now, so an
+ * attempt killed after some checkpoints is resumed without reading them again) until a refresh reads every parent.
+ */
+async function fullRefreshSince(def: StreamDef, state: StreamState, ctx: ExtractContext): Promise<string> {
+  if (state.fullRefreshSince !== undefined) return state.fullRefreshSince;
+  const plan: CommitPlan = {
+    runId: ctx.runId,
+    extractedAt: ctx.extractedAt,
+    state: { stream: def.name, value: { ...state, fullRefreshSince: ctx.extractedAt } },
+  };
+  await ctx.mutex.run(async () => (await ctx.warehouse.openLoad()).commit(plan));
+  return ctx.extractedAt;
 }

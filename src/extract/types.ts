@@ -112,6 +112,11 @@ export interface StreamState {
   lastFullRefreshAt?: string;
   /** Fan-out: a full refresh did not read every parent whole, so the next run refreshes again. */
   fullRefreshPending?: boolean;
+  /**
+   * Fan-out: when the full refresh under way began (the attempt's extraction time). A resumed run skips only the
+   * parents it read since then: those it read before (a plain attempt, killed) may have had children edited since.
+   */
+  fullRefreshSince?: string;
   /** append_newest_first streams: the highest id held. */
   maxId?: number;
   records?: number;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { dumpWarehouse, proxySite, runCli, siteWithWarehouse, syncCliArgs, syncOnce } from './harness.ts';
-import { killWhen } from './faults/support.ts';
+import { killOnStderr, killWhen } from './faults/support.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -95,6 +95,30 @@ describe('fan-out state between runs', () => {
     const fresh = join(dir, 'fresh.duckdb');
     expect((await syncOnce(sim, { credentials, warehouse: fresh })).status).toBe('succeeded');
     const tables = ['application_tasks', 'task_responses', 'application_notes', 'application_stages'];
+    expect(await liveRows(warehouse, tables)).toEqual(await liveRows(fresh, tables));
+  });
+
+  it('a --full-refresh that resumes a killed plain run reads again the parents that run had read', async () => {
+    const { sim, dir, credentials } = await setup(19);
+    const warehouse = join(dir, 'w.duckdb');
+    expect((await syncOnce(sim, { credentials, warehouse })).status).toBe('succeeded');
+    // Three applications change: the plain run reads their children, commits them, and is killed.
+    const updated = sim.control.applyChanges({ updated: 3 }).updated;
+    const killed = await runCli(syncCliArgs(sim.url, dir, { credentials, warehouse: ['--warehouse', warehouse] }), {
+      env: { GRANTFLOW_TEST_DELAY_AFTER_COMMIT_MS: '300' },
+      onSpawn: (child) => killOnStderr(child, 'load transaction committed (stream application_tasks)', 1),
+    });
+    expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    // Then their tasks are edited without touching the applications: only a full refresh reads that.
+    for (const id of updated) {
+      const task = sim.control.data.children(id)!.tasks[0]!;
+      task.data = { ...(task.data as object), edited: `after the kill ${id}` };
+    }
+    const refreshed = await syncOnce(sim, { credentials, warehouse, fullRefresh: true });
+    expect(refreshed.resumed).toBe(true);
+    const fresh = join(dir, 'fresh.duckdb');
+    expect((await syncOnce(sim, { credentials, warehouse: fresh })).status).toBe('succeeded');
+    const tables = ['application_tasks', 'task_responses'];
     expect(await liveRows(warehouse, tables)).toEqual(await liveRows(fresh, tables));
   });
 
