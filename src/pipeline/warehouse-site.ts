@@ -16,11 +16,11 @@ export function siteOfRun(run: RunRecord | undefined): string | undefined {
   return typeof site === 'string' ? site : undefined;
 }
 
-/** Scheme and host case, a default port and trailing slashes do not make another site. */
+/** The scheme (a site moved to https), host case, a default port and trailing slashes do not make another site. */
 function normalised(site: string): string {
   try {
     const url = new URL(site);
-    return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}`;
+    return `${url.host}${url.pathname.replace(/\/+$/, '')}`;
   } catch {
     return site.replace(/\/+$/, '');
   }

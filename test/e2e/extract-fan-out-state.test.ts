@@ -63,10 +63,14 @@ describe('fan-out state between runs', () => {
           : body,
     );
     cleanup.push(proxy.close);
-    const cut = await syncOnce({ ...sim, url: proxy.url }, { credentials, warehouse, perPage, fullRefresh: true });
+    // The proxy is the same site at another address: each switch between them is a --site-moved.
+    const cut = await syncOnce(
+      { ...sim, url: proxy.url },
+      { credentials, warehouse, perPage, fullRefresh: true, siteMoved: true },
+    );
     expect(cut.streams.find((s) => s.stream === 'applications')?.complete).toBe(false);
     await proxy.close();
-    const next = await syncOnce(sim, { credentials, warehouse, perPage });
+    const next = await syncOnce(sim, { credentials, warehouse, perPage, siteMoved: true });
     expect(next.streams.find((s) => s.stream === 'application_tasks')?.fullRefresh).toBe(true);
     const fresh = join(dir, 'fresh.duckdb');
     expect((await syncOnce(sim, { credentials, warehouse: fresh, perPage })).status).toBe('succeeded');

@@ -10,6 +10,9 @@ import { StoppedError } from '../../src/util/errors.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { dumpWarehouse, proxySite, referenceDump, siteWithWarehouse, syncOnce, type TableDump } from './harness.ts';
 
+/** The proxy is the same site at another address: a sync that switches between them says so (--site-moved). */
+const sameSite = { siteMoved: true };
+
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
@@ -68,11 +71,18 @@ describe('incremental sequences', () => {
       },
     );
     cleanup.push(proxy.close);
-    const broken = await syncOnce(sim, { models: false, credentials, warehouse, site: proxy.url, fullRefresh: true });
+    const broken = await syncOnce(sim, {
+      ...sameSite,
+      models: false,
+      credentials,
+      warehouse,
+      site: proxy.url,
+      fullRefresh: true,
+    });
     expect(broken.status).toBe('partial');
     expect(broken.streams.find((s) => s.stream === 'application_tasks')?.status).toBe('failed');
 
-    const next = await syncOnce(sim, { models: false, credentials, warehouse });
+    const next = await syncOnce(sim, { ...sameSite, models: false, credentials, warehouse });
     expect(next.status).toBe('succeeded');
     expect(next.streams.find((s) => s.stream === 'application_tasks')?.fullRefresh).toBe(true);
     const reference = await referenceDump(sim, dir, 'reference', { models: false });
@@ -106,6 +116,7 @@ describe('a --full-refresh stopped halfway', () => {
         models: false,
         logLevel: 'silent',
         fullRefresh: true,
+        ...sameSite,
       }),
       logger: silentLogger,
       env: {},
@@ -115,11 +126,11 @@ describe('a --full-refresh stopped halfway', () => {
     await expect(stopped).rejects.toBeInstanceOf(SyncStoppedError);
 
     // The next sync resumes that run but selects only the programs: the resumed run ends without the tasks.
-    const resumed = await syncOnce(sim, { models: false, credentials, warehouse, streams: ['programs'] });
+    const resumed = await syncOnce(sim, { ...sameSite, models: false, credentials, warehouse, streams: ['programs'] });
     expect(resumed.resumed).toBe(true);
     expect(resumed.status).toBe('succeeded');
 
-    const next = await syncOnce(sim, { models: false, credentials, warehouse });
+    const next = await syncOnce(sim, { ...sameSite, models: false, credentials, warehouse });
     expect(next.streams.find((s) => s.stream === 'application_tasks')?.fullRefresh).toBe(true);
     const reference = await referenceDump(sim, dir, 'reference', { models: false });
     expect(await differingTables(warehouse, reference)).toEqual([]);
@@ -159,6 +170,7 @@ describe('a parent that leaves the list and comes back unchanged', () => {
       sim.control.applyChanges({ updated: 1 });
     }
     const gone = await syncOnce(sim, {
+      ...sameSite,
       models: false,
       credentials,
       warehouse,
@@ -169,7 +181,7 @@ describe('a parent that leaves the list and comes back unchanged', () => {
 
     ds.applications.insert(app);
     ds.version++;
-    expect((await syncOnce(sim, { models: false, credentials, warehouse })).status).toBe('succeeded');
+    expect((await syncOnce(sim, { ...sameSite, models: false, credentials, warehouse })).status).toBe('succeeded');
     const reference = await referenceDump(sim, dir, 'reference', { models: false });
     expect(await differingTables(warehouse, reference)).toEqual([]);
   });
