@@ -54,9 +54,46 @@ export async function loadSettings<K extends SettingKey = SettingKey>(
   const schema = settingsSchema.pick(Object.fromEntries(keys.map((k) => [k, true])) as Record<SettingKey, true>);
   const parsed = schema.safeParse(merged);
   if (!parsed.success) throw new ConfigError(describeIssues(parsed.error, origin, pipelinePath));
+  checkOverridden(
+    [
+      ['pipeline file', fromFile],
+      ['environment', fromEnv],
+    ],
+    keys,
+    origin,
+    pipelinePath,
+  );
   const settings = parsed.data as Pick<Settings, K>;
   sources.set(settings, origin);
   return settings;
+}
+
+/**
+ * A value a higher source overrides is validated all the same: a bad pipeline key hidden by a flag (or a bad
+ * GRANTFLOW_* variable hidden by a flag) would otherwise stop the run the day that flag is dropped, far from the
+ * edit that broke it. Only the command's own keys, as for the values in effect.
+ */
+function checkOverridden(
+  layers: readonly (readonly [SettingSource, Raw])[],
+  keys: readonly SettingKey[],
+  origin: ReadonlyMap<SettingKey, SettingSource>,
+  pipelinePath?: string,
+): void {
+  for (const [source, values] of layers) {
+    const hidden = (Object.keys(values) as SettingKey[]).filter(
+      (k) => values[k] !== undefined && keys.includes(k) && origin.get(k) !== source,
+    );
+    if (hidden.length === 0) continue;
+    const schema = settingsSchema.pick(Object.fromEntries(hidden.map((k) => [k, true])) as Record<SettingKey, true>);
+    const parsed = schema.safeParse(Object.fromEntries(hidden.map((k) => [k, values[k]])));
+    if (parsed.success) continue;
+    const where = new Map(hidden.map((k) => [k, source]));
+    const bad = [...new Set(parsed.error.issues.map((issue) => String(issue.path[0] ?? '')))];
+    const by = bad.map((k) => describeSource(k, origin.get(k as SettingKey), pipelinePath)).join(', ');
+    throw new ConfigError(
+      `${describeIssues(parsed.error, where, pipelinePath)} (overridden by ${by}, but it must be valid all the same)`,
+    );
+  }
 }
 
 async function readPipelineFile(path: string): Promise<Raw> {
@@ -136,14 +173,16 @@ function describeIssues(
   return error.issues
     .map((issue) => {
       const key = String(issue.path[0] ?? '');
-      const source = origin.get(key as SettingKey);
-      const where =
-        source === 'environment'
-          ? `environment variable ${envName(key)}`
-          : source === 'flag'
-            ? `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`
-            : `"${key}" in pipeline file ${pipelinePath ?? ''}`;
-      return `${where}: ${issue.message}`;
+      return `${describeSource(key, origin.get(key as SettingKey), pipelinePath)}: ${issue.message}`;
     })
     .join('; ');
+}
+
+/** Where a setting was given, as the operator would find it: `--rate`, `GRANTFLOW_RATE` or the pipeline file's key. */
+function describeSource(key: string, source: SettingSource | undefined, pipelinePath?: string): string {
+  return source === 'environment'
+    ? `environment variable ${envName(key)}`
+    : source === 'flag'
+      ? `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`
+      : `"${key}" in pipeline file ${pipelinePath ?? ''}`;
 }

@@ -47,6 +47,35 @@ describe('bad usage', () => {
       '(run with --help for usage)',
     ]);
   });
+
+  // README: every setting from a flag, a variable or a pipeline file is validated before anything is written; one a
+  // flag overrides too, or dropping that flag later (a cron line edited) would turn up the error only then.
+  it.each([
+    ['a pipeline file', { rate: 'fast' }, {}, /^grantflow: "rate" in pipeline file .*overrides\.json: /],
+    ['a GRANTFLOW_* variable', {}, { GRANTFLOW_RATE: '-1' }, /^grantflow: environment variable GRANTFLOW_RATE: /],
+  ])(
+    'a bad value in %s is refused even while a flag overrides it: exit 2, nothing written',
+    async (_, fileSettings, env, message) => {
+      const cwd = join(dir.path, 'overridden-cwd');
+      await mkdir(cwd);
+      const file = join(dir.path, 'overrides.json');
+      await writeFile(file, JSON.stringify(fileSettings));
+      try {
+        // syncCliArgs gives --rate, the flag that overrides the bad value.
+        const args = [...syncCliArgs(sim.url, cwd, { credentials }), '--pipeline', file, '--models', 'false'];
+        const r = await runCli(args, { cwd, env });
+        expect(r.code).toBe(2);
+        const lines = r.stderr.trim().split('\n');
+        expect(lines).toHaveLength(1);
+        expect(lines[0]).toMatch(message);
+        expect(lines[0]).toMatch(/\(overridden by --rate, but it must be valid all the same\)$/);
+        expect(await readdir(cwd)).toEqual([]);
+      } finally {
+        await rm(cwd, { recursive: true, force: true });
+        await rm(file, { force: true });
+      }
+    },
+  );
 });
 
 describe('an empty list where a list is expected', () => {
