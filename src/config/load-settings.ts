@@ -35,7 +35,8 @@ export async function loadSettings<K extends SettingKey = SettingKey>(
 ): Promise<Pick<Settings, K>> {
   const env = options.env ?? process.env;
   const keys: readonly SettingKey[] = options.keys ?? allSettingKeys;
-  const pipelinePath = options.pipeline ?? env.GRANTFLOW_PIPELINE;
+  const given = options.pipeline ?? env.GRANTFLOW_PIPELINE;
+  const pipelinePath = given ? resolve(given) : undefined;
   const fromFile = pipelinePath ? await readPipelineFile(pipelinePath) : {};
   const fromEnv = readEnv(env, keys);
   const origin = new Map<SettingKey, SettingSource>();
@@ -64,6 +65,7 @@ export async function loadSettings<K extends SettingKey = SettingKey>(
     pipelinePath,
   );
   const settings = parsed.data as Pick<Settings, K>;
+  resolvePaths(settings);
   sources.set(settings, origin);
   return settings;
 }
@@ -135,6 +137,18 @@ async function readPipelineFile(path: string): Promise<Raw> {
 
 /** Settings that are file or directory paths (the warehouse may instead be a postgres:// URL, left as it is). */
 const pathSettings = ['credentials', 'warehouse', 'snapshots', 'rawDir'] as const satisfies readonly SettingKey[];
+
+/**
+ * Paths from flags, variables and defaults are relative to the working directory: resolved here, so every message
+ * names the path that was used (a cron job's working directory is not the operator's shell's). Those of a pipeline
+ * file are resolved against its folder as it is read.
+ */
+function resolvePaths(settings: Partial<Settings>): void {
+  for (const key of pathSettings) {
+    const v = settings[key];
+    if (typeof v === 'string' && v !== '' && !isAbsolute(v) && !urlPattern.test(v)) settings[key] = resolve(v);
+  }
+}
 
 function readEnv(env: NodeJS.ProcessEnv, keys: readonly SettingKey[]): Raw {
   const out: Raw = {};

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { loadSettings } from '../../src/config/load-settings.ts';
 import { settingKinds } from '../../src/config/settings.ts';
 import { ConfigError } from '../../src/util/errors.ts';
@@ -88,7 +88,7 @@ describe('settings', () => {
     const env = { GRANTFLOW_RATE: 'fast', GRANTFLOW_WAREHOUSE: 'env.duckdb' };
     const mixed = await pipeline('mixed.json', JSON.stringify({ perPage: 'many', logLevel: 'warn' }));
     expect(await loadSettings({}, { pipeline: mixed, env, keys })).toEqual({
-      warehouse: 'env.duckdb',
+      warehouse: resolve('env.duckdb'),
       logLevel: 'warn',
     });
     const badUsed = await pipeline('bad-used.json', JSON.stringify({ logLevel: 'loud' }));
@@ -125,7 +125,8 @@ describe('settings', () => {
     expect(s.warehouse).toBe(join(dir, 'prod', 'w.duckdb'));
     expect(s.snapshots).toBe(join(folder, 'snap'));
     expect(s.rawDir).toBe('/abs/raw');
-    // A Postgres URL is not a path; flags and variables stay relative to the working directory.
+    // A Postgres URL is not a path; flags and variables are relative to the working directory (resolved, so that
+    // messages name the path used).
     const pgFile = join(folder, 'pg.json');
     await writeFile(pgFile, JSON.stringify({ warehouse: 'postgres://u@h:5432/db', credentials: 'creds.json' }));
     const p = await loadSettings(
@@ -133,8 +134,8 @@ describe('settings', () => {
       { pipeline: pgFile, env: { GRANTFLOW_SNAPSHOTS: 'snaps' } },
     );
     expect(p.warehouse).toBe('postgres://u@h:5432/db');
-    expect(p.credentials).toBe('mine.json');
-    expect(p.snapshots).toBe('snaps');
+    expect(p.credentials).toBe(resolve('mine.json'));
+    expect(p.snapshots).toBe(resolve('snaps'));
   });
 
   it("refuse a site URL that ends in /api: it must be the site's root URL", async () => {

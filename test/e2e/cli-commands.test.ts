@@ -384,6 +384,33 @@ describe('a pipeline file in another folder than the working directory', () => {
   });
 });
 
+// README: paths given as flags or variables (or left to their defaults) are relative to the working directory, and
+// messages show the resolved path: a cron job's working directory is not the one the operator reads the log from.
+describe('relative paths from flags, variables and defaults', () => {
+  it('are named resolved against the working directory in messages', async () => {
+    const cwd = join(dir.path, 'relative-cwd');
+    await mkdir(cwd);
+    try {
+      const status = await runCli(['status', '--warehouse', 'missing.duckdb'], { cwd });
+      expect(status.code).toBe(2);
+      expect(status.stderr.trim()).toBe(
+        `grantflow: no warehouse at ${join(cwd, 'missing.duckdb')}; run \`grantflow sync\` first or pass --warehouse`,
+      );
+      const sync = await runCli(['sync', '--site', sim.url], { cwd, env: { GRANTFLOW_CREDENTIALS: 'missing.json' } });
+      expect(sync.code).toBe(2);
+      expect(sync.stderr.trim()).toBe(`grantflow: credentials file ${join(cwd, 'missing.json')} does not exist`);
+      const replay = await runCli(['replay', '--run', 'nope'], { cwd });
+      expect(replay.code).toBe(2);
+      expect(replay.stderr).toContain(`under ${join(cwd, 'data', 'raw')} `);
+      const doctor = await runCli(['doctor', '--site', sim.url, '--credentials', 'missing.json'], { cwd });
+      expect(doctor.stdout).toContain(` ${join(cwd, 'data', 'snapshots')} is writable\n`);
+      expect(await readdir(cwd)).toEqual([]);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
+  });
+});
+
 /** Keys at the top level of one JSON object text, in order, repeats included (JSON.parse would hide a repeat). */
 function topLevelKeys(line: string): string[] {
   const keys: string[] = [];
