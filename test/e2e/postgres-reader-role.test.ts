@@ -78,6 +78,20 @@ it('a table the reader may not read: refused naming the missing SELECT, not a mi
   }
 });
 
+it('no SELECT on the runs table: refused naming it and the GRANT, not "holds no grantflow data yet"', async () => {
+  await admin.query(`REVOKE SELECT ON ${schema}._grantflow_runs FROM ${reader}`);
+  try {
+    const r = await runCli(modelsTest);
+    expect(r.code).toBe(2);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(`role ${reader} may not read table _grantflow_runs;`);
+    expect(lines[0]).toContain(`GRANT SELECT ON ALL TABLES IN SCHEMA "${schema}" TO "${reader}"`);
+  } finally {
+    await admin.query(`GRANT SELECT ON ${schema}._grantflow_runs TO ${reader}`);
+  }
+});
+
 it('a warehouse to migrate first: the reader is refused at once, naming the privilege and why, with nothing written', async () => {
   // An older version's warehouse: one column missing.
   await admin.query(`ALTER TABLE ${schema}.programs DROP COLUMN balance`);

@@ -73,10 +73,17 @@ async function prepare(warehouse: Warehouse): Promise<void> {
     throw new ConfigError(`${warehouse.description} holds no grantflow data yet; run \`grantflow sync\` first`);
 }
 
-/** Whether a sync (or replay) has written this warehouse: its runs table exists in the warehouse's schema. */
+/**
+ * Whether a sync (or replay) has written this warehouse: its runs table exists in the warehouse's schema. On Postgres
+ * from pg_class: information_schema lists only tables the role holds a privilege on, so a reader without SELECT was
+ * told the warehouse held no data instead of which grant it lacks.
+ */
 async function syncedBefore(warehouse: Warehouse): Promise<boolean> {
   const rows = await warehouse.query(
-    `SELECT 1 AS found FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = '_grantflow_runs'`,
+    warehouse.dialect === 'postgres'
+      ? `SELECT 1 AS found FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE n.nspname = current_schema() AND c.relname = '_grantflow_runs'`
+      : `SELECT 1 AS found FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = '_grantflow_runs'`,
   );
   return rows.length > 0;
 }
