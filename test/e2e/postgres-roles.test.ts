@@ -117,12 +117,14 @@ describe("a role with CREATE on the schema but not owning grantflow's tables", (
     refusal(line.replace(/^FAIL\s+warehouse\s+/, ''));
   });
 
-  it('status without SELECT on the tables exits 2 with one line naming the table, not a stack trace', async () => {
+  it('status without SELECT on the tables exits 2 with one line naming the table and its GRANT, not a stack trace', async () => {
     const r = await runCli(['status', ...warehouseAs(other)]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toEqual([
       expect.stringContaining('the Postgres role lacks a privilege grantflow needs: permission denied for table'),
     ]);
+    // README: the refusal gives the GRANT too, as snapshot's and models test's do.
+    expect(r.stderr).toContain(`grant it (GRANT SELECT ON ALL TABLES IN SCHEMA "${schema}" TO "${other}")`);
   });
 
   it('snapshot without SELECT on the tables exits 2 naming the privilege and its GRANT, not "no tables yet"', async () => {

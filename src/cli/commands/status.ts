@@ -2,7 +2,9 @@ import type { Command } from 'commander';
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 import { tables } from '../../normalize/index.ts';
 import { openConfiguredWarehouse } from '../../warehouse/index.ts';
-import { ConfigError } from '../../util/errors.ts';
+import type { Warehouse } from '../../warehouse/types.ts';
+import { ident } from '../../warehouse/values.ts';
+import { ConfigError, firstLine } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runReason } from '../../pipeline/run-reason.ts';
 import { oneLine } from '../../source/errors.ts';
@@ -79,10 +81,27 @@ export function registerStatus(program: Command): void {
             `  ${t.name.padEnd(28)} ${String(row?.live ?? 0).padStart(9)} ${String(row?.gone ?? 0).padStart(7)}`,
           );
         }
+      } catch (e) {
+        throw await readRefused(warehouse, e);
       } finally {
         await warehouse.close();
       }
       process.stdout.write(out.join('\n') + '\n');
     }),
+  );
+}
+
+/**
+ * A grantflow table the Postgres role may not read (SQLSTATE 42501): one line naming it and the GRANT that gives the
+ * role what `status` needs, as `snapshot` and `models test` do; any other error as it is.
+ */
+async function readRefused(warehouse: Warehouse, error: unknown): Promise<unknown> {
+  if ((error as { code?: unknown } | null)?.code !== '42501') return error;
+  const [who] = await warehouse.query(`SELECT current_user AS role, current_schema() AS schema`);
+  const grant = `GRANT SELECT ON ALL TABLES IN SCHEMA ${ident(String(who?.schema))} TO ${ident(String(who?.role))}`;
+  return new ConfigError(
+    `the Postgres role lacks a privilege grantflow needs: ${firstLine(error)}; grant it (${grant}); ` +
+      'README.md, "Postgres privileges", lists what each command needs',
+    { cause: error },
   );
 }
