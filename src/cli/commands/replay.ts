@@ -11,7 +11,12 @@ const keys = [...warehouseSettingKeys, 'rawDir', 'siteTimeZone', 'logLevel'] as 
 export function registerReplay(program: Command): void {
   const command = program
     .command('replay')
-    .description('normalise and load the raw pages a run landed (data/raw/<run-id>/) without calling the site')
+    .summary('normalise and load the raw pages a run landed (data/raw/<run-id>/) without calling the site')
+    .description(
+      'Normalise and load the raw pages a run landed (<raw dir>/<run-id>/) without calling the site, merged by ' +
+        'primary key as a sync loads them. Records no run or stream state, and builds no model or snapshot: run ' +
+        '`grantflow models run` and `grantflow snapshot` after it.',
+    )
     .requiredOption('--run <id>', 'run id (see `grantflow status`, or the folder names under the raw dir)');
   addSettings(command, keys);
   command.action(
