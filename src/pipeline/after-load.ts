@@ -108,7 +108,12 @@ export async function afterLoad(
               'current (`grantflow snapshot` writes this one)',
           );
         } else {
-          lines.push(`snapshots: FAILED: ${firstLine(e)} (the manifest still names the last good snapshot)`);
+          // Said once, and only where true: a write's own errors say what the manifest names (the new snapshot, when
+          // it was published and only the disk's confirmation failed).
+          const why = firstLine(e);
+          lines.push(
+            `snapshots: FAILED: ${why}${/manifest/.test(why) ? '' : ' (the manifest still names the last good snapshot)'}`,
+          );
         }
       }
     }

@@ -25,6 +25,7 @@ it('a snapshot that cannot be written ends the run partial and recorded, not run
   expect(r.code, r.stderr).toBe(1);
   expect(r.stderr).not.toMatch(/a bug/);
   expect(r.stdout).toMatch(/snapshots: FAILED: .*applications/);
+  expect(r.stdout.split('the manifest still names the last good snapshot')).toHaveLength(2);
   expect(existsSync(join(snapshots, '_manifest.json'))).toBe(false);
   // The tables written before the failing one left no snapshot= folder behind (a glob over the folders finds none).
   const folders = readdirSync(snapshots, { recursive: true, encoding: 'utf8' }).filter((f) => /snapshot=/.test(f));
