@@ -492,6 +492,19 @@ describe('after a sync', () => {
     }
   });
 
+  it.each(['-1', '4294967296', '1.5'])(
+    'demo --seed %s is refused as sim refuses it: exit 2, nothing written',
+    async (seed) => {
+      const demoDir = join(dir.path, `seed-demo${seed}`);
+      const r = await runCli(['demo', '--dir', demoDir, '--scale', 'tiny', '--seed', seed]);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split('\n')).toEqual([
+        `grantflow: --seed must be an integer from 0 to 4294967295, got "${seed}"`,
+      ]);
+      expect(existsSync(demoDir)).toBe(false);
+    },
+  );
+
   it.each([
     ['docs', 'dictionary', '--out', 'PATH/dd.md'],
     ['demo', '--dir', 'PATH/demo'],

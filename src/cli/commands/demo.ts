@@ -13,6 +13,7 @@ import { openWarehouse } from '../../warehouse/index.ts';
 import { ConfigError, LockedError } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
+import { seedFlag } from './sim.ts';
 import { checkWritableDir } from '../../util/writable-dir.ts';
 
 const scales = ['tiny', 'small', 'medium', 'large'] as const;
@@ -54,8 +55,7 @@ export function registerDemo(program: Command): void {
           env: {},
         });
         const rate = base.rate;
-        const seed = Number(options.seed);
-        if (!Number.isInteger(seed)) throw new ConfigError(`--seed must be an integer, got "${options.seed}"`);
+        const seed = seedFlag(options.seed);
         const dir = options.dir;
         checkWritableDir(dir, 'demo directory', 'choose another one with --dir or fix its permissions');
         await refuseIfHeld(join(dir, 'warehouse.duckdb'));

@@ -22,13 +22,16 @@ interface SimFlags {
   credentialsOut?: string;
 }
 
-function integer(flag: string, raw: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+export function integer(flag: string, raw: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const n = Number(raw);
   if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(n) || n < min || n > max) {
     throw new ConfigError(`${flag} must be an integer from ${min} to ${max}, got "${raw}"`);
   }
   return n;
 }
+
+/** The simulator's seeds: the same range for `sim` and `demo`. */
+export const seedFlag = (raw: string): number => integer('--seed', raw, 0, 2 ** 32 - 1);
 
 function number(flag: string, raw: string, min: number, max: number): number {
   const n = Number(raw);
@@ -46,7 +49,7 @@ export function parseSimFlags(flags: SimFlags): SimulatorOptions {
   return {
     port: integer('--port', flags.port, 0, 65_535),
     host: flags.host,
-    seed: integer('--seed', flags.seed, 0, 2 ** 32 - 1),
+    seed: seedFlag(flags.seed),
     scale: flags.scale,
     rate: number('--rate', flags.rate, 0, 1_000_000),
     faults: { rate: faults },
