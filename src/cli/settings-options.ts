@@ -26,7 +26,8 @@ const help: Readonly<Record<SettingKey, string>> = {
   concurrency: 'requests in flight at once (default 8)',
   siteTimeZone: 'IANA time zone of timestamps the site sends without one (default UTC)',
   retainSnapshots: 'snapshots kept per table (default 7; 2 or more while readers follow the manifest)',
-  models: 'run the SQL models and data tests after loading (default true)',
+  models:
+    'run the SQL models and data tests after loading (default true; with false, snapshots are written without the data tests having checked them)',
   snapshot: 'write Parquet snapshots after a successful sync (default true)',
   logLevel: 'fatal|error|warn|info|debug|trace|silent (default info)',
 };
