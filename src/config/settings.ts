@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { setsSearchPath } from '../warehouse/postgres/server-options.ts';
 
 /**
  * DuckDB's memory limit unless told otherwise: DuckDB's documented minimum of ~125 MB per thread for its two
@@ -54,9 +55,7 @@ function urlNamesSchema(url: string): boolean {
  */
 function urlOptionsSetSearchPath(url: string): boolean {
   if (!URL.canParse(url)) return false;
-  return new URL(url).searchParams
-    .getAll('options')
-    .some((options) => /(?:^|\s)(?:-c\s*|--)search[_-]path\s*=/i.test(options));
+  return new URL(url).searchParams.getAll('options').some(setsSearchPath);
 }
 
 /** Bytes of a size as DuckDB reads it (KB = 1000 bytes, KiB = 1024), or null when it is not a size. */

@@ -105,4 +105,32 @@ describe('Postgres warehouse on a shared database', () => {
       await wh.close();
     }
   });
+
+  it('keeps PGOPTIONS (which pg drops once options are given), the URL winning over it, and refuses a search_path there', async () => {
+    const name = `${prefix}_pgopts`;
+    const before = process.env.PGOPTIONS;
+    process.env.PGOPTIONS = '-c work_mem=7MB -c statement_timeout=111111';
+    try {
+      const u = new URL(url);
+      u.searchParams.set('options', '-c statement_timeout=654321');
+      const wh = await openWarehouse(u.toString(), { schema: name });
+      try {
+        await wh.migrate([]);
+        expect(
+          await wh.query(
+            `SELECT current_schema() AS s, current_setting('work_mem') AS m, current_setting('statement_timeout') AS t`,
+          ),
+        ).toEqual([{ s: name, m: '7MB', t: '654321ms' }]);
+      } finally {
+        await wh.close();
+      }
+      process.env.PGOPTIONS = `-c search_path=${prefix}_elsewhere`;
+      await expect(openWarehouse(url, { schema: name })).rejects.toThrow(
+        expect.objectContaining({ message: expect.stringMatching(/^PGOPTIONS must not set search_path/), exitCode: 2 }),
+      );
+    } finally {
+      if (before === undefined) delete process.env.PGOPTIONS;
+      else process.env.PGOPTIONS = before;
+    }
+  });
 });

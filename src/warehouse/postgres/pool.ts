@@ -4,6 +4,7 @@ import { ConfigError, ExitCode, firstLine, GrantflowError } from '../../util/err
 import type { Logger } from '../../util/logger.ts';
 import type { ResultRow, SqlRunner } from '../sql-runner.ts';
 import { ident, intValue, numericText, pgTimestampText } from '../values.ts';
+import { setsSearchPath } from './server-options.ts';
 
 /** Result parsers of our own pools only (pg's globals stay untouched): same value formats as DuckDB. */
 const parsers = new Map<number, (text: string) => CellValue>([
@@ -56,15 +57,23 @@ function splitOptions(url: string): { connectionString: string; options: string 
 
 export function connectionConfig(url: string, schema: string): pg.ClientConfig {
   const { connectionString, options } = splitOptions(url);
+  // pg reads PGOPTIONS only when no options are given, and ours always are: put first, so the URL's and ours win.
+  const fromEnv = process.env.PGOPTIONS?.trim();
+  if (fromEnv && setsSearchPath(fromEnv))
+    throw new ConfigError(
+      'PGOPTIONS must not set search_path: grantflow sets the search path to the --schema setting (default public), ' +
+        'then public, so the tables would not land in the schema named there; use --schema, GRANTFLOW_SCHEMA or the ' +
+        'pipeline key "schema" (other options there, such as -c statement_timeout=..., are kept)',
+    );
   // Timestamps print in UTC; unqualified names (models, analysts' SQL) resolve in the warehouse schema. Quoted:
   // unquoted, Postgres would fold a mixed-case schema to lower case and read another schema's tables. After the
-  // URL's own options, so these two win over a TimeZone or search_path given there (the last -c of a name wins); the
-  // settings refuse a URL whose options set search_path, as its schema would be ignored (config/settings.ts).
+  // URL's own options (and PGOPTIONS), so these two win over a TimeZone or search_path given there (the last -c of a
+  // name wins); a search_path there is refused, as its schema would be ignored (here, and config/settings.ts).
   const ours = `-c TimeZone=UTC -c search_path=${ident(schema)},public`;
   return {
     connectionString,
     types,
-    options: options?.trim() ? `${options.trim()} ${ours}` : ours,
+    options: [fromEnv, options?.trim(), ours].filter((o) => o).join(' '),
     application_name: 'grantflow',
   };
 }
