@@ -20,6 +20,14 @@ import { silentLogger, type Logger } from '../../src/util/logger.ts';
 import type { CellValue } from '../../src/normalize/table-def.ts';
 
 export const postgresUrl = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** The test server's URL as `role`, with the password the role tests give their roles (`Pw-<role>`). */
+export function postgresUrlAs(role: string): string {
+  const u = new URL(postgresUrl);
+  u.username = role;
+  u.password = `Pw-${role}`;
+  return u.toString();
+}
 export const repoRoot = new URL('../..', import.meta.url).pathname;
 
 export async function tempDir(prefix = 'grantflow-e2e-'): Promise<{ path: string; remove: () => Promise<void> }> {

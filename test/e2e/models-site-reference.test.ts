@@ -14,7 +14,7 @@ import { loadModels } from '../../src/models/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import type { Dataset } from '../models/fixtures.ts';
-import { references } from '../models/model-reference.ts';
+import { references, sorted } from '../models/model-reference.ts';
 import { postgresSchema, startSite, syncOnce, tempDir, writeCredentials } from './harness.ts';
 
 const refId = (v: JsonValue | undefined): number | null => {
@@ -173,15 +173,6 @@ afterAll(async () => {
   await pgTarget?.drop();
   await dir?.remove();
 });
-
-const sortKey = (r: Record<string, CellValue>): string =>
-  JSON.stringify(
-    Object.keys(r)
-      .sort()
-      .map((k) => r[k]),
-  );
-const sorted = (rows: Record<string, CellValue>[]): Record<string, CellValue>[] =>
-  [...rows].sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : sortKey(a) > sortKey(b) ? 1 : 0));
 
 it('the changes between the syncs reach every model', () => {
   for (const m of loadModels()) {

@@ -9,7 +9,16 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { modelNames, postgresUrl, runCli, startSite, syncCliArgs, tempDir, writeCredentials } from './harness.ts';
+import {
+  modelNames,
+  postgresUrl,
+  postgresUrlAs,
+  runCli,
+  startSite,
+  syncCliArgs,
+  tempDir,
+  writeCredentials,
+} from './harness.ts';
 
 // Roles are cluster-wide: a prefix of the runner's choice keeps parallel runs apart.
 const prefix = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}model_owner_${process.pid}`;
@@ -18,14 +27,7 @@ const reporting = `${prefix}_reporting`;
 const schema = `${prefix}_schema`;
 const admin = new pg.Client({ connectionString: postgresUrl });
 
-function urlAs(role: string): string {
-  const u = new URL(postgresUrl);
-  u.username = role;
-  u.password = `Pw-${role}`;
-  return u.toString();
-}
-
-const warehouse = ['--warehouse', urlAs(grantflow), '--schema', schema];
+const warehouse = ['--warehouse', postgresUrlAs(grantflow), '--schema', schema];
 let sim: SimulatorHandle;
 let dir: Awaited<ReturnType<typeof tempDir>>;
 

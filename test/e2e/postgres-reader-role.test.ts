@@ -8,19 +8,14 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { tables } from '../../src/normalize/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { loadSmallSite } from '../models/fixtures.ts';
-import { postgresUrl, runCli } from './harness.ts';
+import { postgresUrl, postgresUrlAs, runCli } from './harness.ts';
 
 // Roles are cluster-wide: a prefix of the runner's choice keeps parallel runs apart.
 const prefix = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}reader_${process.pid}`;
 const reader = `${prefix}_role`;
 const schema = `${prefix}_schema`;
 const admin = new pg.Client({ connectionString: postgresUrl });
-const readerUrl = ((): string => {
-  const u = new URL(postgresUrl);
-  u.username = reader;
-  u.password = `Pw-${reader}`;
-  return u.toString();
-})();
+const readerUrl = postgresUrlAs(reader);
 const modelsTest = ['models', 'test', '--warehouse', readerUrl, '--schema', schema];
 
 const tableNames = async (): Promise<string[]> =>

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { postgresUrl, runCli, startSite, syncCliArgs, tempDir, writeCredentials } from './harness.ts';
+import { postgresUrl, postgresUrlAs, runCli, startSite, syncCliArgs, tempDir, writeCredentials } from './harness.ts';
 
 // Roles are cluster-wide: a prefix of the runner's choice keeps parallel runs apart.
 const prefix = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}roles_${process.pid}`;
@@ -14,13 +14,6 @@ const owner = `${prefix}_owner`;
 const other = `${prefix}_other`;
 const schema = `${prefix}_schema`;
 const admin = new pg.Client({ connectionString: postgresUrl });
-
-function urlAs(role: string): string {
-  const u = new URL(postgresUrl);
-  u.username = role;
-  u.password = `Pw-${role}`;
-  return u.toString();
-}
 
 let sim: SimulatorHandle;
 let dir: Awaited<ReturnType<typeof tempDir>>;
@@ -47,7 +40,7 @@ afterAll(async () => {
   await admin.end();
 });
 
-const warehouseAs = (role: string): string[] => ['--warehouse', urlAs(role), '--schema', schema];
+const warehouseAs = (role: string): string[] => ['--warehouse', postgresUrlAs(role), '--schema', schema];
 
 async function tablesOwnedBy(role: string): Promise<string[]> {
   const { rows } = await admin.query<{ tablename: string }>(

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CellValue, Row } from '../../src/normalize/table-def.ts';
+import type { Row } from '../../src/normalize/table-def.ts';
 import { loadModels, runModels } from '../../src/models/index.ts';
 import type { Dialect } from '../../src/warehouse/index.ts';
 import { load, loadSmallSite, openTestWarehouse, softDelete, type Dataset, type TestWarehouse } from './fixtures.ts';
-import { references } from './model-reference.ts';
+import { references, sorted } from './model-reference.ts';
 
 const DELETED = '2026-01-02T00:00:00Z';
 
@@ -87,15 +87,6 @@ async function loadEdgeRows(t: TestWarehouse, data: Dataset): Promise<Dataset> {
   }
   return out;
 }
-
-const sortKey = (r: Record<string, CellValue>): string =>
-  JSON.stringify(
-    Object.keys(r)
-      .sort()
-      .map((k) => r[k]),
-  );
-const sorted = (rows: Record<string, CellValue>[]): Record<string, CellValue>[] =>
-  [...rows].sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : sortKey(a) > sortKey(b) ? 1 : 0));
 
 describe.each<Dialect>(['duckdb', 'postgres'])('every model equals its reference on %s', (dialect) => {
   let t: TestWarehouse;

@@ -308,3 +308,13 @@ export const references: Record<string, (d: Dataset) => Out[]> = {
   review_progress: reviewProgress,
   reviewer_load: reviewerLoad,
 };
+
+/** Rows in one order whatever order a query or a reference gives them: by all their values, columns by name. */
+const sortKey = (r: Record<string, CellValue>): string =>
+  JSON.stringify(
+    Object.keys(r)
+      .sort()
+      .map((k) => r[k]),
+  );
+export const sorted = (rows: Record<string, CellValue>[]): Record<string, CellValue>[] =>
+  [...rows].sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : sortKey(a) > sortKey(b) ? 1 : 0));
