@@ -345,9 +345,12 @@ async function parentsDoneInRun(ctx: ExtractContext, stream: string, since?: str
 /**
  * When the full refresh of `def` began: kept in its state from the attempt that started it (committed now, so an
  * attempt killed after some checkpoints is resumed without reading them again) until a refresh reads every parent.
+ * Undefined when this run's refresh already read every parent (an attempt killed after the stream finished): all the
+ * parents this run read were read by the refresh, so none is read again.
  */
-async function fullRefreshSince(def: StreamDef, state: StreamState, ctx: ExtractContext): Promise<string> {
+async function fullRefreshSince(def: StreamDef, state: StreamState, ctx: ExtractContext): Promise<string | undefined> {
   if (state.fullRefreshSince !== undefined) return state.fullRefreshSince;
+  if (state.lastCompleteRunId === ctx.runId && state.lastFullRefreshAt === state.lastCompleteAt) return undefined;
   const plan: CommitPlan = {
     runId: ctx.runId,
     extractedAt: ctx.extractedAt,

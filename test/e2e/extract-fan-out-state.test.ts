@@ -7,6 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { dumpWarehouse, proxySite, runCli, siteWithWarehouse, syncCliArgs, syncOnce } from './harness.ts';
 import { killOnStderr, killWhen } from './faults/support.ts';
+import { openWarehouse } from '../../src/warehouse/index.ts';
+import { silentLogger } from '../../src/util/logger.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -124,6 +126,58 @@ describe('fan-out state between runs', () => {
     expect((await syncOnce(sim, { credentials, warehouse: fresh })).status).toBe('succeeded');
     const tables = ['application_tasks', 'task_responses'];
     expect(await liveRows(warehouse, tables)).toEqual(await liveRows(fresh, tables));
+  });
+
+  it('a resumed --full-refresh does not read again a fan-out stream it refreshed whole before the kill', async () => {
+    const { sim, dir, credentials } = await setup(24);
+    const warehouse = join(dir, 'w.duckdb');
+    // While `holding`, payments' list gets no answer: the run is still running after application_tasks is done.
+    let holding = false;
+    const proxy = await proxySite(sim.url, (url) =>
+      holding && url.pathname.startsWith('/api/payments/') ? new Promise<void>(() => undefined) : undefined,
+    );
+    cleanup.push(proxy.close);
+    const sync = (more: object = {}) => syncOnce(sim, { site: proxy.url, credentials, warehouse, ...more });
+    expect((await sync()).status).toBe('succeeded');
+    const streams = ['applications', 'application_tasks', 'payments'];
+    const tasks = 'GET /api/applications/{id}/tasks/';
+    const applications = sim.control.collection('applications').length;
+    sim.control.resetCounts();
+    holding = true;
+    let allReadAt = Infinity;
+    const killed = await runCli(
+      [
+        ...syncCliArgs(proxy.url, dir, { credentials, warehouse: ['--warehouse', warehouse] }),
+        ...['--streams', streams.join(','), '--full-refresh'],
+      ],
+      {
+        onSpawn: (child) =>
+          killWhen(child, () => {
+            if (allReadAt === Infinity && (sim.control.counts().byTemplate[tasks] ?? 0) >= applications)
+              allReadAt = Date.now();
+            // Time for the last checkpoint to commit; the run then waits for payments.
+            return Date.now() - allReadAt > 4000;
+          }),
+      },
+    );
+    holding = false;
+    expect(killed.signal, killed.stderr).toBe('SIGKILL');
+    // The stream was committed whole under the killed run, which waits to be resumed.
+    const w = await openWarehouse(warehouse, { logger: silentLogger });
+    try {
+      const [last] = await w.listRuns(1);
+      expect(last?.status).toBe('running');
+      expect((await w.readState('application_tasks')) as { lastCompleteRunId?: string }).toMatchObject({
+        lastCompleteRunId: last?.runId,
+      });
+    } finally {
+      await w.close();
+    }
+    sim.control.resetCounts();
+    const resumed = await sync({ streams });
+    expect(resumed.resumed).toBe(true);
+    expect(resumed.streams.find((s) => s.stream === 'application_tasks')?.fullRefresh).toBe(true);
+    expect(sim.control.counts().byTemplate[tasks] ?? 0).toBe(0);
   });
 
   it('a resumed --full-refresh covers only the streams its run selected', async () => {
