@@ -36,7 +36,7 @@ import { modelTableNames } from '../models/index.ts';
 import { dirname, join, resolve } from 'node:path';
 import { checkWritableDir } from '../util/writable-dir.ts';
 import { testPause } from '../util/test-pause.ts';
-import { checkWarehouseSite } from './warehouse-site.ts';
+import { checkWarehouseSite, siteOfRun } from './warehouse-site.ts';
 
 export interface SyncRequest {
   readonly settings: Settings;
@@ -136,7 +136,8 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   let firstRun: FirstRunCredentialStore | null = null;
   if (!fileStore) {
     await probeConnect(site);
-    if (!(await warehouseMayHoldCredentials(settings, site, logger))) {
+    // A site that moved may find its pair stored for its old address (carried over below, once the warehouse is open).
+    if (!(await warehouseMayHoldCredentials(settings, settings.siteMoved ? null : site, logger))) {
       if (isNewDuckDBFile(settings.warehouse))
         checkWritableDir(dirname(resolve(settings.warehouse)), 'warehouse directory', 'choose another --warehouse');
       firstRun = new FirstRunCredentialStore(
@@ -179,6 +180,10 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
     // Before anything of this run is written (a credential pair, the run's row): another site's warehouse is refused.
     const last = (await warehouse.listRuns(1))[0];
     checkWarehouseSite(last, site, settings.siteMoved, warehouse.description);
+    // The variables' pair is used up by the rotations stored for the old address: the moved site goes on from those.
+    const held = siteOfRun(last);
+    if (envCreds && settings.siteMoved && held !== undefined && held !== site)
+      await carryCredentials(warehouse, held, site);
     // A first run's client is already checked: only its store moves into the warehouse.
     if (firstRun) await firstRun.attach(new WarehouseCredentialStore(warehouse, site, envCreds!, logger));
     if (!client) {
@@ -332,6 +337,12 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
 function resumable(run: RunRecord): boolean {
   if (run.status === 'running' || run.status === 'interrupted') return true;
   return run.status === 'failed' && isJsonObject(run.summary) && run.summary.resumable === true;
+}
+
+/** The pair stored for a site's old address, stored for its new one too unless that holds one already. */
+async function carryCredentials(warehouse: Warehouse, from: string, to: string): Promise<void> {
+  const pair = await warehouse.readCredentials(from);
+  if (pair && !(await warehouse.readCredentials(to))) await warehouse.writeCredentials(to, pair);
 }
 
 /**

@@ -97,12 +97,12 @@ function checkedSchema(schema = 'public'): string {
 }
 
 /**
- * Whether the warehouse may hold a rotated credential pair for `site`, found without creating anything: a DuckDB
- * file that exists (opening it would lock it), a Postgres schema with a stored pair for the site.
+ * Whether the warehouse may hold a rotated credential pair for `site` (null: for any site), found without creating
+ * anything: a DuckDB file that exists (opening it would lock it), a Postgres schema with a stored pair for the site.
  */
 export async function warehouseMayHoldCredentials(
   settings: WarehouseSettings,
-  site: string,
+  site: string | null,
   logger: Logger,
 ): Promise<boolean> {
   if (!isPostgresTarget(settings.warehouse)) return !isNewDuckDBFile(settings.warehouse);

@@ -124,6 +124,26 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
     const third = await runCli(['sync', ...schemaArgs], { env });
     expect(third.code, third.stderr).toBe(0);
   });
+
+  it('a site that moved goes on with --site-moved from the pair rotated at its old address', async () => {
+    const { sim, dir, warehouse, schemaArgs, readStored: stored } = await rotatingSite(36);
+    // The CI secrets, set once: the site's first set.
+    const secrets = ciEnvironment(sim, warehouse, dir.path);
+    sim.control.expireAccessTokens();
+    const first = await runCli(['sync', ...schemaArgs], { env: secrets });
+    expect(first.code, first.stderr).toBe(0);
+    // The variables' pair is used up: the live one is the warehouse's, stored for the old address.
+    expect((await stored())?.refresh_token).not.toBe(secrets.GRANTFLOW_REFRESH_TOKEN);
+    const moved = await proxySite(sim.url, () => undefined);
+    cleanup.push(moved.close);
+    const env = { ...secrets, GRANTFLOW_SITE: moved.url };
+    sim.control.expireAccessTokens();
+    const accepted = await runCli(['sync', ...schemaArgs, '--site-moved'], { env });
+    expect(accepted.code, accepted.stderr).toBe(0);
+    sim.control.expireAccessTokens();
+    const next = await runCli(['sync', ...schemaArgs], { env });
+    expect(next.code, next.stderr).toBe(0);
+  });
 });
 
 describe('credentials from the environment, a sync killed after a rotation', () => {

@@ -171,7 +171,7 @@ export class PostgresWarehouse extends BaseWarehouse {
    * schema or its credentials table does not exist yet): a sync with GRANTFLOW_* credentials checks them before it
    * creates any table when there is no newer pair to use instead.
    */
-  static async holdsCredentials(url: string, schema: string, site: string, logger: Logger): Promise<boolean> {
+  static async holdsCredentials(url: string, schema: string, site: string | null, logger: Logger): Promise<boolean> {
     const pool = createPool(url, schema, logger);
     try {
       const runner = poolRunner(pool);
@@ -191,6 +191,8 @@ export class PostgresWarehouse extends BaseWarehouse {
       );
       if (found.rows[0]?.found !== true) return false;
       if (found.rows[0]?.readable !== true) return true;
+      // null: a pair of any site (one that moved keeps the pair stored for its old address, see runSync).
+      if (site === null) return (await runner.run(`SELECT 1 FROM ${table} LIMIT 1`)).rows.length > 0;
       return (await runner.run(`SELECT 1 FROM ${table} WHERE site = $1`, [site])).rows.length > 0;
     } catch (e) {
       throw describeConnectError(url, e);
