@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { envName, flagName, settingKinds, type SettingKey } from '../config/settings.ts';
+import { envName, flagName, flagOnlySettings, settingKinds, type SettingKey } from '../config/settings.ts';
 import { loadSettings, parseSettingText } from '../config/load-settings.ts';
 import type { Settings } from '../config/settings.ts';
 
@@ -37,7 +37,7 @@ export function addSettingOptions(command: Command, keys: readonly SettingKey[])
   for (const key of keys) {
     const flag = flagName(key);
     const kind = settingKinds[key];
-    const text = `${help[key]} [env ${envName(key)}]`;
+    const text = flagOnlySettings.has(key) ? `${help[key]} [flag only]` : `${help[key]} [env ${envName(key)}]`;
     if (kind === 'boolean') {
       command.addOption(new Option(`--${flag} [bool]`, text));
     } else {

@@ -3,7 +3,15 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../util/errors.ts';
 import { pathProblem } from '../util/path-problem.ts';
-import { envName, settingKinds, settingsSchema, urlPattern, type SettingKey, type Settings } from './settings.ts';
+import {
+  envName,
+  flagOnlySettings,
+  settingKinds,
+  settingsSchema,
+  urlPattern,
+  type SettingKey,
+  type Settings,
+} from './settings.ts';
 import { commaList } from '../util/comma-list.ts';
 
 export type SettingSource = 'flag' | 'environment' | 'pipeline file';
@@ -22,6 +30,14 @@ export function settingSource(settings: Partial<Settings>, key: SettingKey): Set
 }
 
 const allSettingKeys = Object.keys(settingKinds) as SettingKey[];
+/** What a pipeline file may set. */
+const fileSettingKeys = allSettingKeys.filter((k) => !flagOnlySettings.has(k));
+
+/** Why a flag-only setting is refused from a variable or a pipeline file (see flagOnlySettings). */
+function flagOnlyReason(key: SettingKey): string {
+  const flag = `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  return `not read: ${flag} is a flag only, for the one sync after a site moved (kept here it would accept another site's warehouse on every run)`;
+}
 
 /**
  * Merges defaults < pipeline file < environment < flags and validates once, at the edge. Every message names the
@@ -121,8 +137,11 @@ async function readPipelineFile(path: string): Promise<Raw> {
   const unknown = Object.keys(settings).filter((k) => !(k in settingKinds));
   if (unknown.length > 0) {
     throw new ConfigError(
-      `pipeline file ${path} has unknown setting${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}; known: ${allSettingKeys.join(', ')}`,
+      `pipeline file ${path} has unknown setting${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}; known: ${fileSettingKeys.join(', ')}`,
     );
+  }
+  for (const key of Object.keys(settings) as SettingKey[]) {
+    if (flagOnlySettings.has(key)) throw new ConfigError(`"${key}" in pipeline file ${path} ${flagOnlyReason(key)}`);
   }
   // A pipeline file names its paths relative to its own folder, so it works from any working directory (cron).
   const folder = dirname(resolve(path));
@@ -155,6 +174,7 @@ function readEnv(env: NodeJS.ProcessEnv, keys: readonly SettingKey[]): Raw {
   for (const key of keys) {
     const text = env[envName(key)];
     if (text === undefined || text === '') continue;
+    if (flagOnlySettings.has(key)) throw new ConfigError(`environment variable ${envName(key)} ${flagOnlyReason(key)}`);
     out[key] = parseSettingText(key, text, `environment variable ${envName(key)}`);
   }
   return out;

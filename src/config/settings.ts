@@ -160,6 +160,12 @@ export const warehouseSettingKeys = [
 ] as const satisfies readonly SettingKey[];
 export type WarehouseSettings = Pick<Settings, (typeof warehouseSettingKeys)[number]>;
 
+/**
+ * Settings taken from a flag only, never from a GRANTFLOW_* variable or a pipeline file: `--site-moved` lifts the
+ * one-site guard for the sync after a move, and kept in a file or an environment it would lift it for every run.
+ */
+export const flagOnlySettings: ReadonlySet<SettingKey> = new Set<SettingKey>(['siteMoved']);
+
 /** How a setting is parsed from a flag or environment string. */
 export const settingKinds: Readonly<Record<SettingKey, 'string' | 'number' | 'boolean' | 'list'>> = {
   site: 'string',

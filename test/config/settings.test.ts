@@ -212,6 +212,24 @@ describe('settings', () => {
       );
   });
 
+  it('take --site-moved from the flag only: a variable or pipeline key would lift the one-site guard on every run', async () => {
+    const keys = ['site', 'siteMoved'] as const;
+    expect((await loadSettings({ siteMoved: true }, { env: {}, keys })).siteMoved).toBe(true);
+    expect((await loadSettings({}, { env: {}, keys })).siteMoved).toBe(false);
+    expect(await configError(loadSettings({}, { env: { GRANTFLOW_SITE_MOVED: 'true' }, keys }))).toMatch(
+      /environment variable GRANTFLOW_SITE_MOVED not read: --site-moved is a flag only/,
+    );
+    // Refused even beside the flag, and by commands that do not take it (as an unknown key would be).
+    const file = await pipeline('moved.json', JSON.stringify({ siteMoved: true }));
+    for (const options of [{ keys }, { keys: ['rate'] as const }]) {
+      expect(await configError(loadSettings({ siteMoved: true }, { pipeline: file, env: {}, ...options }))).toMatch(
+        /"siteMoved" in pipeline file .*moved\.json not read: --site-moved is a flag only/,
+      );
+    }
+    // A command that does not take the setting ignores the variable, as it does any other it does not read.
+    expect((await loadSettings({}, { env: { GRANTFLOW_SITE_MOVED: 'true' }, keys: ['rate'] })).rate).toBe(5);
+  });
+
   it('every shipped pipeline file is valid and uses only known keys', async () => {
     const root = new URL('../../pipelines/', import.meta.url).pathname;
     const files = (await readdir(root)).filter((f) => f.endsWith('.json'));

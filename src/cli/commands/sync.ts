@@ -42,10 +42,11 @@ export function registerSync(program: Command): void {
     .addHelpText(
       'after',
       `
-Every option can also come from the GRANTFLOW_* variable shown, or from a pipeline file (camelCase keys);
-flags win over variables, which win over the file. Credentials may instead come from GRANTFLOW_CLIENT_ID,
-GRANTFLOW_CLIENT_SECRET, GRANTFLOW_ACCESS_TOKEN and GRANTFLOW_REFRESH_TOKEN (rotations are kept in the warehouse);
---credentials FILE wins over those variables, and they win over a credentials file named in the pipeline file.
+Every option but --site-moved (a flag only) can also come from the GRANTFLOW_* variable shown, or from a
+pipeline file (camelCase keys); flags win over variables, which win over the file. Credentials may instead come
+from GRANTFLOW_CLIENT_ID, GRANTFLOW_CLIENT_SECRET, GRANTFLOW_ACCESS_TOKEN and GRANTFLOW_REFRESH_TOKEN (rotations
+are kept in the warehouse); --credentials FILE wins over those variables, and they win over a credentials file
+named in the pipeline file.
 
 Examples:
   grantflow sync --site https://yoursite.example.com --credentials creds.json
