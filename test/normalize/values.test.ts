@@ -117,8 +117,13 @@ describe('parseMoney', () => {
     [1.005, '1.01'], // decimal text "1.005", not the binary 1.00499999...
     [-2.675, '-2.68'],
     [1e-7, '0.00'],
-    [90_071_992_547_409.9, '90071992547409.90'],
-    [90_071_992_547_410, null], // from 2^53 cents up a JSON number has lost cents: not trusted
+    [9_999_999_999_999.99, '9999999999999.99'],
+    // From 10^13 a JSON number with cents has 16 significant digits, more than a double carries: the text
+    // 80000000000000.01 parses to the double printed 80000000000000.02, so such numbers are not trusted.
+    [JSON.parse('80000000000000.01') as number, null],
+    [JSON.parse('90071992547409.91') as number, null],
+    [10_000_000_000_000, null],
+    [90_071_992_547_410, null],
     [1.5e15, null],
     [1e21, null],
     [1e16, null], // 17 integer digits do not fit DECIMAL(18,2)
