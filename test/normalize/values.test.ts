@@ -100,6 +100,17 @@ describe('parseTimestamp', () => {
     }
   });
 
+  // Before standard time a zone's offset is its local mean time, in seconds (New York -4:56:02, Paris +0:09:21
+  // until 1911): rounded to minutes, a naive time was read seconds off the instant Postgres reads for it.
+  it.each([
+    ['1850-06-01T12:00:00', 'America/New_York', '1850-06-01T16:56:02Z'],
+    ['1499-12-07', 'America/New_York', '1499-12-07T04:56:02Z'],
+    ['1900-06-01T12:00:00', 'Europe/Paris', '1900-06-01T11:50:39Z'],
+    ['1850-06-01T12:00:00.25', 'Asia/Kolkata', '1850-06-01T06:06:32.25Z'],
+  ])('a naive %s in %s keeps the seconds of local mean time: %s', (input, zone, expected) => {
+    expect(parseTimestamp(input, zone)).toBe(expected);
+  });
+
   it('an unknown zone is a configuration error, not a bad record', () => {
     expect(() => parseTimestamp('2024-03-01T12:00:00', 'Mars/Olympus')).toThrow(ConfigError);
   });
