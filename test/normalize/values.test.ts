@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseMoney, parseTimestamp, untypedValues } from '../../src/normalize/index.ts';
-import { bool } from '../../src/normalize/coerce.ts';
+import { bool, dbl } from '../../src/normalize/coerce.ts';
 import { ConfigError } from '../../src/util/errors.ts';
 
 describe('parseTimestamp', () => {
@@ -235,4 +235,27 @@ describe('bool', () => {
     expect(bool(input)).toBeNull();
     expect(untypedValues.count).toBe(before);
   });
+});
+
+describe('dbl', () => {
+  it.each([
+    [93.6, 93.6],
+    ['93.6', 93.6],
+    [' -1.5e2 ', -150],
+    ['.5', 0.5],
+    ['7.', 7],
+    ['+3', 3],
+  ])('%j -> %j', (input, expected) => {
+    expect(dbl(input)).toBe(expected);
+  });
+
+  // Number() reads these as 16, 5 and 15: a score or an elapsed time sent so is no decimal number.
+  it.each([['0x10'], ['0b101'], ['0o17'], ['1_000'], ['Infinity'], ['NaN'], ['12 ms']])(
+    '%j is NULL and counted as untyped',
+    (input) => {
+      const before = untypedValues.count;
+      expect(dbl(input)).toBeNull();
+      expect(untypedValues.count).toBe(before + 1);
+    },
+  );
 });
