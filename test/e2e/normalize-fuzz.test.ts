@@ -25,7 +25,8 @@ const SEED = Number(process.env.GRANTFLOW_FUZZ_SEED ?? 20261126) >>> 0;
 /** Base records taken per stream, and mutants made of each. */
 const BASES = 4;
 const MUTANTS = 8;
-const ZONE = 'America/New_York';
+/** The site's zone, in which naive times are read (GRANTFLOW_FUZZ_ZONE tries another). */
+const ZONE = process.env.GRANTFLOW_FUZZ_ZONE ?? 'America/New_York';
 
 /** mulberry32: a plain seeded PRNG. */
 class Prng {
@@ -278,6 +279,11 @@ const weirdStrings = [
   'true',
   'null',
   '{"a":1}',
+  '0x10',
+  '0b101',
+  ' 1e3 ',
+  '1_000',
+  '12.5',
 ];
 
 function randomValue(rng: Prng, depth = 0): JsonValue {
@@ -400,6 +406,11 @@ function mutate(rng: Prng, stream: StreamName, base: JsonObject, parentId: numbe
           '9007199254740993',
           '-9223372036854775808',
           '9223372036854775808',
+          '0x10',
+          '0b101',
+          '1_000',
+          ' 1e3 ',
+          '+7',
         ]);
         notes.push(`number ${at} -> ${JSON.stringify(target[k])}`);
       } else if (kind === 4 && typeof v === 'string') {
@@ -420,8 +431,19 @@ function mutate(rng: Prng, stream: StreamName, base: JsonObject, parentId: numbe
       }
     }
   }
+  // Money nested in a DecisionRef, set last so no later mutation moves it.
+  const decision = record.decision;
+  if ((stream === 'applications' || stream === 'payments') && isObject(decision) && rng.chance(0.5)) {
+    const c = moneyCase(rng);
+    decision.awarded = c.sent;
+    expectations.push({ kind: 'money', field: 'decision.awarded', column: 'awarded_amount', ...c });
+    notes.push(`money decision.awarded=${JSON.stringify(c.sent).slice(0, 40)}`);
+  }
   return { stream, record, expectations, notes, ...(pid !== undefined ? { parentId: pid } : {}) };
 }
+
+const isObject = (v: JsonValue | undefined): v is JsonObject =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** An object somewhere below the record's top level, or the record itself when it nests none. */
 function nestedObject(rng: Prng, record: JsonObject): JsonObject {
@@ -678,7 +700,17 @@ function checkPlainColumns(table: string, row: Record<string, CellValue>, f: Fed
       expect(cell, what).toBe(wellFormed(v.replaceAll('\u0000', '\uFFFD')));
     else if ((c.type === 'integer' || c.type === 'bigint') && typeof v === 'number') expect(Number(cell), what).toBe(v);
     else if (c.type === 'double' && typeof v === 'number') expect(cell, what).toBe(v);
-    else if (c.type === 'boolean' && typeof v === 'boolean') expect(cell, what).toBe(v);
+    else if (c.type === 'double' && typeof v === 'string') {
+      // Decimal text only: "0x10" is not sixteen.
+      expect(
+        /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(v),
+        `${what}: typed from text that is no decimal`,
+      ).toBe(true);
+      expect(cell, what).toBe(Number(v));
+    } else if ((c.type === 'integer' || c.type === 'bigint') && typeof v === 'string') {
+      expect(/^\s*-?\d+\s*$/.test(v), `${what}: typed from text that is no integer`).toBe(true);
+      expect(BigInt(String(cell)), what).toBe(BigInt(v.trim()));
+    } else if (c.type === 'boolean' && typeof v === 'boolean') expect(cell, what).toBe(v);
     else if (c.type === 'json') expect(JSON.parse(String(cell)), what).toEqual(v);
   }
 }
