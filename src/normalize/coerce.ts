@@ -104,11 +104,14 @@ export function int(v: JsonValue | undefined): number | null {
   return lenient(v, n !== null && n >= INT32_MIN && n <= INT32_MAX ? n : null);
 }
 
-/** Lenient double: numbers and numeric text. */
+/** Decimal text, with an optional exponent: what Number() reads besides ("0x10", "0b101", "0o17") is not. */
+const DECIMAL_TEXT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/** Lenient double: numbers and decimal text. */
 export function dbl(v: JsonValue | undefined): number | null {
   if (typeof v === 'number') return v;
   if (typeof v === 'string' && v.trim() !== '') {
-    const n = Number(v);
+    const n = DECIMAL_TEXT.test(v.trim()) ? Number(v) : NaN;
     return lenient(v, Number.isFinite(n) ? n : null);
   }
   return lenient(v, null);

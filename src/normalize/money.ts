@@ -2,7 +2,7 @@ import type { JsonValue } from '../util/json.ts';
 
 /**
  * Money as exact decimal text for DECIMAL(18,2): never through binary floating point. Numbers use their
- * shortest round-trip representation (below 2^53 cents); strings may carry a currency sign or ISO 4217 code and
+ * shortest round-trip representation (below 10^13); strings may carry a currency sign or ISO 4217 code and
  * US thousands separators ("$1,250.00", "USD 1250"). Anything ambiguous ("1 250,00", "1.250", "1,25", "0,500"),
  * with a word that is not a currency ("1.5 mln") or too large gives null (the record's `_raw` keeps the original). Rounds half away from zero to 2 decimals.
  */
@@ -15,10 +15,11 @@ export function parseMoney(v: JsonValue | undefined): string | null {
 const MAX_INT_DIGITS = 16; // DECIMAL(18,2)
 
 /**
- * From 2^53 cents up, a JSON number no longer carries every cent (1234567890123456.78 parses as ...456.8), so
- * such amounts are not trusted. Strings carry any amount exactly.
+ * A double carries 15 significant digits: below 10^13 every amount with cents (at most 15 digits) reads back as
+ * sent. From 10^13 up a JSON number may not carry its cents (80000000000000.01 parses as the double printed
+ * ...000.02, 90071992547409.91 as ...409.9), so such amounts are not trusted. Strings carry any amount exactly.
  */
-const MAX_EXACT_NUMBER = 2 ** 53 / 100;
+const MAX_EXACT_NUMBER = 1e13;
 
 export function numberToMoney(n: number): string | null {
   if (!Number.isFinite(n) || Math.abs(n) >= MAX_EXACT_NUMBER) return null;

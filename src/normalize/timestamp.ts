@@ -30,14 +30,14 @@ export function parseTimestamp(text: string, siteTimeZone: string): string | nul
   }
   let local = Date.UTC(y, mo - 1, d, h, mi, s);
   if (y < 100) local = new Date(local).setUTCFullYear(y);
-  let offsetMin: number;
+  let offsetSec: number;
   if (m[9] !== undefined) {
     const oh = +m[10]!;
     const om = m[11] === undefined ? 0 : +m[11];
     if (oh > 23 || om > 59) return null;
-    offsetMin = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
-  } else offsetMin = zoneOffset(siteTimeZone, local);
-  const iso = new Date(local - offsetMin * 60_000).toISOString();
+    offsetSec = (m[9] === '-' ? -1 : 1) * (oh * 3600 + om * 60);
+  } else offsetSec = zoneOffset(siteTimeZone, local);
+  const iso = new Date(local - offsetSec * 1000).toISOString();
   // Beyond year 9999 or before year 1 after the shift (Postgres has no year 0; DuckDB would store one).
   if (iso.length !== 24 || iso.startsWith('0000')) return null;
   return `${iso.slice(0, 19)}${frac}Z`;
@@ -78,7 +78,10 @@ function formatter(zone: string): Intl.DateTimeFormat {
   return f;
 }
 
-/** Offset (minutes east of UTC) of `zone` at the UTC instant `instantMs`. */
+/**
+ * Offset (seconds east of UTC) of `zone` at the UTC instant `instantMs`: seconds, not minutes, as a zone's local mean
+ * time before standard time has them (New York -4:56:02 until 1883).
+ */
 function offsetAt(zone: string, instantMs: number): number {
   const parts = formatter(zone).formatToParts(new Date(instantMs));
   let y = 0,
@@ -115,7 +118,7 @@ function offsetAt(zone: string, instantMs: number): number {
   }
   let wall = Date.UTC(bc ? 1 - y : y, mo - 1, d, h, mi, s);
   if (!bc && y < 100) wall = new Date(wall).setUTCFullYear(y);
-  return Math.round((wall - (instantMs - (((instantMs % 1000) + 1000) % 1000))) / 60_000);
+  return Math.round((wall - (instantMs - (((instantMs % 1000) + 1000) % 1000))) / 1000);
 }
 
 /**
@@ -132,15 +135,15 @@ export function zoneOffset(zone: string, localAsUtcMs: number): number {
   // time back to itself is a reading of it (two in an overlap, none in a gap).
   const before = offsetAt(zone, localAsUtcMs - 86_400_000);
   const after = offsetAt(zone, localAsUtcMs + 86_400_000);
-  const readings = [o1, before, after].filter((o) => offsetAt(zone, localAsUtcMs - o * 60_000) === o);
+  const readings = [o1, before, after].filter((o) => offsetAt(zone, localAsUtcMs - o * 1000) === o);
   // Overlap: the larger offset is the earlier instant. Gap: the offset before the change moves the time forward.
   const result = readings.length > 0 ? Math.max(...readings) : before;
   // Only hours away from a transition are cached: near one the offset can differ within the hour.
   if (
     before === o1 &&
     after === o1 &&
-    offsetAt(zone, localAsUtcMs - o1 * 60_000 - 3_600_000) === o1 &&
-    offsetAt(zone, localAsUtcMs - o1 * 60_000 + 3_600_000) === o1
+    offsetAt(zone, localAsUtcMs - o1 * 1000 - 3_600_000) === o1 &&
+    offsetAt(zone, localAsUtcMs - o1 * 1000 + 3_600_000) === o1
   ) {
     if (offsetCache.size > 50_000) offsetCache.clear();
     offsetCache.set(cacheKey, result);

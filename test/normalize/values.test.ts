@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseMoney, parseTimestamp, untypedValues } from '../../src/normalize/index.ts';
-import { bool } from '../../src/normalize/coerce.ts';
+import { bool, dbl } from '../../src/normalize/coerce.ts';
 import { ConfigError } from '../../src/util/errors.ts';
 
 describe('parseTimestamp', () => {
@@ -100,6 +100,17 @@ describe('parseTimestamp', () => {
     }
   });
 
+  // Before standard time a zone's offset is its local mean time, in seconds (New York -4:56:02, Paris +0:09:21
+  // until 1911): rounded to minutes, a naive time was read seconds off the instant Postgres reads for it.
+  it.each([
+    ['1850-06-01T12:00:00', 'America/New_York', '1850-06-01T16:56:02Z'],
+    ['1499-12-07', 'America/New_York', '1499-12-07T04:56:02Z'],
+    ['1900-06-01T12:00:00', 'Europe/Paris', '1900-06-01T11:50:39Z'],
+    ['1850-06-01T12:00:00.25', 'Asia/Kolkata', '1850-06-01T06:06:32.25Z'],
+  ])('a naive %s in %s keeps the seconds of local mean time: %s', (input, zone, expected) => {
+    expect(parseTimestamp(input, zone)).toBe(expected);
+  });
+
   it('an unknown zone is a configuration error, not a bad record', () => {
     expect(() => parseTimestamp('2024-03-01T12:00:00', 'Mars/Olympus')).toThrow(ConfigError);
   });
@@ -117,8 +128,13 @@ describe('parseMoney', () => {
     [1.005, '1.01'], // decimal text "1.005", not the binary 1.00499999...
     [-2.675, '-2.68'],
     [1e-7, '0.00'],
-    [90_071_992_547_409.9, '90071992547409.90'],
-    [90_071_992_547_410, null], // from 2^53 cents up a JSON number has lost cents: not trusted
+    [9_999_999_999_999.99, '9999999999999.99'],
+    // From 10^13 a JSON number with cents has 16 significant digits, more than a double carries: the text
+    // 80000000000000.01 parses to the double printed 80000000000000.02, so such numbers are not trusted.
+    [JSON.parse('80000000000000.01') as number, null],
+    [JSON.parse('90071992547409.91') as number, null],
+    [10_000_000_000_000, null],
+    [90_071_992_547_410, null],
     [1.5e15, null],
     [1e21, null],
     [1e16, null], // 17 integer digits do not fit DECIMAL(18,2)
@@ -219,4 +235,27 @@ describe('bool', () => {
     expect(bool(input)).toBeNull();
     expect(untypedValues.count).toBe(before);
   });
+});
+
+describe('dbl', () => {
+  it.each([
+    [93.6, 93.6],
+    ['93.6', 93.6],
+    [' -1.5e2 ', -150],
+    ['.5', 0.5],
+    ['7.', 7],
+    ['+3', 3],
+  ])('%j -> %j', (input, expected) => {
+    expect(dbl(input)).toBe(expected);
+  });
+
+  // Number() reads these as 16, 5 and 15: a score or an elapsed time sent so is no decimal number.
+  it.each([['0x10'], ['0b101'], ['0o17'], ['1_000'], ['Infinity'], ['NaN'], ['12 ms']])(
+    '%j is NULL and counted as untyped',
+    (input) => {
+      const before = untypedValues.count;
+      expect(dbl(input)).toBeNull();
+      expect(untypedValues.count).toBe(before + 1);
+    },
+  );
 });
