@@ -11,6 +11,7 @@ import type { LockWait } from './postgres/lock-wait.ts';
 export type * from './types.ts';
 export { allColumns, catalogFingerprint, hasMetadata, sqlType } from './ddl.ts';
 export { duckdbVersion } from './duckdb/instance.ts';
+export { syncedBefore } from './synced-before.ts';
 
 export interface OpenWarehouseOptions {
   /** Postgres schema holding every table (default `public`, created if missing). Ignored for DuckDB. */

@@ -259,6 +259,27 @@ describe('grantflow doctor', () => {
     expect(r.stdout).toMatch(/^FAIL\s+warehouse\s+warehouse directory .*not-a-dir is not writable/m);
   });
 
+  it('fails the warehouse check (exit 2) for a warehouse whose last sync was of another site, as sync refuses it', async () => {
+    const own = join(dir.path, 'site-check');
+    await mkdir(own);
+    const warehouse = ['--warehouse', join(own, 'w.duckdb')];
+    const synced = await runCli([...syncCliArgs(sim.url, own, { credentials, warehouse })]);
+    expect(synced.code, synced.stderr).toBe(0);
+    const args = ['--credentials', credentials, ...warehouse, '--snapshots', join(own, 'snapshots')];
+    const same = await runCli(['doctor', '--site', sim.url, ...args]);
+    expect(same.code, same.stdout).toBe(0);
+    // The same simulator under another host name: it answers, but it is another site to the warehouse.
+    const other = sim.url.replace('127.0.0.1', 'localhost');
+    expect(other).not.toBe(sim.url);
+    const r = await runCli(['doctor', '--site', other, ...args]);
+    expect(r.code, r.stdout).toBe(2);
+    expect(r.stdout).toMatch(/^ok\s+site\s/m);
+    expect(r.stdout).toMatch(
+      new RegExp(`^FAIL\\s+warehouse\\s+the warehouse .* holds site ${sim.url}.*--site-moved`, 'm'),
+    );
+    expect((await runCli([...syncCliArgs(other, own, { credentials, warehouse })])).code).toBe(2);
+  });
+
   it('names the failing check and exits 2 for a corrupt credentials file', async () => {
     const bad = join(dir.path, 'bad.json');
     await writeFile(bad, '{"client_id": ');

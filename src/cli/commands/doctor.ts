@@ -5,7 +5,14 @@ import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts'
 import { credentialsSource, envCredentials, fileCredentialStore } from '../../pipeline/credentials.ts';
 import { preflight, probeSiteWithoutCredentials } from '../../pipeline/preflight.ts';
 import { createSiteClient } from '../../source/index.ts';
-import { duckdbVersion, isNewDuckDBFile, openConfiguredWarehouse, SchemaNotYetCreated } from '../../warehouse/index.ts';
+import {
+  duckdbVersion,
+  isNewDuckDBFile,
+  openConfiguredWarehouse,
+  SchemaNotYetCreated,
+  syncedBefore,
+} from '../../warehouse/index.ts';
+import { checkWarehouseSite } from '../../pipeline/warehouse-site.ts';
 import { checkSnapshotDir } from '../../snapshot/index.ts';
 import { modelTableNames } from '../../models/index.ts';
 import { ConfigError, ExitCode, isGrantflowError } from '../../util/errors.ts';
@@ -33,7 +40,7 @@ export function registerDoctor(program: Command): void {
   const command = program
     .command('doctor')
     .description(
-      'check the setup without syncing: credentials, site reachable and accepting them, warehouse writable (and its version), snapshot directory writable',
+      'check the setup without syncing: credentials, site reachable and accepting them, warehouse writable (and its version) and not of another site, snapshot directory writable',
     );
   addSettings(command, keys);
   command.action(
@@ -105,6 +112,9 @@ export function registerDoctor(program: Command): void {
             try {
               await warehouse.acquireLock(`grantflow doctor (pid ${process.pid})`);
               await warehouse.exec('CREATE TABLE _grantflow_doctor (x INTEGER); DROP TABLE _grantflow_doctor;');
+              // A sync refuses a warehouse of another site (exit 2): a setup doctor passes must not be one sync refuses.
+              if (settings.site && (await syncedBefore(warehouse)))
+                checkWarehouseSite((await warehouse.listRuns(1))[0], settings.site, false, warehouse.description);
               const [v] = await warehouse.query('SELECT version() AS v');
               return `${warehouse.description} is writable; ${String(v?.v ?? '').split(' on ')[0]}`;
             } finally {

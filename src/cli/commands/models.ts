@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 import { tables } from '../../normalize/index.ts';
-import { isPostgresTarget, openConfiguredWarehouse } from '../../warehouse/index.ts';
+import { isPostgresTarget, openConfiguredWarehouse, syncedBefore } from '../../warehouse/index.ts';
 import type { Warehouse } from '../../warehouse/types.ts';
 import { hasErrorFailures, modelTableNames, runDataTests, runModels, type DataTestResult } from '../../models/index.ts';
 import { ConfigError, ExitCode } from '../../util/errors.ts';
@@ -71,21 +71,6 @@ async function prepare(warehouse: Warehouse): Promise<void> {
   // another application) and then build and test models over nothing, exit 0.
   if (!(await syncedBefore(warehouse)))
     throw new ConfigError(`${warehouse.description} holds no grantflow data yet; run \`grantflow sync\` first`);
-}
-
-/**
- * Whether a sync (or replay) has written this warehouse: its runs table exists in the warehouse's schema. On Postgres
- * from pg_class: information_schema lists only tables the role holds a privilege on, so a reader without SELECT was
- * told the warehouse held no data instead of which grant it lacks.
- */
-async function syncedBefore(warehouse: Warehouse): Promise<boolean> {
-  const rows = await warehouse.query(
-    warehouse.dialect === 'postgres'
-      ? `SELECT 1 AS found FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-          WHERE n.nspname = current_schema() AND c.relname = '_grantflow_runs'`
-      : `SELECT 1 AS found FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = '_grantflow_runs'`,
-  );
-  return rows.length > 0;
 }
 
 export function formatTestResult(r: DataTestResult): string {
