@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { generateDataset } from '../../src/simulator/index.ts';
+// The simulator's seeded PRNG (mulberry32): the same seed gives the same cases everywhere.
+import { Rng as Prng } from '../../src/simulator/random.ts';
 import { RowBatcher, type RowBatch } from '../../src/extract/row-batcher.ts';
 import { parseListPage } from '../../src/source/index.ts';
 import { canonicalJson, recordKey, streamMappings, streamNames, tableByName } from '../../src/normalize/index.ts';
@@ -27,26 +29,6 @@ const BASES = 4;
 const MUTANTS = 8;
 /** The site's zone, in which naive times are read (GRANTFLOW_FUZZ_ZONE tries another). */
 const ZONE = process.env.GRANTFLOW_FUZZ_ZONE ?? 'America/New_York';
-
-/** mulberry32: a plain seeded PRNG. */
-class Prng {
-  constructor(private state: number) {}
-  next(): number {
-    let t = (this.state = (this.state + 0x6d2b79f5) >>> 0);
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-  int(min: number, max: number): number {
-    return min + Math.floor(this.next() * (max - min + 1));
-  }
-  pick<T>(xs: readonly T[]): T {
-    return xs[Math.floor(this.next() * xs.length)]!;
-  }
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // The records as served
