@@ -339,10 +339,20 @@ function resumable(run: RunRecord): boolean {
   return run.status === 'failed' && isJsonObject(run.summary) && run.summary.resumable === true;
 }
 
-/** The pair stored for a site's old address, stored for its new one too unless that holds one already. */
+/**
+ * The pair stored for a site's old address, stored for its new one too unless that holds a pair written since (an
+ * attempt killed after it rotated the copy there). One written before is dead: copied by an attempt that failed, after
+ * which runs at the old address rotated on.
+ */
 async function carryCredentials(warehouse: Warehouse, from: string, to: string): Promise<void> {
   const pair = await warehouse.readCredentials(from);
-  if (pair && !(await warehouse.readCredentials(to))) await warehouse.writeCredentials(to, pair);
+  if (!pair) return;
+  const newer = await warehouse.query(
+    `SELECT 1 AS newer FROM _grantflow_credentials n, _grantflow_credentials o
+      WHERE n.site = $1 AND o.site = $2 AND n.updated_at >= o.updated_at`,
+    [to, from],
+  );
+  if (newer.length === 0) await warehouse.writeCredentials(to, pair);
 }
 
 /**

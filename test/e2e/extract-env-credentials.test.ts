@@ -5,6 +5,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { join } from 'node:path';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { copyFileSync, existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -144,7 +146,89 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
     const next = await runCli(['sync', ...schemaArgs], { env });
     expect(next.code, next.stderr).toBe(0);
   });
+
+  it('--site-moved after an attempt at the new address failed uses the pair rotated at the old one since', async () => {
+    const { sim, dir, warehouse, schemaArgs, readStored: stored } = await rotatingSite(37);
+    const secrets = ciEnvironment(sim, warehouse, dir.path);
+    sim.control.expireAccessTokens();
+    const first = await runCli(['sync', ...schemaArgs], { env: secrets });
+    expect(first.code, first.stderr).toBe(0);
+    // The new address answers, but not yet as the API (its DNS set before the site moved): the attempt fails.
+    let ready = false;
+    const moved = await switchableProxy(sim.url, () => ready);
+    cleanup.push(moved.close);
+    const env = { ...secrets, GRANTFLOW_SITE: moved.url };
+    const early = await runCli(['sync', ...schemaArgs, '--site-moved'], { env });
+    expect(early.code, early.stderr).toBe(2);
+    // The site has not moved after all: syncs at the old address go on, each rotating the pair stored there.
+    sim.control.expireAccessTokens();
+    const old = await runCli(['sync', ...schemaArgs], { env: secrets });
+    expect(old.code, old.stderr).toBe(0);
+    const live = await stored();
+    // Now it moves: the pair rotated at the old address since is the live one, not what the failed attempt saw.
+    ready = true;
+    sim.control.expireAccessTokens();
+    const accepted = await runCli(['sync', ...schemaArgs, '--site-moved'], { env });
+    expect(accepted.code, accepted.stderr).toBe(0);
+    expect(live?.refresh_token).toBeDefined();
+  });
+
+  it('--site-moved after an attempt that rotated the pair at the new address and then failed goes on from that pair', async () => {
+    const { sim, dir, warehouse, schemaArgs } = await rotatingSite(38);
+    const secrets = ciEnvironment(sim, warehouse, dir.path);
+    sim.control.expireAccessTokens();
+    const first = await runCli(['sync', ...schemaArgs], { env: secrets });
+    expect(first.code, first.stderr).toBe(0);
+    // The attempt refreshes at the new address (the old address's pair dies), then the API answers 404 there.
+    let refreshed = false;
+    let ready = false;
+    const moved = await switchableProxy(sim.url, (path) => {
+      if (path.startsWith('/api/o/token/')) refreshed = true;
+      else if (refreshed && !ready) return false;
+      return true;
+    });
+    cleanup.push(moved.close);
+    const env = { ...secrets, GRANTFLOW_SITE: moved.url };
+    sim.control.expireAccessTokens();
+    const early = await runCli(['sync', ...schemaArgs, '--site-moved'], { env });
+    expect(early.code, early.stderr).toBe(2);
+    expect(refreshed).toBe(true);
+    ready = true;
+    sim.control.expireAccessTokens();
+    const accepted = await runCli(['sync', ...schemaArgs, '--site-moved'], { env });
+    expect(accepted.code, accepted.stderr).toBe(0);
+  });
 });
+
+/** A proxy to `target` that answers 404 to a request whose path `passes` refuses. */
+async function switchableProxy(
+  target: string,
+  passes: (path: string) => boolean,
+): Promise<{ url: string; close: () => Promise<void> }> {
+  const upstream = new URL(target);
+  const server = createServer((req, res) => {
+    if (!passes(req.url ?? '/')) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end('{"detail":"Not found."}');
+      return;
+    }
+    const forward = httpRequest(
+      { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    forward.on('error', () => res.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((done) => server.close(() => done())),
+  };
+}
 
 describe('credentials from the environment, a sync killed after a rotation', () => {
   it('leave the rotated pair in the main DuckDB file, not only in its WAL (a cache of that file alone works)', async () => {
