@@ -136,8 +136,9 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   let firstRun: FirstRunCredentialStore | null = null;
   if (!fileStore) {
     await probeConnect(site);
-    // A site that moved may find its pair stored for its old address (carried over below, once the warehouse is open).
-    if (!(await warehouseMayHoldCredentials(settings, settings.siteMoved ? null : site, logger))) {
+    // A site that moved, or whose address is spelt otherwise (see checkWarehouseSite), may find its pair stored for
+    // the address of the last run (carried over below, once the warehouse is open).
+    if (!(await warehouseMayHoldCredentials(settings, null, logger))) {
       if (isNewDuckDBFile(settings.warehouse))
         checkWritableDir(dirname(resolve(settings.warehouse)), 'warehouse directory', 'choose another --warehouse');
       firstRun = new FirstRunCredentialStore(
@@ -180,10 +181,10 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
     // Before anything of this run is written (a credential pair, the run's row): another site's warehouse is refused.
     const last = (await warehouse.listRuns(1))[0];
     checkWarehouseSite(last, site, settings.siteMoved, warehouse.description);
-    // The variables' pair is used up by the rotations stored for the old address: the moved site goes on from those.
+    // The variables' pair is used up by the rotations stored for the last run's address: a site that moved (or the
+    // same address spelt otherwise, which the check accepts without --site-moved) goes on from those.
     const held = siteOfRun(last);
-    if (envCreds && settings.siteMoved && held !== undefined && held !== site)
-      await carryCredentials(warehouse, held, site);
+    if (envCreds && held !== undefined && held !== site) await carryCredentials(warehouse, held, site);
     // A first run's client is already checked: only its store moves into the warehouse.
     if (firstRun) await firstRun.attach(new WarehouseCredentialStore(warehouse, site, envCreds!, logger));
     if (!client) {

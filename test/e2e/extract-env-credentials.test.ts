@@ -200,6 +200,34 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
   });
 });
 
+describe.each(['duckdb', 'postgres'])(
+  'credentials from the environment, the same site spelt otherwise (%s)',
+  (dialect) => {
+    it('a sync at the same address spelt otherwise, which the one-site guard accepts, goes on from the stored pair', async () => {
+      const sim = await startSite({ scale: 'tiny', seed: 39, tokenTtlSeconds: 1, latency: { ms: 10 } });
+      const dir = await tempDir();
+      cleanup.push(() => sim.close(), dir.remove);
+      let warehouse = join(dir.path, 'w.duckdb');
+      let schemaArgs: string[] = [];
+      if (dialect === 'postgres') {
+        const pg = await postgresSchema();
+        cleanup.push(pg.drop);
+        warehouse = pg.url;
+        schemaArgs = ['--schema', pg.schema];
+      }
+      const secrets = ciEnvironment(sim, warehouse, dir.path);
+      sim.control.expireAccessTokens();
+      const first = await runCli(['sync', ...schemaArgs], { env: secrets });
+      expect(first.code, first.stderr).toBe(0);
+      // The scheme's case (as host case, a default port or a trailing slash) does not make another site.
+      const env = { ...secrets, GRANTFLOW_SITE: sim.url.replace(/^http:/, 'HTTP:') };
+      sim.control.expireAccessTokens();
+      const second = await runCli(['sync', ...schemaArgs], { env });
+      expect(second.code, second.stderr).toBe(0);
+    });
+  },
+);
+
 /** A proxy to `target` that answers 404 to a request whose path `passes` refuses. */
 async function switchableProxy(
   target: string,
