@@ -41,6 +41,6 @@ export function checkWarehouseSite(
   throw new ConfigError(
     `the warehouse ${warehouse} holds site ${held} (run ${last?.runId ?? '?'}), not ${site}: a second site's rows ` +
       "would overwrite and soft-delete the first one's (their ids collide); sync this site into another --warehouse " +
-      `(or --schema), or, if ${held} moved to ${site}, pass --site-moved once`,
+      `(or --schema), or, if ${held} moved to ${site}, run 'grantflow sync --site-moved' once`,
   );
 }
