@@ -5,6 +5,7 @@ import { ConfigError } from '../util/errors.ts';
 import { pathProblem } from '../util/path-problem.ts';
 import {
   envName,
+  flagName,
   flagOnlySettings,
   settingKinds,
   settingsSchema,
@@ -35,7 +36,7 @@ const fileSettingKeys = allSettingKeys.filter((k) => !flagOnlySettings.has(k));
 
 /** Why a flag-only setting is refused from a variable or a pipeline file (see flagOnlySettings). */
 function flagOnlyReason(key: SettingKey): string {
-  const flag = `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+  const flag = `--${flagName(key)}`;
   return `not read: ${flag} is a flag only, for the one sync after a site moved (kept here it would accept another site's warehouse on every run)`;
 }
 
@@ -217,6 +218,6 @@ function describeSource(key: string, source: SettingSource | undefined, pipeline
   return source === 'environment'
     ? `environment variable ${envName(key)}`
     : source === 'flag'
-      ? `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`
+      ? `--${flagName(key)}`
       : `"${key}" in pipeline file ${pipelinePath ?? ''}`;
 }

@@ -45,29 +45,41 @@ afterAll(async () => {
   for (const c of cleanup.reverse()) await c();
 });
 
-describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (dialect) => {
-  /** A site whose access tokens live one second (every sync rotates), a warehouse of this dialect, its stored pair. */
-  async function rotatingSite(seed: number) {
-    const sim = await startSite({ scale: 'tiny', seed, tokenTtlSeconds: 1, latency: { ms: 10 } });
-    const dir = await tempDir();
-    cleanup.push(() => sim.close(), dir.remove);
-    let warehouse = join(dir.path, 'w.duckdb');
-    let schemaArgs: string[] = [];
-    if (dialect === 'postgres') {
-      const pg = await postgresSchema();
-      cleanup.push(pg.drop);
-      warehouse = pg.url;
-      schemaArgs = ['--schema', pg.schema];
+/** A site whose access tokens live one second (every sync rotates), a warehouse of `dialect`, its stored pair. */
+async function rotatingSiteOf(dialect: string, seed: number) {
+  const sim = await startSite({ scale: 'tiny', seed, tokenTtlSeconds: 1, latency: { ms: 10 } });
+  const dir = await tempDir();
+  cleanup.push(() => sim.close(), dir.remove);
+  let warehouse = join(dir.path, 'w.duckdb');
+  let schemaArgs: string[] = [];
+  if (dialect === 'postgres') {
+    const pg = await postgresSchema();
+    cleanup.push(pg.drop);
+    warehouse = pg.url;
+    schemaArgs = ['--schema', pg.schema];
+  }
+  const readStored = async () => {
+    const w = await openWarehouse(warehouse, { schema: schemaArgs[1], logger: silentLogger });
+    try {
+      return await w.readCredentials(sim.url);
+    } finally {
+      await w.close();
     }
-    const readStored = async () => {
-      const w = await openWarehouse(warehouse, { schema: schemaArgs[1], logger: silentLogger });
-      try {
-        return await w.readCredentials(sim.url);
-      } finally {
-        await w.close();
-      }
-    };
-    return { sim, dir, warehouse, schemaArgs, readStored };
+  };
+  return { sim, dir, warehouse, schemaArgs, readStored };
+}
+
+describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (dialect) => {
+  const rotatingSite = (seed: number) => rotatingSiteOf(dialect, seed);
+
+  /** A rotating site (see rotatingSiteOf) synced once with the CI secrets, which that sync used up. */
+  async function syncedOnce(seed: number) {
+    const site = await rotatingSite(seed);
+    const secrets = ciEnvironment(site.sim, site.warehouse, site.dir.path);
+    site.sim.control.expireAccessTokens();
+    const first = await runCli(['sync', ...site.schemaArgs], { env: secrets });
+    expect(first.code, first.stderr).toBe(0);
+    return { ...site, secrets };
   }
 
   it('are rotated into the warehouse, and the next run reads them from there', async () => {
@@ -128,12 +140,8 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
   });
 
   it('a site that moved goes on with --site-moved from the pair rotated at its old address', async () => {
-    const { sim, dir, warehouse, schemaArgs, readStored: stored } = await rotatingSite(36);
     // The CI secrets, set once: the site's first set.
-    const secrets = ciEnvironment(sim, warehouse, dir.path);
-    sim.control.expireAccessTokens();
-    const first = await runCli(['sync', ...schemaArgs], { env: secrets });
-    expect(first.code, first.stderr).toBe(0);
+    const { sim, schemaArgs, readStored: stored, secrets } = await syncedOnce(36);
     // The variables' pair is used up: the live one is the warehouse's, stored for the old address.
     expect((await stored())?.refresh_token).not.toBe(secrets.GRANTFLOW_REFRESH_TOKEN);
     const moved = await proxySite(sim.url, () => undefined);
@@ -148,11 +156,7 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
   });
 
   it('--site-moved after an attempt at the new address failed uses the pair rotated at the old one since', async () => {
-    const { sim, dir, warehouse, schemaArgs, readStored: stored } = await rotatingSite(37);
-    const secrets = ciEnvironment(sim, warehouse, dir.path);
-    sim.control.expireAccessTokens();
-    const first = await runCli(['sync', ...schemaArgs], { env: secrets });
-    expect(first.code, first.stderr).toBe(0);
+    const { sim, schemaArgs, readStored: stored, secrets } = await syncedOnce(37);
     // The new address answers, but not yet as the API (its DNS set before the site moved): the attempt fails.
     let ready = false;
     const moved = await switchableProxy(sim.url, () => ready);
@@ -174,11 +178,7 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
   });
 
   it('--site-moved after an attempt that rotated the pair at the new address and then failed goes on from that pair', async () => {
-    const { sim, dir, warehouse, schemaArgs } = await rotatingSite(38);
-    const secrets = ciEnvironment(sim, warehouse, dir.path);
-    sim.control.expireAccessTokens();
-    const first = await runCli(['sync', ...schemaArgs], { env: secrets });
-    expect(first.code, first.stderr).toBe(0);
+    const { sim, schemaArgs, secrets } = await syncedOnce(38);
     // The attempt refreshes at the new address (the old address's pair dies), then the API answers 404 there.
     let refreshed = false;
     let ready = false;
@@ -204,17 +204,7 @@ describe.each(['duckdb', 'postgres'])(
   'credentials from the environment, the same site spelt otherwise (%s)',
   (dialect) => {
     it('a sync at the same address spelt otherwise, which the one-site guard accepts, goes on from the stored pair', async () => {
-      const sim = await startSite({ scale: 'tiny', seed: 39, tokenTtlSeconds: 1, latency: { ms: 10 } });
-      const dir = await tempDir();
-      cleanup.push(() => sim.close(), dir.remove);
-      let warehouse = join(dir.path, 'w.duckdb');
-      let schemaArgs: string[] = [];
-      if (dialect === 'postgres') {
-        const pg = await postgresSchema();
-        cleanup.push(pg.drop);
-        warehouse = pg.url;
-        schemaArgs = ['--schema', pg.schema];
-      }
+      const { sim, dir, warehouse, schemaArgs } = await rotatingSiteOf(dialect, 39);
       const secrets = ciEnvironment(sim, warehouse, dir.path);
       sim.control.expireAccessTokens();
       const first = await runCli(['sync', ...schemaArgs], { env: secrets });
