@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { runCli, siteWithWarehouse, syncCliArgs } from './harness.ts';
+import { runCli, siteWithWarehouse, syncCliArgs } from '../support/harness.ts';
 
 let site: Awaited<ReturnType<typeof siteWithWarehouse>>;
 beforeAll(async () => {

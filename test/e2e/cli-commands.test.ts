@@ -9,7 +9,7 @@ import pg from 'pg';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
-import { holdDuckDBFile } from '../warehouse/fixtures.ts';
+import { holdDuckDBFile } from '../support/warehouse-fixtures.ts';
 import {
   dumpWarehouse,
   postgresSchema,
@@ -20,7 +20,7 @@ import {
   tempDir,
   writeCredentials,
   syncCliArgs,
-} from './harness.ts';
+} from '../support/harness.ts';
 
 let sim: SimulatorHandle;
 let dir: Awaited<ReturnType<typeof tempDir>>;
@@ -595,7 +595,7 @@ describe('after a sync', () => {
   });
 
   it('status of a Postgres schema that does not exist exits 2 and creates no schema', async () => {
-    const url = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+    const url = postgresUrl;
     const schema = `gf_status_missing_${process.pid}`;
     const r = await runCli(['status', '--warehouse', url, '--schema', schema]);
     expect(r.code).toBe(2);
@@ -631,7 +631,7 @@ describe('after a sync', () => {
       await connection.run('CREATE TABLE sales (amount INTEGER)');
       connection.closeSync();
       instance.closeSync();
-      const url = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+      const url = postgresUrl;
       const schema = `gf_models_foreign_${process.pid}`;
       const client = new pg.Client({ connectionString: url });
       await client.connect();

@@ -10,7 +10,7 @@ import type { JsonObject } from '../../src/util/json.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { formatSummary } from '../../src/pipeline/summary.ts';
-import { postgresSchema, siteWithWarehouse, syncOnce } from './harness.ts';
+import { postgresSchema, siteWithWarehouse, syncOnce } from '../support/harness.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {

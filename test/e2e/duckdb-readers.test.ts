@@ -11,8 +11,8 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { tables } from '../../src/normalize/index.ts';
 import { allColumns } from '../../src/warehouse/index.ts';
-import { holdDuckDBFile } from '../warehouse/fixtures.ts';
-import { runCli, startSite, syncCliArgs, tempDir, writeCredentials, type CliResult } from './harness.ts';
+import { holdDuckDBFile } from '../support/warehouse-fixtures.ts';
+import { runCli, startSite, syncCliArgs, tempDir, writeCredentials, type CliResult } from '../support/harness.ts';
 
 let sim: SimulatorHandle;
 let dir: Awaited<ReturnType<typeof tempDir>>;

@@ -21,8 +21,8 @@ import {
   startSite,
   syncCliArgs,
   tempDir,
-} from './harness.ts';
-import { killWhen } from './faults/support.ts';
+} from '../support/harness.ts';
+import { killWhen } from '../support/faults.ts';
 
 /** What a CI job sets: the site, the warehouse and the four credential variables of the site's first set. */
 function ciEnvironment(sim: SimulatorHandle, warehouse: string, dir: string): NodeJS.ProcessEnv {

@@ -5,8 +5,8 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { dumpWarehouse, proxySite, runCli, siteWithWarehouse, syncCliArgs, syncOnce } from './harness.ts';
-import { killOnStderr, killWhen } from './faults/support.ts';
+import { dumpWarehouse, proxySite, runCli, siteWithWarehouse, syncCliArgs, syncOnce } from '../support/harness.ts';
+import { killOnStderr, killWhen } from '../support/faults.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 

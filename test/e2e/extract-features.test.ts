@@ -10,7 +10,7 @@ import { silentLogger } from '../../src/util/logger.ts';
 import { formatSummary } from '../../src/pipeline/summary.ts';
 import { runReplay } from '../../src/pipeline/replay.ts';
 import { ALL_PERMISSIONS } from '../../src/simulator/index.ts';
-import { siteWithWarehouse, syncOnce } from './harness.ts';
+import { siteWithWarehouse, syncOnce } from '../support/harness.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {

@@ -8,7 +8,7 @@ import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import type { JsonObject } from '../../src/util/json.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { startSite, syncOnce, tempDir, writeCredentials } from './harness.ts';
+import { startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
 
 const ref = (r: JsonObject, field: string): string => String((r[field] as JsonObject | null)?.id);
 

@@ -8,7 +8,14 @@ import { settingsSchema } from '../../src/config/settings.ts';
 import { runSync, SyncStoppedError } from '../../src/pipeline/sync.ts';
 import { StoppedError } from '../../src/util/errors.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { dumpWarehouse, proxySite, referenceDump, siteWithWarehouse, syncOnce, type TableDump } from './harness.ts';
+import {
+  dumpWarehouse,
+  proxySite,
+  referenceDump,
+  siteWithWarehouse,
+  syncOnce,
+  type TableDump,
+} from '../support/harness.ts';
 
 /** The proxy is the same site at another address: a sync that switches between them says so (--site-moved). */
 const sameSite = { siteMoved: true };

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { startSite, syncOnce, tempDir, writeCredentials } from './harness.ts';
+import { startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
 
 const fanOut = ['stages', 'tasks', 'notes'] as const;
 const perApplicationTemplates = fanOut.map((c) => `GET /api/applications/{id}/${c}/`);

@@ -16,7 +16,7 @@ import {
   tempDir,
   writeCredentials,
   syncCliArgs,
-} from './harness.ts';
+} from '../support/harness.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {

@@ -11,7 +11,7 @@ import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { runReplay } from '../../src/pipeline/replay.ts';
 import type { StreamInfo } from '../../src/extract/types.ts';
-import { dumpWarehouse, proxySite, siteWithWarehouse, summarize, syncOnce } from './harness.ts';
+import { dumpWarehouse, proxySite, siteWithWarehouse, summarize, syncOnce } from '../support/harness.ts';
 
 /** The proxy is the same site at another address: a sync that switches between them says so (--site-moved). */
 const sameSite = { siteMoved: true };

@@ -9,8 +9,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { startSite, tempDir, writeCredentials, syncCliArgs } from './harness.ts';
-import { assertNoSecretsLeaked, cli, recordIssuedSecrets } from './faults/support.ts';
+import { startSite, tempDir, writeCredentials, syncCliArgs } from '../support/harness.ts';
+import { assertNoSecretsLeaked, cli, recordIssuedSecrets } from '../support/faults.ts';
 
 let sim: SimulatorHandle;
 let revokedSim: SimulatorHandle;

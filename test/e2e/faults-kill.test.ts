@@ -5,6 +5,7 @@
  * after a commit leaves the committed rows' raw pages on disk, so a replay of the resumed run rebuilds the same tables.
  */
 import { join } from 'node:path';
+import { Rng } from '../../src/simulator/random.ts';
 import { mkdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
@@ -18,7 +19,7 @@ import {
   writeCredentials,
   type TableDump,
   syncCliArgs,
-} from './harness.ts';
+} from '../support/harness.ts';
 import {
   assertNoSecretsLeaked,
   checkCredentialsFile,
@@ -29,8 +30,7 @@ import {
   killWhen,
   landedTexts,
   recordIssuedSecrets,
-  seeded,
-} from './faults/support.ts';
+} from '../support/faults.ts';
 
 type Phase = 'extraction' | 'load transaction' | 'token refresh' | 'snapshots';
 interface KillCase {
@@ -41,7 +41,9 @@ interface KillCase {
 }
 
 // Seeded moments: the same twelve kills on every run. tiny makes ~185 requests, ~25 load transactions, 39 snapshots.
-const random = seeded(20261122);
+// Kill moments are random but the same on every run of the suite.
+const rng = new Rng(20261122);
+const random = (): number => rng.next();
 const pick = (lo: number, hi: number): number => lo + Math.floor(random() * (hi - lo + 1));
 const cases: KillCase[] = [
   ...Array.from({ length: 4 }, () => ({ phase: 'extraction' as const, nth: pick(5, 170), delayMs: 0 })),

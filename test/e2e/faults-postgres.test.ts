@@ -17,14 +17,14 @@ import {
   writeCredentials,
   type TableDump,
   syncCliArgs,
-} from './harness.ts';
+} from '../support/harness.ts';
 import {
   assertNoSecretsLeaked,
   checkCredentialsFile,
   cli,
   expectSameWarehouse,
   recordIssuedSecrets,
-} from './faults/support.ts';
+} from '../support/faults.ts';
 
 let sim: SimulatorHandle;
 let work: { path: string; remove: () => Promise<void> };

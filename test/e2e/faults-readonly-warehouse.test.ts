@@ -21,8 +21,8 @@ import {
   writeCredentials,
   type CliResult,
   type TableDump,
-} from './harness.ts';
-import { cli, expectSameWarehouse, killWhen } from './faults/support.ts';
+} from '../support/harness.ts';
+import { cli, expectSameWarehouse, killWhen } from '../support/faults.ts';
 
 const root = process.getuid?.() === 0;
 let sim: SimulatorHandle;

@@ -7,14 +7,21 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { referenceDump, startSite, tempDir, writeCredentials, type TableDump, syncCliArgs } from './harness.ts';
+import {
+  referenceDump,
+  startSite,
+  tempDir,
+  writeCredentials,
+  type TableDump,
+  syncCliArgs,
+} from '../support/harness.ts';
 import {
   assertNoSecretsLeaked,
   checkCredentialsFile,
   cli,
   expectSameWarehouse,
   recordIssuedSecrets,
-} from './faults/support.ts';
+} from '../support/faults.ts';
 
 const seed = 5;
 let work: { path: string; remove: () => Promise<void> };

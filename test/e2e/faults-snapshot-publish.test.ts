@@ -9,8 +9,8 @@ import { cpSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { syncCliArgs } from './harness.ts';
-import { checkSnapshotDir, cli, killOnStderr, readManifestFile, siteSyncedWithSnapshots } from './faults/support.ts';
+import { syncCliArgs } from '../support/harness.ts';
+import { checkSnapshotDir, cli, killOnStderr, readManifestFile, siteSyncedWithSnapshots } from '../support/faults.ts';
 
 let sim: SimulatorHandle;
 let work: { path: string; remove: () => Promise<void> };

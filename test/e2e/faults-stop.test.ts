@@ -19,14 +19,14 @@ import {
   siteWithWarehouse,
   syncCliArgs,
   type TableDump,
-} from './harness.ts';
+} from '../support/harness.ts';
 import {
   assertNoSecretsLeaked,
   checkSnapshotDir,
   cli,
   expectSameWarehouse,
   recordIssuedSecrets,
-} from './faults/support.ts';
+} from '../support/faults.ts';
 
 const tasks = 'GET /api/applications/{id}/tasks/';
 let site: Awaited<ReturnType<typeof siteWithWarehouse>>;

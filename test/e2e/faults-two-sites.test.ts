@@ -21,8 +21,8 @@ import {
   tempDir,
   writeCredentials,
   type TableDump,
-} from './harness.ts';
-import { assertNoSecretsLeaked, cli, expectSameWarehouse, killWhen, recordIssuedSecrets } from './faults/support.ts';
+} from '../support/harness.ts';
+import { assertNoSecretsLeaked, cli, expectSameWarehouse, killWhen, recordIssuedSecrets } from '../support/faults.ts';
 
 let first: SimulatorHandle;
 let second: SimulatorHandle;

@@ -6,8 +6,8 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { dumpWarehouse, proxySite, startSite, syncCliArgs, tempDir, writeCredentials } from './harness.ts';
-import { assertNoSecretsLeaked, cli, issuedSecrets, landedTexts, recordIssuedSecrets } from './faults/support.ts';
+import { dumpWarehouse, proxySite, startSite, syncCliArgs, tempDir, writeCredentials } from '../support/harness.ts';
+import { assertNoSecretsLeaked, cli, issuedSecrets, landedTexts, recordIssuedSecrets } from '../support/faults.ts';
 
 let work: { path: string; remove: () => Promise<void> };
 const closers: (() => Promise<void>)[] = [];

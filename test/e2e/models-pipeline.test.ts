@@ -14,7 +14,7 @@ import type { SyncResult } from '../../src/pipeline/sync.ts';
 import type { CellValue } from '../../src/normalize/table-def.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { postgresSchema, startSite, syncOnce, tempDir, writeCredentials } from './harness.ts';
+import { postgresSchema, startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
 
 /** Money as integer cents, from a number or a decimal string, without binary floating point. */
 function cents(value: unknown): number {

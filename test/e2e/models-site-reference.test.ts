@@ -13,9 +13,9 @@ import type { CellValue, Row } from '../../src/normalize/table-def.ts';
 import { loadModels } from '../../src/models/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import type { Dataset } from '../models/fixtures.ts';
-import { references, sorted } from '../models/model-reference.ts';
-import { postgresSchema, startSite, syncOnce, tempDir, writeCredentials } from './harness.ts';
+import type { Dataset } from '../support/model-fixtures.ts';
+import { references, sorted } from '../support/model-reference.ts';
+import { postgresSchema, startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
 
 const refId = (v: JsonValue | undefined): number | null => {
   const id = (v as JsonObject | null | undefined)?.id;

@@ -12,7 +12,7 @@ import type { CellValue } from '../../src/normalize/table-def.ts';
 import { runDataTests } from '../../src/models/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { postgresSchema, startSite, syncOnce, tempDir, writeCredentials } from './harness.ts';
+import { postgresSchema, startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
 
 /** Ambiguous (European thousands or a decimal point): the normaliser gives NULL. */
 const UNREADABLE = '1.250';

@@ -21,7 +21,7 @@ import { openWarehouse } from '../../src/warehouse/index.ts';
 import type { Warehouse } from '../../src/warehouse/types.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import type { JsonObject, JsonValue } from '../../src/util/json.ts';
-import { dropPostgresSchema, dumpWarehouse, postgresUrl, summarize, tempDir } from './harness.ts';
+import { dropPostgresSchema, dumpWarehouse, postgresUrl, summarize, tempDir } from '../support/harness.ts';
 
 const SEED = Number(process.env.GRANTFLOW_FUZZ_SEED ?? 20261126) >>> 0;
 /** Base records taken per stream, and mutants made of each. */

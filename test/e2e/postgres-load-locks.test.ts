@@ -19,7 +19,7 @@ import { runSync, SyncStoppedError } from '../../src/pipeline/sync.ts';
 import { GrantflowError } from '../../src/util/errors.ts';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
-import { cli, expectSameWarehouse, waitFor } from './faults/support.ts';
+import { cli, expectSameWarehouse, waitFor } from '../support/faults.ts';
 import {
   capturingLogger,
   dropPostgresSchema,
@@ -31,7 +31,7 @@ import {
   writeCredentials,
   type TableDump,
   analystSession,
-} from './harness.ts';
+} from '../support/harness.ts';
 
 const schema = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}sync_load_locks_${process.pid}`;
 const signalled = `${schema}_signal`;

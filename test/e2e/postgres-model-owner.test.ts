@@ -18,7 +18,7 @@ import {
   syncCliArgs,
   tempDir,
   writeCredentials,
-} from './harness.ts';
+} from '../support/harness.ts';
 
 // Roles are cluster-wide: a prefix of the runner's choice keeps parallel runs apart.
 const prefix = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}model_owner_${process.pid}`;

@@ -7,8 +7,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { tables } from '../../src/normalize/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
-import { loadSmallSite } from '../models/fixtures.ts';
-import { postgresUrl, postgresUrlAs, runCli } from './harness.ts';
+import { loadSmallSite } from '../support/model-fixtures.ts';
+import { postgresUrl, postgresUrlAs, runCli } from '../support/harness.ts';
 
 // Roles are cluster-wide: a prefix of the runner's choice keeps parallel runs apart.
 const prefix = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}reader_${process.pid}`;

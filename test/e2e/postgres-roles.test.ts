@@ -6,7 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { postgresUrl, postgresUrlAs, runCli, startSite, syncCliArgs, tempDir, writeCredentials } from './harness.ts';
+import {
+  postgresUrl,
+  postgresUrlAs,
+  runCli,
+  startSite,
+  syncCliArgs,
+  tempDir,
+  writeCredentials,
+} from '../support/harness.ts';
 
 // Roles are cluster-wide: a prefix of the runner's choice keeps parallel runs apart.
 const prefix = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}roles_${process.pid}`;

@@ -11,8 +11,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { syncCliArgs, type CliResult } from './harness.ts';
-import { checkSnapshotDir, cli, readManifestFile, siteSyncedWithSnapshots } from './faults/support.ts';
+import { syncCliArgs, type CliResult } from '../support/harness.ts';
+import { checkSnapshotDir, cli, readManifestFile, siteSyncedWithSnapshots } from '../support/faults.ts';
 
 let sim: SimulatorHandle;
 let work: { path: string; remove: () => Promise<void> };

@@ -11,7 +11,7 @@ import { silentLogger } from '../../src/util/logger.ts';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import type { SyncResult } from '../../src/pipeline/sync.ts';
 import { formatSummary } from '../../src/pipeline/summary.ts';
-import { postgresSchema, siteWithWarehouse, syncOnce } from './harness.ts';
+import { postgresSchema, siteWithWarehouse, syncOnce } from '../support/harness.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {

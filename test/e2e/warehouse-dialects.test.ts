@@ -20,7 +20,7 @@ import {
   syncOnce,
   tempDir,
   writeCredentials,
-} from './harness.ts';
+} from '../support/harness.ts';
 
 let sim: SimulatorHandle;
 let dir: Awaited<ReturnType<typeof tempDir>>;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GrantflowError } from '../../src/util/errors.ts';
 import { listRawStreams, RawLanding, readRawLines, type RawLine } from '../../src/extract/raw-landing.ts';
-import { traceFs, type FsEvent } from '../util/fs-trace.ts';
+import { traceFs, type FsEvent } from '../support/fs-trace.ts';
 
 let dir = '';
 afterEach(async () => {

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { postgresUrl } from '../support/postgres.ts';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tables } from '../../src/normalize/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
-import { loadSmallSite } from './fixtures.ts';
+import { loadSmallSite } from '../support/model-fixtures.ts';
 
 const bin = join(import.meta.dirname, '..', '..', 'bin', 'grantflow.js');
 const execFileP = promisify(execFile);
@@ -67,7 +68,7 @@ describe('grantflow models / snapshot commands', () => {
   });
 
   it('models and snapshot wait for no one: while a sync holds a Postgres warehouse they exit 1 naming it', async () => {
-    const url = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+    const url = postgresUrl;
     const schema = `gf_cli_locked_${process.pid}`;
     const holder = await openWarehouse(url, { schema });
     try {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDataTests } from '../../src/models/index.ts';
 import type { Dialect } from '../../src/warehouse/index.ts';
-import { load, openTestWarehouse, type TestWarehouse } from './fixtures.ts';
+import { load, openTestWarehouse, type TestWarehouse } from '../support/model-fixtures.ts';
 
 describe.each<Dialect>(['duckdb', 'postgres'])('a SQL data test whose last line is a comment, on %s', (dialect) => {
   let t: TestWarehouse;

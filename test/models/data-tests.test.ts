@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataTests, hasErrorFailures, runDataTests, runModels, type DataTestResult } from '../../src/models/index.ts';
 import type { Dialect } from '../../src/warehouse/index.ts';
-import { load, loadSmallSite, openTestWarehouse, type TestWarehouse } from './fixtures.ts';
+import { load, loadSmallSite, openTestWarehouse, type TestWarehouse } from '../support/model-fixtures.ts';
 
 const find = (results: DataTestResult[], name: string): DataTestResult | undefined =>
   results.find((r) => r.name === name);

@@ -2,8 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Row } from '../../src/normalize/table-def.ts';
 import { loadModels, runModels } from '../../src/models/index.ts';
 import type { Dialect } from '../../src/warehouse/index.ts';
-import { load, loadSmallSite, openTestWarehouse, softDelete, type Dataset, type TestWarehouse } from './fixtures.ts';
-import { references, sorted } from './model-reference.ts';
+import {
+  load,
+  loadSmallSite,
+  openTestWarehouse,
+  softDelete,
+  type Dataset,
+  type TestWarehouse,
+} from '../support/model-fixtures.ts';
+import { references, sorted } from '../support/model-reference.ts';
 
 const DELETED = '2026-01-02T00:00:00Z';
 

@@ -4,12 +4,13 @@
  * nor in silence, and must not hold up other readers meanwhile.
  */
 import pg from 'pg';
+import { postgresUrl } from '../support/postgres.ts';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runModels } from '../../src/models/index.ts';
 import { tables } from '../../src/normalize/index.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
-import { capturingLogger, dropPostgresSchema, analystSession } from '../e2e/harness.ts';
-import { loadSmallSite, pgUrl } from './fixtures.ts';
+import { capturingLogger, dropPostgresSchema, analystSession } from '../support/harness.ts';
+import { loadSmallSite } from '../support/model-fixtures.ts';
 
 const schema = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}readers_${process.pid}`;
 const { logger, lines } = capturingLogger();
@@ -25,7 +26,7 @@ const columnsOf = async (table: string): Promise<string[]> =>
   ).map((r) => String(r.column_name));
 
 beforeAll(async () => {
-  warehouse = await openWarehouse(pgUrl, { schema, logger });
+  warehouse = await openWarehouse(postgresUrl, { schema, logger });
   await warehouse.migrate(tables);
   await loadSmallSite(warehouse);
   await runModels(warehouse);

@@ -1,9 +1,10 @@
 import pg from 'pg';
+import { postgresUrl } from '../support/postgres.ts';
 import { expect, it } from 'vitest';
 import { loadModels, runModels } from '../../src/models/index.ts';
 import { tables } from '../../src/normalize/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
-import { load, loadSmallSite, openTestWarehouse, pgUrl, smallSite } from './fixtures.ts';
+import { load, loadSmallSite, openTestWarehouse, smallSite } from '../support/model-fixtures.ts';
 
 /**
  * Analysts and BI tools put views on model tables. Postgres will not drop a table a view depends on, so rebuilding
@@ -52,10 +53,10 @@ it('rebuilds Postgres models that views depend on, and replaces a table whose co
 it('building the models of a new schema leaves the model tables of the warehouse in public alone', async () => {
   // Its own database: this test needs a warehouse in `public`, which the shared test database leaves to others.
   const database = `gf_models_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
-  const admin = new pg.Client({ connectionString: pgUrl });
+  const admin = new pg.Client({ connectionString: postgresUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${database}`);
-  const url = new URL(pgUrl);
+  const url = new URL(postgresUrl);
   url.pathname = `/${database}`;
   try {
     for (const schema of ['public', 'second']) {

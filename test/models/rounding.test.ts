@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runModels } from '../../src/models/index.ts';
 import type { Dialect } from '../../src/warehouse/index.ts';
-import { load, openTestWarehouse } from './fixtures.ts';
+import { load, openTestWarehouse } from '../support/model-fixtures.ts';
 
 /** num / den rounded half up to `places` decimals, in exact integer arithmetic (positive values). */
 function halfUp(num: bigint, den: bigint, places: number): string {

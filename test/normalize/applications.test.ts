@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { QuarantineError, streamMappings, untypedValues, type NormalizeContext } from '../../src/normalize/index.ts';
 import type { JsonObject } from '../../src/util/json.ts';
-import { checkRows, rowsOf } from './check-rows.ts';
+import { checkRows, rowsOf } from '../support/check-rows.ts';
 
 const ctx: NormalizeContext = { siteTimeZone: 'UTC' };
 const map = (stream: keyof typeof streamMappings, r: JsonObject, c: NormalizeContext = ctx) => {

@@ -8,7 +8,7 @@ import {
   type StreamName,
 } from '../../src/normalize/index.ts';
 import type { JsonObject } from '../../src/util/json.ts';
-import { checkRows, rowsOf } from './check-rows.ts';
+import { checkRows, rowsOf } from '../support/check-rows.ts';
 
 const ctx: NormalizeContext = { siteTimeZone: 'UTC' };
 const map = (stream: StreamName, r: JsonObject, c: NormalizeContext = ctx) => {

@@ -5,7 +5,7 @@ import { expect, it } from 'vitest';
 import { settingsSchema } from '../../src/config/settings.ts';
 import { afterLoad } from '../../src/pipeline/after-load.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { loadSmallSite, openTestWarehouse } from '../models/fixtures.ts';
+import { loadSmallSite, openTestWarehouse } from '../support/model-fixtures.ts';
 
 it('a model that cannot be built fails the run with the reason and writes no snapshot', async () => {
   const t = await openTestWarehouse('duckdb', 'afterload');

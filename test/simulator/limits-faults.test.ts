@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimulatorHandle } from '../../src/simulator/index.ts';
-import { api } from './helpers.ts';
+import { api } from '../support/simulator-api.ts';
 
 let sim: SimulatorHandle;
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimulatorHandle } from '../../src/simulator/index.ts';
-import { api, arr, idOf, obj, walk } from './helpers.ts';
+import { api, arr, idOf, obj, walk } from '../support/simulator-api.ts';
 
 let sim: SimulatorHandle;
 beforeAll(async () => {

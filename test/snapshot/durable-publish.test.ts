@@ -4,8 +4,8 @@ import { basename, dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { manifestName, readManifest, writeSnapshots } from '../../src/snapshot/index.ts';
 import { notePending, pendingName, undoPendingSnapshot } from '../../src/snapshot/pending.ts';
-import { openTinyDuckDB, type TestWarehouse } from '../models/fixtures.ts';
-import { expectDurableRenames, traceFs, type FsEvent } from '../util/fs-trace.ts';
+import { openTinyDuckDB, type TestWarehouse } from '../support/model-fixtures.ts';
+import { expectDurableRenames, traceFs, type FsEvent } from '../support/fs-trace.ts';
 
 /**
  * A power cut cannot be staged in a test: these check, on a real snapshot write into a real DuckDB warehouse's

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { manifestName, readManifest, writeSnapshots } from '../../src/snapshot/index.ts';
 import { pendingName } from '../../src/snapshot/pending.ts';
-import { openTinyDuckDB, type TestWarehouse } from '../models/fixtures.ts';
+import { openTinyDuckDB, type TestWarehouse } from '../support/model-fixtures.ts';
 
 /**
  * The disk fails the folder fsync that follows a rename (EIO: a failing disk, a full one on some file systems, a

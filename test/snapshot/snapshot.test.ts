@@ -17,7 +17,7 @@ import { runModels } from '../../src/models/index.ts';
 import { checkSnapshotDir, readManifest, writeSnapshots } from '../../src/snapshot/index.ts';
 import { ConfigError, ExitCode, GrantflowError, isGrantflowError } from '../../src/util/errors.ts';
 import type { Dialect } from '../../src/warehouse/index.ts';
-import { load, openTestWarehouse, type TestWarehouse } from '../models/fixtures.ts';
+import { load, openTestWarehouse, type TestWarehouse } from '../support/model-fixtures.ts';
 
 const rowsOf = (n: number) =>
   Array.from({ length: n }, (_, i) => ({

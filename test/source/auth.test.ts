@@ -16,7 +16,7 @@ import {
   writeCredsFile,
   type Handler,
   type TestServer,
-} from './helpers.ts';
+} from '../support/http-server.ts';
 
 let server: TestServer | undefined;
 afterEach(async () => {

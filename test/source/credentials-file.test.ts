@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FileCredentialStore } from '../../src/source/index.ts';
 import { ConfigError } from '../../src/util/errors.ts';
-import { tempDir, testCreds, writeCredsFile } from './helpers.ts';
+import { tempDir, testCreds, writeCredsFile } from '../support/http-server.ts';
 
 const run = promisify(execFile);
 /** The uid of `nobody`, who runs the permission cases when the tests run as root. */

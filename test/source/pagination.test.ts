@@ -3,7 +3,7 @@ import { createSiteClient, SiteResponseError } from '../../src/source/index.ts';
 import { maxPagesWithoutProgress } from '../../src/source/pagination.ts';
 import type { FetchedPage, PaginateOptions, PaginationInfo, SiteClient } from '../../src/source/index.ts';
 import { standInItem } from '../../src/util/json.ts';
-import { json, MemoryStore, startServer, type Handler, type TestServer } from './helpers.ts';
+import { json, MemoryStore, startServer, type Handler, type TestServer } from '../support/http-server.ts';
 
 let server: TestServer | undefined;
 let client: SiteClient | undefined;

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSiteClient, SiteHttpError, SiteResponseError, SiteUnavailableError } from '../../src/source/index.ts';
 import type { SiteClientOptions } from '../../src/source/index.ts';
 import { ConfigError, GrantflowError, StoppedError } from '../../src/util/errors.ts';
-import { json, MemoryStore, startServer, testCreds, type Handler, type TestServer } from './helpers.ts';
+import { json, MemoryStore, startServer, testCreds, type Handler, type TestServer } from '../support/http-server.ts';
 
 let server: TestServer | undefined;
 afterEach(async () => {

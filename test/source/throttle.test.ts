@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSiteClient, RateLimiter, Semaphore } from '../../src/source/index.ts';
 import { StoppedError } from '../../src/util/errors.ts';
 import { startSimulator } from '../../src/simulator/index.ts';
-import { json, maxInWindow, MemoryStore, startServer, type TestServer } from './helpers.ts';
+import { json, maxInWindow, MemoryStore, startServer, type TestServer } from '../support/http-server.ts';
 
 let server: TestServer | undefined;
 afterEach(async () => {

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultDuckDBMemoryLimit, minDuckDBMemoryLimit } from '../../src/config/settings.ts';
-import { siteWithWarehouse, syncOnce } from '../e2e/harness.ts';
+import { siteWithWarehouse, syncOnce } from '../support/harness.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'gf-duck-settings-'));

@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Warehouse } from '../../src/warehouse/index.ts';
 import { mergeChunkRows } from '../../src/warehouse/load-unit.ts';
-import { bothDialects, catalog, harness, migrationFiles, snapshot, thing, type Harness } from './fixtures.ts';
+import {
+  bothDialects,
+  catalog,
+  harness,
+  migrationFiles,
+  snapshot,
+  thing,
+  type Harness,
+} from '../support/warehouse-fixtures.ts';
 
 const plan = (runId: string, extractedAt = '2024-05-01T00:00:00.000000Z') => ({ runId, extractedAt });
 

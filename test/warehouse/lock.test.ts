@@ -1,9 +1,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { postgresUrl } from '../support/postgres.ts';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
 import { ConfigError, LockedError } from '../../src/util/errors.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
-import { catalog, harness, holdDuckDBFile, pgUrl, snapshot, thing, type Harness } from './fixtures.ts';
+import { catalog, harness, holdDuckDBFile, snapshot, thing, type Harness } from '../support/warehouse-fixtures.ts';
 
 const cleanups: Harness[] = [];
 afterAll(async () => {
@@ -106,7 +107,7 @@ describe('run lock', () => {
   it('Postgres: a refusal names the grantflow holder even when the URL sets its own application_name', async () => {
     const h = harness('postgres', 'lockname');
     cleanups.push(h);
-    const url = `${pgUrl}${pgUrl.includes('?') ? '&' : '?'}application_name=bi-refresh`;
+    const url = `${postgresUrl}${postgresUrl.includes('?') ? '&' : '?'}application_name=bi-refresh`;
     const a = await openWarehouse(url, { schema: h.schema });
     const b = await openWarehouse(url, { schema: h.schema });
     try {
@@ -122,10 +123,10 @@ describe('run lock', () => {
     const h = harness('postgres', 'otherdb');
     cleanups.push(h);
     const otherDb = `gf_lockdb_${process.pid}`;
-    const admin = new pg.Client({ connectionString: pgUrl });
+    const admin = new pg.Client({ connectionString: postgresUrl });
     await admin.connect();
     await admin.query(`CREATE DATABASE ${otherDb}`);
-    const otherUrl = new URL(pgUrl);
+    const otherUrl = new URL(postgresUrl);
     otherUrl.pathname = `/${otherDb}`;
     const decoy = await openWarehouse(otherUrl.toString(), { schema: h.schema });
     const a = await h.open();
@@ -147,7 +148,7 @@ describe('run lock', () => {
   it("Postgres: the lock session outlives the role's idle_session_timeout while the run is busy elsewhere", async () => {
     const h = harness('postgres', 'idle');
     cleanups.push(h);
-    const u = new URL(pgUrl);
+    const u = new URL(postgresUrl);
     u.searchParams.set('options', '-c idle_session_timeout=200'); // as a role or database setting would do
     const wh = await openWarehouse(u.toString(), { schema: h.schema });
     try {
@@ -176,7 +177,7 @@ describe('run lock', () => {
     await a.migrate(catalog);
     const unit = await a.openLoad();
     await unit.append('things', [thing(1)]);
-    const admin = new pg.Client({ connectionString: pgUrl });
+    const admin = new pg.Client({ connectionString: postgresUrl });
     await admin.connect();
     const b = await h.open();
     try {
@@ -284,7 +285,7 @@ describe('Postgres commit whose backend is killed mid-commit', () => {
     unit = await wh.openLoad();
     await unit.append('things', [thing(1, { name: 'new' }), thing(3)]);
     await unit.append('notes', [{ id: 'n', thing_id: 1, kind: 'a', body: 'b', _raw: '{}' }]);
-    const blocker = new pg.Client({ connectionString: pgUrl });
+    const blocker = new pg.Client({ connectionString: postgresUrl });
     await blocker.connect();
     try {
       // Hold a lock on notes so the commit stops after merging things; then kill its backend.

@@ -5,6 +5,7 @@
  * must hold whether the target's statistics are stale or missing (loads take none: see refreshStatistics).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresUrl } from '../support/postgres.ts';
 import pg from 'pg';
 import { createPool, inTransaction, poolRunner } from '../../src/warehouse/postgres/pool.ts';
 import { PostgresStaging } from '../../src/warehouse/postgres/staging.ts';
@@ -12,7 +13,7 @@ import { softDeleteSql } from '../../src/warehouse/merge-sql.ts';
 import type { TableDef } from '../../src/normalize/table-def.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 
-const url = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const url = postgresUrl;
 const schema = `gf_antijoin_${process.pid}`;
 const notes: TableDef = {
   name: 'notes',

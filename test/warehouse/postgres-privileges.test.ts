@@ -3,13 +3,14 @@
  * Postgres 15, on `public`), and a schema the platform team created for it.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { postgresUrl } from '../support/postgres.ts';
 import pg from 'pg';
 import { ConfigError } from '../../src/util/errors.ts';
 import { openWarehouse, warehouseMayHoldCredentials } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { migrationFiles } from './fixtures.ts';
+import { migrationFiles } from '../support/warehouse-fixtures.ts';
 
-const url = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const url = postgresUrl;
 const role = `gf_priv_${process.pid}`;
 const own = `${role}_own`;
 const shared = `${role}_shared`;

@@ -3,12 +3,13 @@
  * migrations look only at the warehouse's schema, so a schema dropped meanwhile elsewhere cannot fail them.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { postgresUrl } from '../support/postgres.ts';
 import pg from 'pg';
 import { LockedError } from '../../src/util/errors.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
-import { migrationFiles } from './fixtures.ts';
+import { migrationFiles } from '../support/warehouse-fixtures.ts';
 
-const url = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const url = postgresUrl;
 const prefix = `gf_churn_${process.pid}`;
 const admin = new pg.Client({ connectionString: url });
 await admin.connect();

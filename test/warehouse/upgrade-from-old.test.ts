@@ -18,7 +18,15 @@ import type { TableDef } from '../../src/normalize/table-def.ts';
 import type { SyncResult } from '../../src/pipeline/sync.ts';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { hasMetadata } from '../../src/warehouse/index.ts';
-import { postgresSchema, postgresUrl, runCli, startSite, syncOnce, tempDir, writeCredentials } from '../e2e/harness.ts';
+import {
+  postgresSchema,
+  postgresUrl,
+  runCli,
+  startSite,
+  syncOnce,
+  tempDir,
+  writeCredentials,
+} from '../support/harness.ts';
 
 const fixture = new URL('../fixtures/postgres-9bd5c27-tiny-seed3.sql.gz', import.meta.url);
 /** The site the fixture was synced from. */

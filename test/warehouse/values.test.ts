@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Row } from '../../src/normalize/table-def.ts';
 import type { Warehouse } from '../../src/warehouse/index.ts';
-import { catalog, harness, thing, type Harness } from './fixtures.ts';
+import { catalog, harness, thing, type Harness } from '../support/warehouse-fixtures.ts';
 
 const hostile = [
   `it's "quoted"`,

@@ -1,3 +1,4 @@
+import { postgresUrl } from './postgres.ts';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -11,8 +12,6 @@ import { openWarehouse, type Dialect, type Warehouse } from '../../src/warehouse
 export const migrationFiles = readdirSync(new URL('../../sql/', import.meta.url))
   .filter((f) => /^\d{3}_.+\.sql$/.test(f))
   .sort();
-
-export const pgUrl = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 const d = (name: string, description = name) => ({ name, description });
 
@@ -116,11 +115,11 @@ export function harness(dialect: Dialect, label: string): Harness {
   const schema = `gf_wh_${label}_${process.pid}_${counter}`;
   return {
     dialect,
-    target: pgUrl,
+    target: postgresUrl,
     schema,
-    open: () => openWarehouse(pgUrl, { schema }),
+    open: () => openWarehouse(postgresUrl, { schema }),
     cleanup: async () => {
-      const c = new pg.Client({ connectionString: pgUrl });
+      const c = new pg.Client({ connectionString: postgresUrl });
       await c.connect();
       await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await c.end();

@@ -4,7 +4,7 @@
  * It follows the meanings in the models' column descriptions, not their SQL.
  */
 import type { CellValue, Row } from '../../src/normalize/table-def.ts';
-import type { Dataset } from './fixtures.ts';
+import type { Dataset } from './model-fixtures.ts';
 
 type Out = Record<string, CellValue>;
 

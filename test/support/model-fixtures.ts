@@ -1,3 +1,4 @@
+import { postgresUrl } from './postgres.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,8 +6,6 @@ import pg from 'pg';
 import type { Row } from '../../src/normalize/table-def.ts';
 import { tables } from '../../src/normalize/index.ts';
 import { openWarehouse, type Dialect, type Warehouse } from '../../src/warehouse/index.ts';
-
-export const pgUrl = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 export interface TestWarehouse {
   readonly warehouse: Warehouse;
@@ -33,15 +32,15 @@ export async function openTestWarehouse(dialect: Dialect, label: string): Promis
     };
   }
   const schema = `gf_${label}_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
-  const warehouse = await openWarehouse(pgUrl, { schema });
+  const warehouse = await openWarehouse(postgresUrl, { schema });
   await warehouse.migrate(tables);
   return {
     warehouse,
-    target: pgUrl,
+    target: postgresUrl,
     schema,
     async cleanup() {
       await warehouse.close();
-      const client = new pg.Client({ connectionString: pgUrl });
+      const client = new pg.Client({ connectionString: postgresUrl });
       await client.connect();
       await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
       await client.end();

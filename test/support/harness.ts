@@ -5,11 +5,10 @@
 import { spawn } from 'node:child_process';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { settingsSchema, type SettingsInput } from '../../src/config/settings.ts';
 import { tables } from '../../src/normalize/index.ts';
 import { allColumns, hasMetadata, openWarehouse } from '../../src/warehouse/index.ts';
@@ -19,15 +18,7 @@ import { pino } from 'pino';
 import { silentLogger, type Logger } from '../../src/util/logger.ts';
 import type { CellValue } from '../../src/normalize/table-def.ts';
 
-export const postgresUrl = process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-
-/** The test server's URL as `role`, with the password the role tests give their roles (`Pw-<role>`). */
-export function postgresUrlAs(role: string): string {
-  const u = new URL(postgresUrl);
-  u.username = role;
-  u.password = `Pw-${role}`;
-  return u.toString();
-}
+export { analystSession, dropPostgresSchema, postgresSchema, postgresUrl, postgresUrlAs } from './postgres.ts';
 export const repoRoot = new URL('../..', import.meta.url).pathname;
 
 export async function tempDir(prefix = 'grantflow-e2e-'): Promise<{ path: string; remove: () => Promise<void> }> {
@@ -65,31 +56,6 @@ export async function siteWithWarehouse(options: SimulatorOptions = {}): Promise
       await dir.remove();
     },
   };
-}
-
-/** A fresh Postgres schema for one test; dropped by `drop`. */
-export async function postgresSchema(): Promise<{ schema: string; url: string; drop: () => Promise<void> }> {
-  const schema = `e2e_${randomBytes(4).toString('hex')}`;
-  return { schema, url: postgresUrl, drop: () => dropPostgresSchema(schema) };
-}
-
-/** Drops a test's own schema, with everything in it. */
-export async function dropPostgresSchema(schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: postgresUrl });
-  await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  await client.end();
-}
-
-/**
- * A second Postgres session, as an analyst's: it holds the locks grantflow must wait for, and its backend pid is what
- * grantflow's messages must name.
- */
-export async function analystSession(): Promise<{ client: pg.Client; pid: number }> {
-  const client = new pg.Client({ connectionString: postgresUrl });
-  await client.connect();
-  const { rows } = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-  return { client, pid: rows[0]?.pid ?? 0 };
 }
 
 /** A logger that keeps every line it writes, parsed: for tests of what grantflow logs. */

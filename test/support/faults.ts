@@ -10,10 +10,10 @@ import { constants, createGunzip } from 'node:zlib';
 import type { ChildProcess } from 'node:child_process';
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
 import { expect } from 'vitest';
-import { TokenStore } from '../../../src/simulator/auth.ts';
-import { tables } from '../../../src/normalize/index.ts';
-import type { SimulatorHandle } from '../../../src/simulator/index.ts';
-import type { Manifest } from '../../../src/snapshot/index.ts';
+import { TokenStore } from '../../src/simulator/auth.ts';
+import { tables } from '../../src/normalize/index.ts';
+import type { SimulatorHandle } from '../../src/simulator/index.ts';
+import type { Manifest } from '../../src/snapshot/index.ts';
 import {
   dumpWarehouse,
   runCli,
@@ -24,7 +24,7 @@ import {
   writeCredentials,
   type CliResult,
   type TableDump,
-} from '../harness.ts';
+} from './harness.ts';
 
 /** Every client secret and token any simulator in this process issued (the token store is wrapped once). */
 export const issuedSecrets = new Set<string>();
@@ -183,18 +183,6 @@ export function killWhen(child: ChildProcess, reached: () => boolean): void {
       child.kill('SIGKILL');
     }
   }, 2);
-}
-
-/** A small seeded generator (mulberry32): kill moments are random but the same on every run of the suite. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Resolves once `reached()` holds (polled every 2 ms); rejects after `timeoutMs`. */
