@@ -107,6 +107,15 @@ describe('documentation references', () => {
     expect(missing).toEqual([]);
   });
 
+  it("README.md's command table has a row for each command of src/cli/commands/", () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const commands = readdirSync(join(root, 'src/cli/commands'))
+      .filter((f) => f.endsWith('.ts') && f !== 'index.ts')
+      .map((f) => f.slice(0, -3));
+    expect(commands.length).toBeGreaterThan(0);
+    expect(commands.filter((name) => !new RegExp(`^\\| \`grantflow ${name}[\` ]`, 'm').test(readme))).toEqual([]);
+  });
+
   it('the checks catch what they are for', () => {
     const broken = (text: string): string[] => brokenReferences('docs/probe.md', text);
     expect(broken('see `src/no-such-module.ts`')).toEqual(['docs/probe.md:1: path `src/no-such-module.ts`']);
