@@ -82,6 +82,18 @@ describe('S3Store', () => {
     );
     expect(String(error.message)).not.toContain('\n');
   });
+
+  it('says to set a region when none is configured (exit 2)', async () => {
+    const region = process.env.AWS_REGION;
+    delete process.env.AWS_REGION;
+    try {
+      const error = await checkSnapshotTarget(url('x'), { s3ForcePathStyle: true }).catch((e) => e);
+      expect(error).toBeInstanceOf(ConfigError);
+      expect(String(error.message)).toMatch(/no AWS region is set; set AWS_REGION/);
+    } finally {
+      process.env.AWS_REGION = region;
+    }
+  });
 });
 
 describe('publishing to the store', () => {
