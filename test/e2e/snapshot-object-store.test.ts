@@ -164,6 +164,32 @@ describe('snapshots to an S3-compatible store', { timeout: 300_000 }, () => {
     expect(first.stdout + first.stderr).not.toContain(s3.secretAccessKey);
   });
 
+  it('a sync stopped (SIGTERM) during the upload deletes what it uploaded; the manifest stays', async () => {
+    const before = await readManifest(prefix);
+    const keysBefore = await keysUnder(prefix);
+    const tables = Object.keys(before.tables);
+    const step = `snapshot uploaded ${tables[1]}`;
+    const stopped = await syncToBucket('main', prefix, {
+      env: { GRANTFLOW_TEST_PAUSE_AT: step, GRANTFLOW_TEST_PAUSE_MS: '600000' },
+      onSpawn: (child) => {
+        let seen = '';
+        let sent = false;
+        child.stderr?.on('data', (d: Buffer) => {
+          seen += d.toString();
+          // Once: a second signal exits at once, without undoing anything.
+          if (!sent && seen.includes(`grantflow-test: paused at ${step}`)) {
+            sent = true;
+            child.kill('SIGTERM');
+          }
+        });
+      },
+    });
+    expect(stopped.code, stopped.stderr.slice(-500)).toBe(1);
+    expect(stopped.stdout, stopped.stderr.slice(-500)).toMatch(/the last good snapshot stays current/);
+    expect(await readManifest(prefix)).toEqual(before);
+    expect(await keysUnder(prefix)).toEqual(keysBefore);
+  });
+
   it('a sync killed during the upload leaves the previous manifest current; the next sync deletes its objects', async () => {
     const before = await readManifest(prefix);
     const tables = Object.keys(before.tables);
@@ -181,6 +207,17 @@ describe('snapshots to an S3-compatible store', { timeout: 300_000 }, () => {
     const orphans = keys.filter((k) => k.endsWith('.parquet') && !named.has(k));
     expect(orphans.length).toBeGreaterThan(0);
     expect(keys).toContain('.snapshot-pending.tmp');
+
+    // The next sync deletes them as soon as it holds the run lock, even when it never gets to its own snapshot.
+    const pauseAt = 'sync extraction finished';
+    const early = await syncToBucket('main', prefix, {
+      env: { GRANTFLOW_TEST_PAUSE_AT: pauseAt },
+      onSpawn: (child) => killOnStderr(child, `grantflow-test: paused at ${pauseAt}`, 1),
+    });
+    expect(early.signal, `the kill landed (${early.stderr.slice(-300)})`).toBe('SIGKILL');
+    expect(await keysUnder(prefix)).toEqual(
+      ['_manifest.json', ...Object.values(before.tables).map((e) => e.path)].sort(),
+    );
 
     const next = await syncToBucket('main', prefix);
     expect(next.code, next.stderr).toBe(0);
