@@ -252,6 +252,28 @@ describe('snapshots to an S3-compatible store', { timeout: 300_000 }, () => {
   });
 });
 
+describe('grantflow snapshot to an s3:// location', { timeout: 180_000 }, () => {
+  it('writes every table of the warehouse, path-style by its flag', async () => {
+    const { GRANTFLOW_S3_FORCE_PATH_STYLE: _flagInstead, ...env } = s3.env;
+    const result = await cli(
+      [
+        'snapshot',
+        '--warehouse',
+        join(work.path, 'main', 'warehouse.duckdb'),
+        '--snapshots',
+        `s3://${s3.bucket}/by-command`,
+        '--s3-force-path-style',
+      ],
+      { env },
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`tables written to s3://${s3.bucket}/by-command (snapshot `);
+    const manifest = await readManifest('by-command');
+    expect(Object.keys(manifest.tables).sort()).toEqual(expectedTables);
+    await expectManifestObjectsPresent('by-command', manifest);
+  });
+});
+
 describe('doctor and settings with an s3:// snapshot location', { timeout: 180_000 }, () => {
   const doctorArgs = (snapshots: string): string[] => [
     'doctor',
