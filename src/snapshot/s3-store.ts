@@ -44,7 +44,10 @@ const configErrorNames = new Set([
 const partSize = 16 * 1024 * 1024;
 const queueSize = 4;
 
-/** An SDK error as one line naming what failed; never the request (its signature) or the credentials. */
+/**
+ * An SDK error as one line naming what failed; never the request (its signature) or the credentials. Without the SDK's
+ * error as its cause: logged, that one carries the response's fields (the access key id, the string signed).
+ */
 export function s3Failure(what: string, e: unknown): GrantflowError {
   if (e instanceof GrantflowError) return e;
   const name = e instanceof Error ? e.name : '';
@@ -55,17 +58,15 @@ export function s3Failure(what: string, e: unknown): GrantflowError {
   if (/region is missing/i.test(text)) {
     return new ConfigError(
       `${what}: no AWS region is set; set AWS_REGION (or region in ~/.aws/config; any value for most S3-compatible stores)`,
-      { cause: e },
     );
   }
   if (configErrorNames.has(name) || status === 403) {
     return new ConfigError(
       `${what}: ${why}${where}; check the bucket, the credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE, ...) and, for a ` +
         'store other than AWS, AWS_ENDPOINT_URL and --s3-force-path-style',
-      { cause: e },
     );
   }
-  return new GrantflowError(`${what}: ${why}${where}`, ExitCode.runFailed, 'snapshot_failed', { cause: e });
+  return new GrantflowError(`${what}: ${why}${where}`, ExitCode.runFailed, 'snapshot_failed');
 }
 
 const notFound = (e: unknown): boolean =>

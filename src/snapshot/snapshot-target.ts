@@ -53,6 +53,8 @@ export async function undoKilledSnapshotWrite(
   const store = S3Store.open(target, { forcePathStyle: options.s3ForcePathStyle });
   try {
     return await undoInterruptedUpload(store);
+  } catch (e) {
+    throw s3Failure(`could not undo the interrupted upload at ${target}`, e);
   } finally {
     store.close();
   }
