@@ -13,7 +13,9 @@ const help: Readonly<Record<SettingKey, string>> = {
     'Postgres schema for the tables: letters, digits, underscores (default public; a sync or replay creates it if missing)',
   duckdbMemoryLimit:
     'memory DuckDB may use before it spills to <warehouse>.tmp/, e.g. 256MB or 2GB, at least 64MB (default 256MB; ignored for Postgres)',
-  snapshots: 'directory for Parquet snapshots (default data/snapshots)',
+  snapshots: 'directory or s3://bucket/prefix URL for Parquet snapshots (default data/snapshots)',
+  s3ForcePathStyle:
+    'address the bucket as <endpoint>/<bucket> (path style), as MinIO and most self-hosted S3 stores need (default false)',
   rawDir: 'directory for raw pages, one folder per run (default data/raw)',
   landRaw: 'keep every fetched page under the raw dir (default true)',
   streams: 'comma-separated streams to sync (default all); a fan-out stream brings its parent',

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { setsSearchPath } from '../warehouse/postgres/server-options.ts';
+import { snapshotTargetProblem } from '../snapshot/object-store.ts';
 
 /**
  * DuckDB's memory limit unless told otherwise: DuckDB's documented minimum of ~125 MB per thread for its two
@@ -116,7 +117,15 @@ export const settingsSchema = z
         `must be at least ${minDuckDBMemoryLimit}: DuckDB cannot load even a small site with less`,
       )
       .default(defaultDuckDBMemoryLimit),
-    snapshots: z.string().min(1).default('data/snapshots'),
+    snapshots: z
+      .string()
+      .min(1)
+      .superRefine((target, ctx) => {
+        const problem = snapshotTargetProblem(target);
+        if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .default('data/snapshots'),
+    s3ForcePathStyle: z.boolean().default(false),
     rawDir: z.string().min(1).default('data/raw'),
     landRaw: z.boolean().default(true),
     // An empty list is refused, not read as "all": `--streams "$LIST"` with LIST unset must not sync everything.
@@ -174,6 +183,7 @@ export const settingKinds: Readonly<Record<SettingKey, 'string' | 'number' | 'bo
   schema: 'string',
   duckdbMemoryLimit: 'string',
   snapshots: 'string',
+  s3ForcePathStyle: 'boolean',
   rawDir: 'string',
   landRaw: 'boolean',
   streams: 'list',

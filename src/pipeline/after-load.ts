@@ -92,6 +92,7 @@ export async function afterLoad(
           logger,
           signal,
           command: `grantflow sync (run ${runId})`,
+          s3ForcePathStyle: settings.s3ForcePathStyle,
         });
         lines.push(
           `snapshots: ${snap.tables.length} tables written to ${settings.snapshots} in ${(snap.durationMs / 1000).toFixed(1)} s`,

@@ -99,7 +99,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   const useEnv = credentialsFromEnv(env);
   const fileStore = useEnv ? null : await fileCredentialStore(settings.credentials);
   const envCreds = useEnv ? envCredentials(env) : null;
-  if (settings.snapshot) await checkSnapshots(settings.snapshots);
+  if (settings.snapshot) await checkSnapshots(settings);
   if (settings.landRaw)
     checkWritableDir(settings.rawDir, 'raw page directory', 'choose another one with --raw-dir or fix its permissions');
 
@@ -176,7 +176,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   }
   try {
     await warehouse.acquireLock(`grantflow sync (pid ${process.pid})`);
-    if (settings.snapshot) await undoKilledSnapshot(settings.snapshots, logger);
+    if (settings.snapshot) await undoKilledSnapshot(settings, logger);
     await warehouse.migrate(tables);
     // Before anything of this run is written (a credential pair, the run's row): another site's warehouse is refused.
     const last = (await warehouse.listRuns(1))[0];
@@ -421,17 +421,22 @@ function runOptionsOf(summary: JsonValue | undefined): Partial<RunOptions> {
  * until then a reader globbing the `snapshot=` folders sees folders no manifest named. Best-effort: the next snapshot
  * write tries again.
  */
-async function undoKilledSnapshot(dir: string, logger: Logger): Promise<void> {
-  const { undoKilledWrite } = await import('../snapshot/index.ts');
+async function undoKilledSnapshot(settings: Settings, logger: Logger): Promise<void> {
+  const { undoKilledSnapshotWrite } = await import('../snapshot/index.ts');
   try {
-    const removed = undoKilledWrite(dir, `grantflow sync (pid ${process.pid})`, logger);
+    const removed = await undoKilledSnapshotWrite(
+      settings.snapshots,
+      `grantflow sync (pid ${process.pid})`,
+      logger,
+      settings,
+    );
     if (removed.length > 0) logger.info({ removed }, 'removed the unpublished snapshot a killed write left');
   } catch (e) {
     logger.warn({ err: e }, 'could not remove the unpublished snapshot a killed write left; the next snapshot will');
   }
 }
 
-async function checkSnapshots(dir: string): Promise<void> {
-  const { checkSnapshotDir } = await import('../snapshot/index.ts');
-  await checkSnapshotDir(dir);
+async function checkSnapshots(settings: Settings): Promise<void> {
+  const { checkSnapshotTarget } = await import('../snapshot/index.ts');
+  await checkSnapshotTarget(settings.snapshots, settings);
 }

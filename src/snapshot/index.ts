@@ -9,3 +9,4 @@ export { checkSnapshotDir, snapshotStamp } from './snapshot-dir.ts';
 export { readManifest, manifestName, type Manifest, type ManifestEntry, type ManifestColumn } from './manifest.ts';
 export type { ParquetCompression } from './parquet-writer.ts';
 export { checkTablesReadable, defaultSnapshotTables } from './table-list.ts';
+export { checkSnapshotTarget, undoKilledSnapshotWrite } from './snapshot-target.ts';

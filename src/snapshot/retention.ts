@@ -18,7 +18,7 @@ const escape = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\
  * may be shared (a folder BI tools also use), so retention removes nothing else, however it is named.
  */
 const stampPattern = String.raw`\d{4}-\d\d-\d\dT\d\d-\d\d-\d\dZ(?:-\d{3,})?`;
-const snapshotName = new RegExp(`^snapshot=${stampPattern}$`);
+export const snapshotName = new RegExp(`^snapshot=${stampPattern}$`);
 const hiddenFolderName = new RegExp(`^\\.snapshot=${stampPattern}${escape(tempSuffix)}$`);
 const manifestTempName = new RegExp(`^\\.${escape(manifestName)}\\.\\d+${escape(tempSuffix)}$`);
 const tableTempName = (table: string): RegExp => new RegExp(`^\\.${escape(table)}\\..+${escape(tempSuffix)}$`);

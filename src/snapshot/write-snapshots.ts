@@ -20,6 +20,8 @@ import { clearPending, notePending, pendingNoted, undoPendingSnapshot } from './
 import { pathProblem } from '../util/path-problem.ts';
 import { fsyncFile, mkdirDurable, removeDurable, renameDurable } from '../util/durable-file.ts';
 import { takeWriterLock } from './writer-lock.ts';
+import { isObjectStoreUrl } from './object-store.ts';
+import { writeToObjectStore } from './store-publish.ts';
 
 export interface SnapshotOptions {
   readonly dir: string;
@@ -40,6 +42,8 @@ export interface SnapshotOptions {
   readonly signal?: AbortSignal;
   /** Who writes, as the directory's writer lock names it to a writer it refuses (`grantflow snapshot`). */
   readonly command?: string;
+  /** Path-style addressing when `dir` is an s3:// URL (see s3-store.ts). */
+  readonly s3ForcePathStyle?: boolean;
 }
 
 export interface TableSnapshot extends ManifestEntry {
@@ -122,6 +126,7 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
   for (const t of tableNames) {
     if (!tableNamePattern.test(t)) throw new ConfigError(`cannot snapshot table "${t}": not a plain table name`);
   }
+  if (isObjectStoreUrl(options.dir)) return writeToObjectStore(warehouse, options, tableNames, started, logger);
   const dir = resolve(options.dir);
   checkSnapshotDir(dir);
   throwIfStopped(options.signal);

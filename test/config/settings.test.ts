@@ -138,6 +138,24 @@ describe('settings', () => {
     expect(p.snapshots).toBe(resolve('snaps'));
   });
 
+  it('take an s3:// snapshot location as it is, with path-style from a pipeline file or GRANTFLOW_S3_FORCE_PATH_STYLE', async () => {
+    const file = await pipeline('s3.json', JSON.stringify({ snapshots: 's3://bkt/a/b/', s3ForcePathStyle: true }));
+    const s = await loadSettings({}, { pipeline: file, env: {} });
+    expect(s.snapshots).toBe('s3://bkt/a/b/');
+    expect(s.s3ForcePathStyle).toBe(true);
+    expect((await loadSettings({}, { env: {} })).s3ForcePathStyle).toBe(false);
+    const e = await loadSettings({}, { env: { GRANTFLOW_S3_FORCE_PATH_STYLE: 'true' } });
+    expect(e.s3ForcePathStyle).toBe(true);
+    for (const [bad, why] of [
+      ['gs://bkt/x', /no other kind of URL names a snapshot location/],
+      ['s3://', /not a bucket name/],
+      ['s3://bkt/a//b', /empty, "." or ".." part/],
+      ['s3://bkt/x?versionId=1', /no query or fragment/],
+    ] as const) {
+      expect(await configError(loadSettings({ snapshots: bad }, { env: {} }))).toMatch(why);
+    }
+  });
+
   it("refuse a site URL that ends in /api: it must be the site's root URL", async () => {
     for (const site of [
       'http://127.0.0.1:9/api',

@@ -13,7 +13,7 @@ import {
   syncedBefore,
 } from '../../warehouse/index.ts';
 import { checkWarehouseSite } from '../../pipeline/warehouse-site.ts';
-import { checkSnapshotDir } from '../../snapshot/index.ts';
+import { checkSnapshotTarget } from '../../snapshot/index.ts';
 import { modelTableNames } from '../../models/index.ts';
 import { ConfigError, ExitCode, isGrantflowError } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
@@ -27,6 +27,7 @@ const keys = [
   'credentials',
   ...warehouseSettingKeys,
   'snapshots',
+  's3ForcePathStyle',
   'rate',
   'logLevel',
 ] as const satisfies readonly SettingKey[];
@@ -125,8 +126,7 @@ export function registerDoctor(program: Command): void {
         {
           name: 'snapshots',
           run: async () => {
-            await checkSnapshotDir(settings.snapshots);
-            return `${settings.snapshots} is writable`;
+            return checkSnapshotTarget(settings.snapshots, settings);
           },
         },
       ];

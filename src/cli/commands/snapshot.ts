@@ -2,7 +2,12 @@ import type { Command } from 'commander';
 import { randomUUID } from 'node:crypto';
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 import { openConfiguredWarehouse } from '../../warehouse/index.ts';
-import { checkSnapshotDir, checkTablesReadable, defaultSnapshotTables, writeSnapshots } from '../../snapshot/index.ts';
+import {
+  checkSnapshotTarget,
+  checkTablesReadable,
+  defaultSnapshotTables,
+  writeSnapshots,
+} from '../../snapshot/index.ts';
 import { ConfigError, ExitCode } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
@@ -12,6 +17,7 @@ import { commaList } from '../../util/comma-list.ts';
 const keys = [
   ...warehouseSettingKeys,
   'snapshots',
+  's3ForcePathStyle',
   'retainSnapshots',
   'logLevel',
 ] as const satisfies readonly SettingKey[];
@@ -37,7 +43,7 @@ export function registerSnapshot(program: Command): void {
       }
       const tables = typeof options.tables === 'string' ? tableList(options.tables) : undefined;
       const settings = await settingsFrom(options, keys, flags);
-      checkSnapshotDir(settings.snapshots);
+      await checkSnapshotTarget(settings.snapshots, settings);
       const logger = createLogger({ level: settings.logLevel });
       // Read only: a DuckDB file is shared with analysts' read-only connections, and no sync can open it meanwhile.
       const warehouse = await openConfiguredWarehouse(settings, logger, { existingOnly: true, readOnly: true });
@@ -59,6 +65,7 @@ export function registerSnapshot(program: Command): void {
           tables: wanted,
           logger,
           command: 'grantflow snapshot',
+          s3ForcePathStyle: settings.s3ForcePathStyle,
         });
         for (const t of result.tables) {
           process.stdout.write(

@@ -14,6 +14,7 @@ export const syncKeys: readonly SettingKey[] = [
   'credentials',
   ...warehouseSettingKeys,
   'snapshots',
+  's3ForcePathStyle',
   'rawDir',
   'landRaw',
   'streams',

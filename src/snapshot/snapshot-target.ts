@@ -1,0 +1,61 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '../util/logger.ts';
+import { silentLogger } from '../util/logger.ts';
+import { isObjectStoreUrl } from './object-store.ts';
+import { S3Store, s3Failure } from './s3-store.ts';
+import { checkSnapshotDir } from './snapshot-dir.ts';
+import { undoInterruptedUpload } from './store-publish.ts';
+import { undoKilledWrite } from './write-snapshots.ts';
+
+/**
+ * What the commands call about "the snapshot location", whether `--snapshots` names a folder or an s3:// URL: the
+ * pre-flight check, and undoing what a killed write left.
+ */
+export interface SnapshotTargetOptions {
+  readonly s3ForcePathStyle?: boolean;
+}
+
+/**
+ * Pre-flight (sync, snapshot, doctor): the folder is writable, or the bucket takes an object and lets it be deleted
+ * again (a small probe, put then deleted). A ConfigError (exit 2) for what a person must fix; a store that does not
+ * answer fails with exit 1. Returns what was checked, in words.
+ */
+export async function checkSnapshotTarget(target: string, options: SnapshotTargetOptions = {}): Promise<string> {
+  if (!isObjectStoreUrl(target)) {
+    checkSnapshotDir(target);
+    return `${target} is writable`;
+  }
+  const store = S3Store.open(target, { forcePathStyle: options.s3ForcePathStyle });
+  // Named like a temporary: never a snapshot or a manifest to a reader, and removed at once.
+  const probe = `.grantflow-probe-${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    await store.putText(probe, 'grantflow write probe\n', 'text/plain');
+    await store.delete(probe);
+    return `${target} is writable (an object put and deleted)`;
+  } catch (e) {
+    throw s3Failure(`the snapshot location ${target} is not writable`, e);
+  } finally {
+    store.close();
+  }
+}
+
+/**
+ * Undoes what a killed or crashed snapshot write left unpublished (a folder's renamed folders, a bucket's uploaded
+ * objects) as soon as a sync holds its run lock. Returns what was removed; throws when that could not be done.
+ */
+export async function undoKilledSnapshotWrite(
+  target: string,
+  command: string,
+  logger: Logger = silentLogger,
+  options: SnapshotTargetOptions = {},
+): Promise<string[]> {
+  if (!isObjectStoreUrl(target)) return undoKilledWrite(target, command, logger);
+  const store = S3Store.open(target, { forcePathStyle: options.s3ForcePathStyle });
+  try {
+    return await undoInterruptedUpload(store);
+  } catch (e) {
+    throw s3Failure(`could not undo the interrupted upload at ${target}`, e);
+  } finally {
+    store.close();
+  }
+}
