@@ -9,6 +9,7 @@ import { registerModels } from './models.ts';
 import { registerSnapshot } from './snapshot.ts';
 import { registerDocs } from './docs.ts';
 import { registerConfig } from './config.ts';
+import { registerReset } from './reset.ts';
 
 /** Each command lives in its own file and registers itself on the program. */
 export type RegisterCommand = (program: Command) => void;
@@ -24,4 +25,5 @@ export const commands: readonly RegisterCommand[] = [
   registerSnapshot,
   registerDocs,
   registerConfig,
+  registerReset,
 ];
