@@ -119,6 +119,7 @@ export const settingsSchema = z
     snapshots: z.string().min(1).default('data/snapshots'),
     rawDir: z.string().min(1).default('data/raw'),
     landRaw: z.boolean().default(true),
+    keepRawRuns: z.number().int().min(1).default(5),
     // An empty list is refused, not read as "all": `--streams "$LIST"` with LIST unset must not sync everything.
     streams: z
       .array(z.string().min(1))
@@ -176,6 +177,7 @@ export const settingKinds: Readonly<Record<SettingKey, 'string' | 'number' | 'bo
   snapshots: 'string',
   rawDir: 'string',
   landRaw: 'boolean',
+  keepRawRuns: 'number',
   streams: 'list',
   fullRefresh: 'boolean',
   fullRefreshAfterDays: 'number',

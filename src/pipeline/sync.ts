@@ -32,6 +32,7 @@ import { preflight, probeConnect } from './preflight.ts';
 import { newRunId } from './run-id.ts';
 import { afterLoad, type AfterLoadInfo } from './after-load.ts';
 import { runProgress } from './run-progress.ts';
+import { pruneRawAfterSync } from './raw-retention-step.ts';
 import { modelTableNames } from '../models/index.ts';
 import { dirname, join, resolve } from 'node:path';
 import { checkWritableDir } from '../util/writable-dir.ts';
@@ -329,6 +330,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
     const after = await afterLoad(warehouse, settings, runId, failed, logger, stop.signal);
     if (after.stopped) await stopped(after);
     const succeeded = !failed && !after.failed;
+    if (succeeded) await pruneRawAfterSync(warehouse, settings, runId, logger);
     return await finish(succeeded ? 'succeeded' : 'partial', after, succeeded ? ExitCode.ok : ExitCode.runFailed, {
       after: after.summary,
     });

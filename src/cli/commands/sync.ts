@@ -17,6 +17,7 @@ export const syncKeys: readonly SettingKey[] = [
   'snapshots',
   'rawDir',
   'landRaw',
+  'keepRawRuns',
   'streams',
   'fullRefresh',
   'fullRefreshAfterDays',
