@@ -78,7 +78,15 @@ export function progressView(snap: ProgressSnapshot, columns: number, rows: numb
   const ended = snap.streams.filter((s) => s.end);
   const failed = ended.filter((s) => s.end === 'failed').length;
   const nameWidth = Math.min(Math.max(...active.map((s) => s.stream.length), 6), Math.max(Math.floor(columns / 3), 8));
-  const head = `grantflow sync  ${describeOverall(snap)}`;
+  // A narrow terminal loses the label and the time so far before the ETA is cut.
+  const overall = describeOverall(snap);
+  const head =
+    [
+      `grantflow sync  ${overall}`,
+      overall,
+      overall.replace(/ {2}elapsed \S+$/, ''),
+      overall.replace(/ {2}elapsed \S+$/, '').replace(/ \(\d+%\)/, ''),
+    ].find((h) => [...h].length <= columns) ?? overall;
   const foot = `  ${ended.length} of ${snap.streams.length} streams ended${failed ? `, ${failed} failed` : ''}`;
   const room = Math.max(rows - 2, 0);
   let shown = active;

@@ -40,7 +40,7 @@ describe('status during a DuckDB sync', () => {
     expect(status.code).toBe(0);
     expect(status.stdout.match(/pid \d+/g)).toEqual([`pid ${pid}`]);
     expect(status.stdout).toMatch(/is held by a running sync \(pid \d+, run \S+, started /);
-    expect(status.stdout).toMatch(/^grantflow sync {2}requests \d+\/~\d+ \(\d+%\) {2}[\d.]+\/s {2}ETA /m);
+    expect(status.stdout).toMatch(/^grantflow sync {2}requests [\d,]+\/~[\d,]+ \(\d+%\) {2}[\d.]+\/s {2}ETA /m);
 
     process.kill(pid, 'SIGTERM');
     expect((await sync).code).toBe(1);
