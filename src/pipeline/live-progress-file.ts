@@ -18,18 +18,30 @@ export function liveProgressPath(warehouse: string): string {
   return `${warehouse}.progress.json`;
 }
 
+/** Files to remove when the process exits: one listener for every sync a process runs (a test runs many). */
+const published = new Set<string>();
+
+function removeOnExit(path: string): void {
+  if (published.size === 0) {
+    process.once('exit', () => {
+      for (const file of published) {
+        try {
+          unlinkSync(file);
+        } catch {
+          // Already gone, or never written.
+        }
+      }
+    });
+  }
+  published.add(path);
+}
+
 /** A publisher for Progress: writes the file (temp + rename, so a reader never sees half of it). */
 export function liveProgressPublisher(warehouse: string, runId: string): (snapshot: ProgressSnapshot) => void {
   const path = liveProgressPath(warehouse);
   const temp = `${path}.${process.pid}.tmp`;
   let failed = false;
-  process.once('exit', () => {
-    try {
-      unlinkSync(path);
-    } catch {
-      // Already gone, or never written.
-    }
-  });
+  removeOnExit(path);
   return (snapshot) => {
     if (failed) return;
     try {
