@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import xterm from '@xterm/headless';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { repoRoot, startSite, syncCliArgs, tempDir, writeCredentials } from './harness.ts';
+import { repoRoot, runCli, startSite, syncCliArgs, tempDir, writeCredentials } from './harness.ts';
 
 const columns = 80;
 const rows = 24;
@@ -123,5 +123,21 @@ describe('a sync in an 80×24 terminal', () => {
     expect(text.some((t) => /^ {2}\S+ +\d+ rec .* interrupted$/.test(t))).toBe(true);
     expect(text.some((t) => /^grantflow run \S+: INTERRUPTED/.test(t))).toBe(true);
     expect(text.some((t) => /^ {2}\S+ +interrupted +\d+/.test(t))).toBe(true);
+  });
+
+  it('piped, the same sync logs JSON lines, one object each, and draws no view', async () => {
+    const piped = await runCli(
+      syncCliArgs(sim.url, join(dir.path, 'piped'), { credentials: join(dir.path, 'creds.json') }),
+      {
+        env: { GRANTFLOW_LOG_LEVEL: 'info' },
+      },
+    );
+    expect(piped.code).toBe(0);
+    const lines = piped.stderr.trim().split('\n');
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines)
+      expect(JSON.parse(line)).toMatchObject({ level: expect.any(String), msg: expect.any(String) });
+    expect(piped.stderr).not.toContain('\x1b[');
+    expect(lines.some((l) => (JSON.parse(l) as { msg: string }).msg === 'extraction finished')).toBe(true);
   });
 });
