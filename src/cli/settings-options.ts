@@ -18,6 +18,8 @@ const help: Readonly<Record<SettingKey, string>> = {
     'address the bucket as <endpoint>/<bucket> (path style), as MinIO and most self-hosted S3 stores need (default false)',
   rawDir: 'directory for raw pages, one folder per run (default data/raw)',
   landRaw: 'keep every fetched page under the raw dir (default true)',
+  keepRawRuns:
+    'raw page folders of this many recent runs are kept; older ones are removed after a successful sync (default 5)',
   streams: 'comma-separated streams to sync (default all); a fan-out stream brings its parent',
   fullRefresh: "fetch every parent's children again, not only changed ones, and read append-only logs whole",
   fullRefreshAfterDays: 'do a full refresh of fan-out streams when the last one is older than this (default 7)',

@@ -128,6 +128,7 @@ export const settingsSchema = z
     s3ForcePathStyle: z.boolean().default(false),
     rawDir: z.string().min(1).default('data/raw'),
     landRaw: z.boolean().default(true),
+    keepRawRuns: z.number().int().min(1).default(5),
     // An empty list is refused, not read as "all": `--streams "$LIST"` with LIST unset must not sync everything.
     streams: z
       .array(z.string().min(1))
@@ -186,6 +187,7 @@ export const settingKinds: Readonly<Record<SettingKey, 'string' | 'number' | 'bo
   s3ForcePathStyle: 'boolean',
   rawDir: 'string',
   landRaw: 'boolean',
+  keepRawRuns: 'number',
   streams: 'list',
   fullRefresh: 'boolean',
   fullRefreshAfterDays: 'number',

@@ -76,7 +76,7 @@ export async function runExtract(ctx: ExtractContext, streams: readonly StreamDe
               results.push({
                 ...top.info,
                 stream: kid.name,
-                status: top.info.status === 'failed' ? 'failed' : 'skipped',
+                status: top.info.status === 'failed' || top.info.status === 'interrupted' ? top.info.status : 'skipped',
                 reason: `parent stream ${def.name} did not run: ${top.info.reason ?? top.info.status}`,
                 pages: 0,
                 records: 0,
@@ -95,7 +95,7 @@ export async function runExtract(ctx: ExtractContext, streams: readonly StreamDe
         }),
     );
   } finally {
-    ctx.progress.stop();
+    ctx.progress.stop(ctx.stop?.signal.aborted === true);
   }
   const order = new Map<string, number>(streamCatalog.map((s, i) => [s.name, i]));
   return results.sort((a, b) => (order.get(a.stream) ?? 0) - (order.get(b.stream) ?? 0));

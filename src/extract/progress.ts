@@ -1,55 +1,92 @@
 import type { Logger } from '../util/logger.ts';
+import { stderrScreen, type TerminalScreen } from '../util/terminal-screen.ts';
+import { describeOverall, progressView, type ProgressSnapshot, type StreamProgress } from './progress-view.ts';
 
-interface Line {
-  stream: string;
-  pages: number;
-  records: number;
-  parentsDone: number;
-  parentsTotal: number;
-  startedAt: number;
-  done: boolean;
-  note?: string;
+export type StreamEnd = 'done' | 'skipped' | 'failed' | 'interrupted';
+
+export interface ProgressOptions {
+  /** Requests the client has sent so far (retries and token refreshes included); default: pages counted here. */
+  readonly requests?: () => number;
+  /** Pages each stream is expected to take, from the last run (a first guess before a stream reports a total). */
+  readonly expected?: ReadonlyMap<string, number>;
+  /** Each fan-out stream's parent stream: one page per parent is the guess for a fan-out not started yet. */
+  readonly parents?: ReadonlyMap<string, string>;
+  /** Called about once a second with the current state (status reads it; see pipeline/live-progress-file.ts). */
+  readonly publish?: (snapshot: ProgressSnapshot) => void;
+  readonly screen?: TerminalScreen;
+  readonly now?: () => number;
 }
 
+/** How far back the rate is measured: long enough to smooth 429 pauses, short enough to follow a rate change. */
+const rateWindowMs = 30_000;
+
 /**
- * Live progress: on a TTY one line per stream (pages, records, rate, ETA for fan-outs), redrawn in place;
- * otherwise a structured log line per stream every few seconds.
+ * Live progress. On a TTY: an overall line (requests done of the estimate, rate, ETA) and the active streams below
+ * it, fitted to the terminal and redrawn in place under the log lines (util/terminal-screen.ts); otherwise a
+ * structured log line every few seconds.
  */
 export class Progress {
-  private readonly lines = new Map<string, Line>();
+  private readonly lines = new Map<string, StreamProgress>();
   private timer: NodeJS.Timeout | null = null;
-  private drawn = 0;
   private lastLog = 0;
+  private lastPublish = 0;
+  private readonly startedAt: number;
+  private readonly requestsAtStart: number;
+  private readonly samples: { at: number; requests: number }[] = [];
+  private stopped = false;
 
   constructor(
     private readonly logger: Logger,
     private readonly tty: boolean = Boolean(process.stderr.isTTY),
-  ) {}
+    private readonly options: ProgressOptions = {},
+  ) {
+    this.startedAt = this.now();
+    this.requestsAtStart = options.requests?.() ?? 0;
+  }
+
+  private now(): number {
+    return this.options.now?.() ?? Date.now();
+  }
 
   start(): void {
-    this.timer = setInterval(() => this.render(), this.tty ? 250 : 5_000);
+    this.timer = setInterval(() => this.render(), this.tty ? 250 : 1_000);
     this.timer.unref();
   }
 
-  stop(): void {
+  /** Ends the view; `interrupted`: the run was stopped, so streams still running are shown as interrupted. */
+  stop(interrupted = false): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    if (interrupted) for (const l of this.lines.values()) if (!l.end) l.end = 'interrupted';
+    this.stopped = true;
     this.render(true);
   }
 
-  private line(stream: string): Line {
+  private line(stream: string): StreamProgress {
     let l = this.lines.get(stream);
     if (!l) {
-      l = { stream, pages: 0, records: 0, parentsDone: 0, parentsTotal: 0, startedAt: Date.now(), done: false };
+      l = {
+        stream,
+        pages: 0,
+        records: 0,
+        pageSize: 0,
+        total: null,
+        parentsDone: 0,
+        parentsTotal: 0,
+        startedAt: this.now(),
+      };
       this.lines.set(stream, l);
     }
     return l;
   }
 
-  page(stream: string, records: number): void {
+  /** A page read: its records, and the list's total when the site sends one (`count`). */
+  page(stream: string, records: number, total: number | null = null): void {
     const l = this.line(stream);
     l.pages++;
     l.records += records;
+    l.pageSize = Math.max(l.pageSize, records);
+    if (total !== null) l.total = total;
   }
 
   parents(stream: string, done: number, total: number): void {
@@ -58,38 +95,76 @@ export class Progress {
     l.parentsTotal = total;
   }
 
-  finish(stream: string, note: string): void {
+  finish(stream: string, note: string, end: StreamEnd = 'done'): void {
     const l = this.line(stream);
-    l.done = true;
+    l.end = end;
     l.note = note;
   }
 
-  private describe(l: Line): string {
-    const secs = Math.max((Date.now() - l.startedAt) / 1000, 0.001);
-    const rate = (l.pages / secs).toFixed(1);
-    let text = `${l.stream.padEnd(24)} ${String(l.pages).padStart(6)} pages ${String(l.records).padStart(8)} records ${rate.padStart(5)} pages/s`;
-    if (l.parentsTotal > 0) {
-      const left = l.parentsTotal - l.parentsDone;
-      const perSec = l.parentsDone / secs;
-      const eta = perSec > 0 && !l.done ? ` ETA ${Math.ceil(left / perSec)}s` : '';
-      text += `  parents ${l.parentsDone}/${l.parentsTotal}${eta}`;
+  /** The state now: overall counts and every stream seen. */
+  snapshot(): ProgressSnapshot {
+    const now = this.now();
+    const pages = [...this.lines.values()].reduce((a, l) => a + l.pages, 0);
+    const requests = this.options.requests ? this.options.requests() - this.requestsAtStart : pages;
+    this.samples.push({ at: now, requests });
+    while (this.samples.length > 2 && now - this.samples[0]!.at > rateWindowMs) this.samples.shift();
+    const first = this.samples[0]!;
+    const span = (now - first.at) / 1000;
+    // The window's rate once it spans a few seconds; before that, the average since the start.
+    const rate = span >= 3 ? (requests - first.requests) / span : requests / Math.max((now - this.startedAt) / 1000, 1);
+    // Requests that are not list pages (retries, refreshes, confirming walks) are expected to go on as so far.
+    const estimate = this.expectedPages() + Math.max(requests - pages, 0);
+    return {
+      startedAt: new Date(this.startedAt).toISOString(),
+      at: new Date(now).toISOString(),
+      requests,
+      estimate: Math.max(estimate, requests),
+      rate,
+      finished: this.stopped,
+      streams: [...this.lines.values()].map((l) => ({ ...l })),
+    };
+  }
+
+  /** Pages the whole run is expected to take: each stream's known total, else last run's, else what it read so far. */
+  private expectedPages(): number {
+    const expected = this.options.expected ?? new Map<string, number>();
+    let sum = 0;
+    for (const l of this.lines.values()) {
+      if (l.end) sum += l.pages;
+      else if (l.parentsTotal > 0) {
+        const perParent = l.parentsDone > 0 ? l.pages / l.parentsDone : 1;
+        sum += Math.max(l.pages, Math.ceil(perParent * l.parentsTotal));
+      } else if (l.total !== null && l.pageSize > 0) sum += Math.max(l.pages, Math.ceil(l.total / l.pageSize));
+      else sum += Math.max(l.pages, expected.get(l.stream) ?? 0);
     }
-    if (l.done) text += `  ${l.note ?? 'done'}`;
-    return text;
+    // Streams not started yet: last run's pages, or for a fan-out one page per record its parent stream holds.
+    const names = new Set([...expected.keys(), ...(this.options.parents?.keys() ?? [])]);
+    for (const name of names) {
+      if (this.lines.has(name)) continue;
+      const parent = this.options.parents?.get(name);
+      const parentLine = parent ? this.lines.get(parent) : undefined;
+      sum += expected.get(name) ?? (parentLine ? (parentLine.total ?? parentLine.records) : 0);
+    }
+    return sum;
   }
 
   private render(final = false): void {
+    const now = this.now();
+    const snap = this.snapshot();
+    if (this.options.publish && (final || now - this.lastPublish >= 1_000)) {
+      this.lastPublish = now;
+      this.options.publish(snap);
+    }
     if (this.tty) {
-      if (this.drawn > 0) process.stderr.write(`\x1b[${this.drawn}A`);
-      const out = [...this.lines.values()].map((l) => `\x1b[2K${this.describe(l)}`);
-      if (out.length) process.stderr.write(out.join('\n') + '\n');
-      this.drawn = out.length;
+      const screen = this.options.screen ?? stderrScreen;
+      screen.show(progressView(snap, screen.columns, screen.rows));
+      if (final) screen.release();
       return;
     }
-    if (!final && Date.now() - this.lastLog < 4_000) return;
-    this.lastLog = Date.now();
+    if (!final && now - this.lastLog < 4_000) return;
+    this.lastLog = now;
     // One line for all streams still running, so a cron log gets a heartbeat, not a flood.
-    const running = [...this.lines.values()].filter((l) => final || !l.done);
+    const running = snap.streams.filter((l) => final || !l.end);
     if (running.length === 0) return;
     const streams = Object.fromEntries(
       running.map((l) => [
@@ -97,6 +172,13 @@ export class Progress {
         l.parentsTotal ? `${l.records} records, parents ${l.parentsDone}/${l.parentsTotal}` : `${l.records} records`,
       ]),
     );
-    this.logger.info({ streams }, final ? 'extraction finished' : 'progress');
+    this.logger.info(
+      { overall: describeOverall(snap), streams },
+      final
+        ? snap.streams.some((l) => l.end === 'interrupted')
+          ? 'extraction interrupted'
+          : 'extraction finished'
+        : 'progress',
+    );
   }
 }

@@ -86,7 +86,7 @@ export async function runTopLevelStream(
       const page = step.value;
       info.pages++;
       ctx.raw?.write(def.name, pageLine(page));
-      ctx.progress.page(def.name, page.records.length);
+      ctx.progress.page(def.name, page.records.length, page.total);
       for (const r of page.records) seen.add(def.keyOf(r));
       addParents(page.records);
       await sink.addRecords(page.records);
@@ -193,7 +193,7 @@ export function failOrSkip(
       info.status = 'skipped';
       info.reason = `${error.status}: ${reason}`;
       ctx.logger.warn({ stream: def.name, status: error.status }, `stream skipped: ${reason}`);
-      ctx.progress.finish(def.name, `skipped (${reason})`);
+      ctx.progress.finish(def.name, `skipped (${reason})`, 'skipped');
       return info;
     }
   }
@@ -201,11 +201,12 @@ export function failOrSkip(
   info.reason = error instanceof Error ? error.message : String(error);
   if (error instanceof StoppedError) {
     // The run is stopping (the sync reports why): not a failure of this stream worth an error of its own.
-    ctx.progress.finish(def.name, info.reason);
+    info.status = 'interrupted';
+    ctx.progress.finish(def.name, info.reason, 'interrupted');
     return info;
   }
   ctx.logger.error({ stream: def.name, err: info.reason }, 'stream failed');
-  ctx.progress.finish(def.name, `FAILED: ${info.reason}`);
+  ctx.progress.finish(def.name, info.reason, 'failed');
   return info;
 }
 

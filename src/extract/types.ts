@@ -44,7 +44,8 @@ export interface ExtractContext {
   readonly progress: Progress;
 }
 
-export type StreamStatus = 'ok' | 'skipped' | 'failed' | 'already_done';
+/** `interrupted`: the run was stopped (a signal, or another stream's credentials rejected) before it ended. */
+export type StreamStatus = 'ok' | 'skipped' | 'failed' | 'interrupted' | 'already_done';
 
 export interface StreamInfo {
   stream: string;

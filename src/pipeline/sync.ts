@@ -1,6 +1,5 @@
 import { selectStreams, runExtract } from '../extract/extract-run.ts';
 import { Mutex } from '../extract/mutex.ts';
-import { Progress } from '../extract/progress.ts';
 import { RawLanding } from '../extract/raw-landing.ts';
 import type { StreamInfo } from '../extract/types.ts';
 import { tables } from '../normalize/index.ts';
@@ -32,6 +31,8 @@ import {
 import { preflight, probeConnect } from './preflight.ts';
 import { newRunId } from './run-id.ts';
 import { afterLoad, type AfterLoadInfo } from './after-load.ts';
+import { runProgress } from './run-progress.ts';
+import { pruneRawAfterSync } from './raw-retention-step.ts';
 import { modelTableNames } from '../models/index.ts';
 import { dirname, join, resolve } from 'node:path';
 import { checkWritableDir } from '../util/writable-dir.ts';
@@ -215,7 +216,15 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
 
     const raw = settings.landRaw ? new RawLanding(join(settings.rawDir, runId)) : null;
     await raw?.open();
-    const progress = new Progress(logger, request.tty);
+    const progress = runProgress({
+      logger,
+      tty: request.tty,
+      warehouse: settings.warehouse,
+      runId,
+      client: siteClient,
+      last,
+      streams,
+    });
     let infos: StreamInfo[];
     try {
       infos = await runExtract(
@@ -321,6 +330,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
     const after = await afterLoad(warehouse, settings, runId, failed, logger, stop.signal);
     if (after.stopped) await stopped(after);
     const succeeded = !failed && !after.failed;
+    if (succeeded) await pruneRawAfterSync(warehouse, settings, runId, logger);
     return await finish(succeeded ? 'succeeded' : 'partial', after, succeeded ? ExitCode.ok : ExitCode.runFailed, {
       after: after.summary,
     });

@@ -1,14 +1,18 @@
 import { pino, type Logger } from 'pino';
 import { redact, secretKeys } from './redact.ts';
+import { prettyDestination } from './pretty-log.ts';
+import { stderrScreen } from './terminal-screen.ts';
 
 export type { Logger };
 
 /**
- * JSON logs on stderr (stdout stays for summaries). Known secret keys are censored by pino's redaction and every
+ * Logs on stderr (stdout stays for summaries): JSON, or human-readable lines when stderr is a terminal (pretty-log.ts;
+ * `pretty` overrides). Known secret keys are censored by pino's redaction and every
  * line, fields included, passes through `redact`, which knows the tokens seen at run time: a field such as a URL the
  * site sent (a next link) may carry one under any name.
  */
-export function createLogger(options: { level?: string; name?: string } = {}): Logger {
+export function createLogger(options: { level?: string; name?: string; pretty?: boolean } = {}): Logger {
+  const pretty = options.pretty ?? Boolean(process.stderr.isTTY);
   return pino(
     {
       name: options.name ?? 'grantflow',
@@ -22,7 +26,7 @@ export function createLogger(options: { level?: string; name?: string } = {}): L
       },
       formatters: { level: (label) => ({ level: label }) },
     },
-    pino.destination({ fd: 2, sync: true }),
+    pretty ? prettyDestination(stderrScreen) : pino.destination({ fd: 2, sync: true }),
   );
 }
 

@@ -8,6 +8,8 @@ import { registerSync } from './sync.ts';
 import { registerModels } from './models.ts';
 import { registerSnapshot } from './snapshot.ts';
 import { registerDocs } from './docs.ts';
+import { registerConfig } from './config.ts';
+import { registerReset } from './reset.ts';
 
 /** Each command lives in its own file and registers itself on the program. */
 export type RegisterCommand = (program: Command) => void;
@@ -22,4 +24,6 @@ export const commands: readonly RegisterCommand[] = [
   registerModels,
   registerSnapshot,
   registerDocs,
+  registerConfig,
+  registerReset,
 ];

@@ -9,6 +9,7 @@ import { createLogger } from '../../util/logger.ts';
 import { runReason } from '../../pipeline/run-reason.ts';
 import { oneLine } from '../../source/errors.ts';
 import { runAction } from '../run-action.ts';
+import { liveStatusOr } from '../live-status.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
 
 const keys = [...warehouseSettingKeys, 'logLevel'] as const satisfies readonly SettingKey[];
@@ -28,7 +29,8 @@ export function registerStatus(program: Command): void {
       const warehouse = await openConfiguredWarehouse(settings, createLogger({ level: settings.logLevel }), {
         existingOnly: true,
         readOnly: true,
-      });
+      }).catch((e: unknown) => liveStatusOr(e, settings.warehouse));
+      if (!warehouse) return;
       const out: string[] = [];
       try {
         out.push(`warehouse ${warehouse.description}`, '');

@@ -6,6 +6,7 @@ import { refreshesSettled } from '../../source/token-manager.ts';
 import { ExitCode, StoppedError } from '../../util/errors.ts';
 import { formatSummary } from '../../pipeline/summary.ts';
 import { createLogger } from '../../util/logger.ts';
+import { fitForTerminal } from '../../util/pretty-log.ts';
 import { runAction } from '../run-action.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
 
@@ -17,6 +18,7 @@ export const syncKeys: readonly SettingKey[] = [
   's3ForcePathStyle',
   'rawDir',
   'landRaw',
+  'keepRawRuns',
   'streams',
   'fullRefresh',
   'fullRefreshAfterDays',
@@ -88,12 +90,16 @@ being written is abandoned, so the last good one stays current); 2 bad usage or 
         // --credentials FILE wins over GRANTFLOW_CLIENT_ID and friends (flags win over variables).
         const env = environmentForCredentials(settings, process.env);
         const result = await runSync({ settings, logger, env, signal: stop.signal });
-        process.stdout.write(formatSummary({ ...result, client: result.client, extra: result.after?.lines ?? [] }));
+        process.stdout.write(
+          fitForTerminal(formatSummary({ ...result, client: result.client, extra: result.after?.lines ?? [] })),
+        );
         return result.exitCode;
       } catch (error) {
         // Stopped mid-run: report what was committed, then the one line saying why (runAction prints it).
         if (error instanceof SyncStoppedError)
-          process.stdout.write(formatSummary({ ...error.result, extra: error.result.after?.lines ?? [] }));
+          process.stdout.write(
+            fitForTerminal(formatSummary({ ...error.result, extra: error.result.after?.lines ?? [] })),
+          );
         throw error;
       } finally {
         process.off('SIGINT', onSignal);
