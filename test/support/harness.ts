@@ -6,14 +6,22 @@ import { spawn } from 'node:child_process';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { deserialize, serialize } from 'node:v8';
+import { inject } from 'vitest';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { settingsSchema, type SettingsInput } from '../../src/config/settings.ts';
 import { tables } from '../../src/normalize/index.ts';
 import { allColumns, hasMetadata, openWarehouse } from '../../src/warehouse/index.ts';
 import { runSync, type SyncResult } from '../../src/pipeline/sync.ts';
-import { startSimulator, type SimulatorHandle, type SimulatorOptions } from '../../src/simulator/index.ts';
+import {
+  collectionNames,
+  startSimulator,
+  type SimulatorHandle,
+  type SimulatorOptions,
+} from '../../src/simulator/index.ts';
 import { pino } from 'pino';
 import { silentLogger, type Logger } from '../../src/util/logger.ts';
 import type { CellValue } from '../../src/normalize/table-def.ts';
@@ -88,18 +96,43 @@ export async function syncOnce(
   });
 }
 
-/** The warehouse of one uninterrupted sync of `sim` into `<dir>/<name>.duckdb`: what a fault case is compared with. */
+/**
+ * The warehouse of one uninterrupted sync of `sim` into `<dir>/<name>.duckdb`: what a fault case is compared with.
+ * Computed once per test run for what the site serves and the settings (see referenceKey), then read from the run's
+ * cache folder by every file that asks again.
+ */
 export async function referenceDump(
   sim: SimulatorHandle,
   dir: string,
   name = 'reference',
   settings: SettingsInput = {},
 ): Promise<Record<string, TableDump>> {
+  const cacheDir = inject('referenceCacheDir');
+  const cached = cacheDir === undefined ? undefined : join(cacheDir, `${referenceKey(sim, settings)}.v8`);
+  if (cached !== undefined && existsSync(cached))
+    return deserialize(await readFile(cached)) as Record<string, TableDump>;
   const credentials = await writeCredentials(sim, join(dir, `${name}-creds.json`));
   const warehouse = join(dir, `${name}.duckdb`);
   const result = await syncOnce(sim, { ...settings, credentials, warehouse });
   if (result.status !== 'succeeded') throw new Error(`the reference sync did not succeed: ${result.status}`);
-  return dumpWarehouse(warehouse);
+  const dump = await dumpWarehouse(warehouse);
+  if (cached !== undefined) {
+    // Two files may compute the same key at once: each writes its own temporary, and either rename wins.
+    const temporary = `${cached}.${process.pid}.tmp`;
+    await writeFile(temporary, serialize(dump));
+    await rename(temporary, cached);
+  }
+  return dump;
+}
+
+/**
+ * What a reference sync's result depends on: every collection the site serves, its settings (pacing left out: it
+ * changes when pages arrive, not what they hold) and the sync's settings.
+ */
+function referenceKey(sim: SimulatorHandle, settings: SettingsInput): string {
+  const { latency: _latency, rate: _rate, ...served } = sim.control.config;
+  const data = collectionNames.map((collection) => sim.control.collection(collection));
+  return createHash('sha256').update(JSON.stringify({ data, served, settings })).digest('hex');
 }
 
 export interface SyncCliOptions {
