@@ -8,6 +8,7 @@ import { registerSync } from './sync.ts';
 import { registerModels } from './models.ts';
 import { registerSnapshot } from './snapshot.ts';
 import { registerDocs } from './docs.ts';
+import { registerReport } from './report.ts';
 
 /** Each command lives in its own file and registers itself on the program. */
 export type RegisterCommand = (program: Command) => void;
@@ -21,5 +22,6 @@ export const commands: readonly RegisterCommand[] = [
   registerSim,
   registerModels,
   registerSnapshot,
+  registerReport,
   registerDocs,
 ];
