@@ -32,6 +32,7 @@ import {
 import { preflight, probeConnect } from './preflight.ts';
 import { newRunId } from './run-id.ts';
 import { afterLoad, type AfterLoadInfo } from './after-load.ts';
+import { reportAfterSync } from '../report/after-sync.ts';
 import { modelTableNames } from '../models/index.ts';
 import { dirname, join, resolve } from 'node:path';
 import { checkWritableDir } from '../util/writable-dir.ts';
@@ -280,7 +281,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
     ): Promise<SyncResult> => {
       const { result, record } = ending(status, after, exitCode);
       await record(extra);
-      return result;
+      return reportAfterSync(result, warehouse, settings, logger);
     };
 
     /**

@@ -27,6 +27,7 @@ export const syncKeys: readonly SettingKey[] = [
   'retainSnapshots',
   'models',
   'snapshot',
+  'report',
   'logLevel',
 ];
 
