@@ -1,3 +1,5 @@
+import { formatTime } from './format.ts';
+
 /**
  * The report's HTML: one layout for every page, accessible tables, and figures pairing a chart with its numbers.
  * Every value from the warehouse goes through `esc` (a program may be named `<script>`); the pages carry no script,
@@ -26,6 +28,7 @@ export const pages: readonly PageLink[] = [
 
 export interface PageContext {
   readonly site: string | null;
+  /** ISO UTC. */
   readonly builtAt: string;
   readonly warehouse: string;
   /** Said at the top of every page: the last run did not succeed, so the figures may be behind. */
@@ -87,9 +90,13 @@ export function page(file: string, title: string, lede: string, body: string, ct
   const nav = pages
     .map((p) => `<li><a href="${p.file}"${p.file === file ? ' aria-current="page"' : ''}>${esc(p.title)}</a></li>`)
     .join('');
-  const meta = [ctx.site ? `site ${ctx.site}` : null, `built ${ctx.builtAt}`, `from ${ctx.warehouse}`]
+  // The build's exact time in the <time> element: freshness ages on Data health count from it.
+  const meta = [
+    ctx.site ? esc(`site ${ctx.site}`) : null,
+    `built <time datetime="${esc(ctx.builtAt)}">${esc(formatTime(ctx.builtAt))}</time>`,
+    esc(`from ${ctx.warehouse}`),
+  ]
     .filter((x): x is string => x !== null)
-    .map(esc)
     .join(' · ');
   const warning = ctx.warning
     ? `<div class="warning" role="alert" data-warning="last-run">${esc(ctx.warning)} <a href="data-health.html">Data health</a> has the details.</div>`

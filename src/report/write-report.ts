@@ -1,6 +1,7 @@
 import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Warehouse } from '../warehouse/types.ts';
+import { oneLine } from '../source/errors.ts';
 import { formatTime } from './format.ts';
 import type { PageContext } from './html.ts';
 import { awardsPage } from './pages/awards.ts';
@@ -25,7 +26,8 @@ function lastRunWarning(data: ReportData): string | null {
   if (!last || last.status === 'succeeded') return null;
   if (last.status === 'running' && !data.runningDied)
     return `A sync (run ${last.runId}) is running now: these figures are from before it.`;
-  const why = runWhy(last, data);
+  // Shortened as `status` does; Data health lists it whole.
+  const why = oneLine(runWhy(last, data), 300);
   return (
     `The last run, ${last.runId} (started ${formatTime(last.startedAt)}), ${runStatus(last, data)}${why ? `: ${why}` : ''}. ` +
     'The figures show what the warehouse holds: what earlier runs loaded, and what this one committed before it stopped.'
@@ -36,7 +38,7 @@ function lastRunWarning(data: ReportData): string | null {
 export async function renderReport(data: ReportData): Promise<[string, string][]> {
   const ctx: PageContext = {
     site: data.site,
-    builtAt: formatTime(data.builtAt),
+    builtAt: data.builtAt,
     warehouse: data.warehouse,
     warning: lastRunWarning(data),
   };

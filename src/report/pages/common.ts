@@ -26,6 +26,19 @@ export const programName = (names: Map<string, string>, id: Row[string] | undefi
 
 const financeStreams = ['funds', 'financial_transactions', 'budgets', 'payments'];
 
+const fundMoney = ['deposits', 'withdrawals', 'transferred', 'received', 'allocated', 'paid'];
+
+/**
+ * Whether the warehouse holds any finance data: a fund-to-program flow, or a fund with a balance or money moved. A
+ * fund known only from a program's reference (finance off on the site) has neither, only its name.
+ */
+export function hasFinanceData(data: ReportData): boolean {
+  if ((data.models.funding_flow ?? []).length > 0) return true;
+  return (data.models.fund_utilization ?? []).some(
+    (r) => r.balance !== null || fundMoney.some((c) => r[c] !== null && Number(r[c]) !== 0),
+  );
+}
+
 /**
  * Why the warehouse holds no finance rows, from the last finished run: the site refused the finance streams (its
  * financial management feature is off, or the credentials may not read it), they failed, or they read nothing.

@@ -2,7 +2,7 @@ import { barSpec, renderChart } from '../charts.ts';
 import { formatCount, formatMoney, formatMoneyTotal, formatPercent, formatYesNo, nameOr } from '../format.ts';
 import { empty, figure, page, table, type PageContext } from '../html.ts';
 import type { ReportData } from '../report-data.ts';
-import { financeMissingWhy, modelMissing } from './common.ts';
+import { financeMissingWhy, hasFinanceData, modelMissing } from './common.ts';
 
 const money = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 
@@ -10,7 +10,7 @@ export async function fundingPage(data: ReportData, ctx: PageContext): Promise<s
   const flow = data.models.funding_flow;
   const funds = data.models.fund_utilization;
   const parts: string[] = [];
-  if (flow !== null && funds !== null && flow.length === 0 && funds.length === 0) {
+  if (flow !== null && funds !== null && !hasFinanceData(data)) {
     parts.push(empty('finance', 'No finance data in this warehouse.', financeMissingWhy(data)));
   } else {
     if (flow === null) parts.push(modelMissing('funding_flow'));

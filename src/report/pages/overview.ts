@@ -1,7 +1,7 @@
 import { formatCount, formatMoneyTotal, formatPercent, formatTime, ratio } from '../format.ts';
 import { empty, esc, page, pages, section, tiles, type PageContext } from '../html.ts';
 import type { ReportData } from '../report-data.ts';
-import { financeMissingWhy } from './common.ts';
+import { financeMissingWhy, hasFinanceData } from './common.ts';
 import { runStatus } from './data-health.ts';
 
 const sum = (rows: readonly Record<string, unknown>[] | null, column: string): number =>
@@ -20,7 +20,7 @@ export function overviewPage(data: ReportData, ctx: PageContext): string {
   const m = data.models;
   const awarded = sum(m.award_rates, 'awarded');
   const declined = sum(m.award_rates, 'declined');
-  const finance = (m.funding_flow?.length ?? 0) + (m.fund_utilization?.length ?? 0) > 0;
+  const finance = hasFinanceData(data);
   const last = data.runs[0] ?? null;
   const items: { label: string; value: string; note?: string }[] = [];
   if (m.award_rates) {
