@@ -3,7 +3,6 @@ import type { SyncResult } from '../pipeline/sync.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import { ExitCode, firstLine } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { writeReport } from './write-report.ts';
 
 /**
  * The `report` setting: after a sync that succeeded (and was recorded, so Data health shows it), the report is
@@ -21,6 +20,8 @@ export async function reportAfterSync(
   let line: string;
   let exitCode = result.exitCode;
   try {
+    // Loaded only here: the charting libraries are large, and a sync without a report needs none of them.
+    const { writeReport } = await import('./write-report.ts');
     const report = await writeReport(warehouse, settings.report);
     line = `report: written to ${report.index} in ${(report.durationMs / 1000).toFixed(1)} s`;
   } catch (e) {

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 import { openConfiguredWarehouse } from '../../warehouse/index.ts';
-import { writeReport } from '../../report/index.ts';
 import { ConfigError, ExitCode } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { checkWritableDir } from '../../util/writable-dir.ts';
@@ -37,6 +36,8 @@ export function registerReport(program: Command): void {
       try {
         // Read while no sync writes, so every page shows the same load (as `snapshot` does).
         await warehouse.acquireLock(`grantflow report (pid ${process.pid})`);
+        // Loaded when the command runs: every other command starts without the charting libraries.
+        const { writeReport } = await import('../../report/write-report.ts');
         const report = await writeReport(warehouse, out);
         process.stdout.write(
           `report written to ${report.index} (${report.files.length} pages) in ${(report.durationMs / 1000).toFixed(1)} s\n`,
