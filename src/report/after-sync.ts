@@ -22,7 +22,7 @@ export async function reportAfterSync(
   try {
     // Loaded only here: the charting libraries are large, and a sync without a report needs none of them.
     const { writeReport } = await import('./write-report.ts');
-    const report = await writeReport(warehouse, settings.report);
+    const report = await writeReport(warehouse, settings.report, { holdsRunLock: true });
     line = `report: written to ${report.index} in ${(report.durationMs / 1000).toFixed(1)} s`;
   } catch (e) {
     logger.error({ err: e }, 'the report could not be written');

@@ -48,13 +48,19 @@ export interface ReportData {
   readonly tests: readonly DataTestResult[];
 }
 
-const missingTable = (e: unknown): boolean =>
-  /does not exist|not exist|Catalog Error/i.test(e instanceof Error ? e.message : String(e));
+const missingTable = (e: unknown): boolean => /does not exist/i.test(e instanceof Error ? e.message : String(e));
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
 /** Reads what the report needs. A warehouse no sync has written to is a ConfigError, as for `status`. */
-export async function readReportData(warehouse: Warehouse, options: { runs?: number } = {}): Promise<ReportData> {
+export interface ReadOptions {
+  /** Runs listed (default 10). */
+  readonly runs?: number;
+  /** The caller holds the warehouse's run lock (`grantflow report`, a sync): a run still `running` was killed. */
+  readonly holdsRunLock?: boolean;
+}
+
+export async function readReportData(warehouse: Warehouse, options: ReadOptions = {}): Promise<ReportData> {
   const builtAt = new Date().toISOString();
   let runs: RunRecord[];
   try {
@@ -72,7 +78,8 @@ export async function readReportData(warehouse: Warehouse, options: { runs?: num
       models[name] = null;
     }
   }
-  const runningDied = runs.some((r) => r.status === 'running') && !(await warehouse.runLockHeld());
+  const running = runs.some((r) => r.status === 'running');
+  const runningDied = running && (options.holdsRunLock === true || !(await warehouse.runLockHeld()));
   const streams = (
     await warehouse.query(`SELECT stream, state FROM ${warehouse.qualify('_grantflow_streams')} ORDER BY stream`)
   ).map((r): StreamState => {

@@ -11,7 +11,7 @@ import { fundingPage } from './pages/funding.ts';
 import { overviewPage } from './pages/overview.ts';
 import { pipelinePage } from './pages/pipeline.ts';
 import { reviewsPage } from './pages/reviews.ts';
-import { readReportData, type ReportData } from './report-data.ts';
+import { readReportData, type ReadOptions, type ReportData } from './report-data.ts';
 
 export interface ReportResult {
   /** Absolute path of the report's front page. */
@@ -58,9 +58,9 @@ export async function renderReport(data: ReportData): Promise<[string, string][]
  * so a read or a chart that fails leaves the previous report as it was; each page then replaces its old version by
  * a rename, so a reader never opens a half-written page.
  */
-export async function writeReport(warehouse: Warehouse, dir: string): Promise<ReportResult> {
+export async function writeReport(warehouse: Warehouse, dir: string, options: ReadOptions = {}): Promise<ReportResult> {
   const started = performance.now();
-  const files = await renderReport(await readReportData(warehouse));
+  const files = await renderReport(await readReportData(warehouse, options));
   const out = resolve(dir);
   await mkdir(out, { recursive: true });
   const written: string[] = [];

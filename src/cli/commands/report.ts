@@ -38,7 +38,7 @@ export function registerReport(program: Command): void {
         await warehouse.acquireLock(`grantflow report (pid ${process.pid})`);
         // Loaded when the command runs: every other command starts without the charting libraries.
         const { writeReport } = await import('../../report/write-report.ts');
-        const report = await writeReport(warehouse, out);
+        const report = await writeReport(warehouse, out, { holdsRunLock: true });
         process.stdout.write(
           `report written to ${report.index} (${report.files.length} pages) in ${(report.durationMs / 1000).toFixed(1)} s\n`,
         );
