@@ -101,6 +101,8 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   const fileStore = useEnv ? null : await fileCredentialStore(settings.credentials);
   const envCreds = useEnv ? envCredentials(env) : null;
   if (settings.snapshot) await checkSnapshots(settings.snapshots);
+  if (settings.report)
+    checkWritableDir(settings.report, 'report directory', 'choose another one with --report or fix its permissions');
   if (settings.landRaw)
     checkWritableDir(settings.rawDir, 'raw page directory', 'choose another one with --raw-dir or fix its permissions');
 

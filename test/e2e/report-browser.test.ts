@@ -6,7 +6,8 @@
  * formatting functions. A screenshot of each page is kept under .vitest/artifacts/report/.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
@@ -422,6 +423,21 @@ describe.each(['duckdb', 'postgres'])('the report of a %s warehouse', (name) => 
     } finally {
       await opened.page.close();
     }
+  });
+});
+
+describe('the report setting', () => {
+  it('a report directory that cannot be written stops the sync before it starts (exit 2, one line)', async () => {
+    const credentials = await writeCredentials(sim, join(dir.path, 'creds-setting.json'));
+    const file = join(dir.path, 'a-file');
+    await writeFile(file, 'not a directory');
+    const warehouse = join(dir.path, 'setting.duckdb');
+    const sync = syncOnce(sim, { credentials, warehouse, report: join(file, 'report') });
+    await expect(sync).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(/^report directory .* is not writable/),
+    });
+    expect(existsSync(warehouse)).toBe(false);
   });
 });
 
