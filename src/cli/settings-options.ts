@@ -33,6 +33,7 @@ const help: Readonly<Record<SettingKey, string>> = {
   models:
     'run the SQL models and data tests after loading (default true; with false, snapshots are written without the data tests having checked them)',
   snapshot: 'write Parquet snapshots after a successful sync (default true)',
+  report: 'directory to write the HTML report into after each successful sync (default: none; see docs/report.md)',
   logLevel: 'fatal|error|warn|info|debug|trace|silent (default info)',
 };
 

@@ -156,7 +156,13 @@ async function readPipelineFile(path: string): Promise<Raw> {
 }
 
 /** Settings that are file or directory paths (the warehouse may instead be a postgres:// URL, left as it is). */
-const pathSettings = ['credentials', 'warehouse', 'snapshots', 'rawDir'] as const satisfies readonly SettingKey[];
+const pathSettings = [
+  'credentials',
+  'warehouse',
+  'snapshots',
+  'rawDir',
+  'report',
+] as const satisfies readonly SettingKey[];
 
 /**
  * Paths from flags, variables and defaults are relative to the working directory: resolved here, so every message

@@ -154,6 +154,7 @@ export const settingsSchema = z
     retainSnapshots: z.number().int().min(1).default(7),
     models: z.boolean().default(true),
     snapshot: z.boolean().default(true),
+    report: z.string().min(1).optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .strict();
@@ -199,6 +200,7 @@ export const settingKinds: Readonly<Record<SettingKey, 'string' | 'number' | 'bo
   retainSnapshots: 'number',
   models: 'boolean',
   snapshot: 'boolean',
+  report: 'string',
   logLevel: 'string',
 };
 

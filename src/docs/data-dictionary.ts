@@ -13,26 +13,52 @@ const hasMetadata = (t: TableDef): boolean => t.kind === 'entity' || t.kind === 
 /** Markdown table cells: pipes escaped, no line breaks. */
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ');
 
-function enumText(name: string): string {
+/** An enum column's name and its values with their labels. */
+export function enumText(name: string): string {
   if (!(name in enums)) return `\`${name}\``;
   const values = Object.entries(enums[name as EnumName]).map(([v, label]) => (v === label ? v : `${v} ${label}`));
   return `\`${name}\`: ${values.join(', ')}`;
 }
 
-function columnRow(t: TableDef, c: ColumnDef): string {
-  const key = t.primaryKey.includes(c.name) ? 'PK' : c.notNull ? 'not null' : '';
-  const ref = c.references ? `${c.references.table}.${c.references.column}` : '';
+/** A column's type as the dictionary writes it: the catalog type, then DuckDB's and Postgres' SQL types. */
+export function columnTypeText(c: ColumnDef): string {
   // Model columns carry the exact type their SQL casts to (e.g. DECIMAL(9,6)); Postgres spells DECIMAL as NUMERIC.
   const declared = 'sqlType' in c && typeof c.sqlType === 'string' ? c.sqlType : null;
-  const type = declared
+  return declared
     ? `${c.type} (${declared} / ${declared.replace('DECIMAL', 'NUMERIC').replace('VARCHAR', 'TEXT').replace('DOUBLE', 'DOUBLE PRECISION')})`
     : `${c.type} (${sqlType('duckdb', c.type)} / ${sqlType('postgres', c.type)})`;
-  return `| \`${c.name}\` | ${type} | ${key} | ${ref} | ${cell(c.enum ? enumText(c.enum) : '')} | ${cell(c.description)} |`;
+}
+
+/** PK, not null, or nothing. */
+export function columnKeyText(t: TableDef, c: ColumnDef): string {
+  return t.primaryKey.includes(c.name) ? 'PK' : c.notNull ? 'not null' : '';
+}
+
+function columnRow(t: TableDef, c: ColumnDef): string {
+  const ref = c.references ? `${c.references.table}.${c.references.column}` : '';
+  return `| \`${c.name}\` | ${columnTypeText(c)} | ${columnKeyText(t, c)} | ${ref} | ${cell(c.enum ? enumText(c.enum) : '')} | ${cell(c.description)} |`;
+}
+
+/** Every column of a table as the dictionary lists it: entity, dimension and bridge rows add the metadata columns. */
+export function dictionaryColumns(t: TableDef): readonly ColumnDef[] {
+  const own = new Set(t.columns.map((c) => c.name));
+  return hasMetadata(t) ? [...t.columns, ...metadataColumns.filter((c) => !own.has(c.name))] : t.columns;
+}
+
+/** The dictionary's three parts, from the catalog, the model headers and the bookkeeping tables. */
+export function dictionarySections(
+  tables: readonly TableDef[] = catalog,
+  models: readonly TableDef[] = modelTableDefs(loadModels()),
+): { core: TableDef[]; models: readonly TableDef[]; bookkeeping: TableDef[] } {
+  return {
+    core: tables.filter((t) => t.kind !== 'bookkeeping'),
+    models,
+    bookkeeping: [...tables.filter((t) => t.kind === 'bookkeeping'), ...bookkeepingTables],
+  };
 }
 
 function tableSection(t: TableDef, note?: string): string[] {
-  const own = new Set(t.columns.map((c) => c.name));
-  const columns = hasMetadata(t) ? [...t.columns, ...metadataColumns.filter((c) => !own.has(c.name))] : t.columns;
+  const columns = dictionaryColumns(t);
   const out = [
     `### ${t.name}`,
     '',
@@ -74,8 +100,7 @@ export function renderDataDictionary(
     '## Contents',
     '',
   ];
-  const core = tables.filter((t) => t.kind !== 'bookkeeping');
-  const bookkeeping = [...tables.filter((t) => t.kind === 'bookkeeping'), ...bookkeepingTables];
+  const { core, bookkeeping } = dictionarySections(tables, models);
   for (const t of core) out.push(`- [${t.name}](#${t.name.replace(/_/g, '_')}) (${t.kind})`);
   for (const m of models) out.push(`- [${m.name}](#${m.name}) (model)`);
   for (const t of bookkeeping) out.push(`- [${t.name}](#${t.name}) (bookkeeping)`);

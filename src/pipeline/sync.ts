@@ -33,6 +33,7 @@ import { newRunId } from './run-id.ts';
 import { afterLoad, type AfterLoadInfo } from './after-load.ts';
 import { runProgress } from './run-progress.ts';
 import { pruneRawAfterSync } from './raw-retention-step.ts';
+import { reportAfterSync } from '../report/after-sync.ts';
 import { modelTableNames } from '../models/index.ts';
 import { dirname, join, resolve } from 'node:path';
 import { checkWritableDir } from '../util/writable-dir.ts';
@@ -101,6 +102,8 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   const fileStore = useEnv ? null : await fileCredentialStore(settings.credentials);
   const envCreds = useEnv ? envCredentials(env) : null;
   if (settings.snapshot) await checkSnapshots(settings);
+  if (settings.report)
+    checkWritableDir(settings.report, 'report directory', 'choose another one with --report or fix its permissions');
   if (settings.landRaw)
     checkWritableDir(settings.rawDir, 'raw page directory', 'choose another one with --raw-dir or fix its permissions');
 
@@ -289,7 +292,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
     ): Promise<SyncResult> => {
       const { result, record } = ending(status, after, exitCode);
       await record(extra);
-      return result;
+      return reportAfterSync(result, warehouse, settings, logger);
     };
 
     /**

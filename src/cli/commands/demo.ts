@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { settingsSchema } from '../../config/settings.ts';
 import { loadSettings } from '../../config/load-settings.ts';
 import { fileURLToPath } from 'node:url';
@@ -27,8 +27,9 @@ export function registerDemo(program: Command): void {
     .summary('the whole pipeline against the built-in simulated site')
     .description(
       'Start the built-in simulated site with fresh credentials, sync it into <dir>/warehouse.duckdb, run the ' +
-        'models and data tests, write Parquet snapshots to <dir>/snapshots and print a summary. The simulated site ' +
-        'allows --rate requests per second (a real one allows 5) so the demo is quick.',
+        'models and data tests, write Parquet snapshots to <dir>/snapshots and the HTML report to <dir>/report, and ' +
+        'print a summary. The simulated site allows --rate requests per second (a real one allows 5) so the demo is ' +
+        'quick.',
     )
     .option(
       '--scale <scale>',
@@ -76,12 +77,15 @@ export function registerDemo(program: Command): void {
           warehouse: join(dir, 'warehouse.duckdb'),
           snapshots: join(dir, 'snapshots'),
           rawDir: join(dir, 'raw'),
+          report: join(dir, 'report'),
           rate,
         });
         try {
           const result = await runSync({ settings, logger: createLogger({ level: settings.logLevel }) });
           process.stdout.write(formatSummary({ ...result, extra: result.after?.lines ?? [] }));
           process.stdout.write(await describeWarehouse(settings.warehouse));
+          // Written after a sync that succeeded (exit 0 says it was).
+          if (result.exitCode === 0) process.stdout.write(`\nreport: open ${resolve(dir, 'report', 'index.html')}\n`);
           return result.exitCode;
         } finally {
           await sim.close();

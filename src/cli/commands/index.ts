@@ -10,6 +10,7 @@ import { registerSnapshot } from './snapshot.ts';
 import { registerDocs } from './docs.ts';
 import { registerConfig } from './config.ts';
 import { registerReset } from './reset.ts';
+import { registerReport } from './report.ts';
 
 /** Each command lives in its own file and registers itself on the program. */
 export type RegisterCommand = (program: Command) => void;
@@ -23,6 +24,7 @@ export const commands: readonly RegisterCommand[] = [
   registerSim,
   registerModels,
   registerSnapshot,
+  registerReport,
   registerDocs,
   registerConfig,
   registerReset,

@@ -30,6 +30,7 @@ export const syncKeys: readonly SettingKey[] = [
   'retainSnapshots',
   'models',
   'snapshot',
+  'report',
   'logLevel',
 ];
 

@@ -1,0 +1,544 @@
+/**
+ * Issue 25 acceptance: the report opened in a real headless browser (Debian's chromium, driven by playwright-core)
+ * from file:// URLs, on DuckDB (written by the sync's `report` setting) and on Postgres (written by `grantflow
+ * report`). Every page loads with no console error and no request, every chart is an SVG, and every number in the
+ * tables equals what this test computes from the warehouse's rows (read here with its own SQL) through the report's
+ * formatting functions. A screenshot of each page is kept under .vitest/artifacts/report/.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { SimulatorHandle } from '../../src/simulator/index.ts';
+import type { CellValue, Row } from '../../src/normalize/table-def.ts';
+import type { SyncResult } from '../../src/pipeline/sync.ts';
+import { openWarehouse } from '../../src/warehouse/index.ts';
+import { writeReport } from '../../src/report/index.ts';
+import { runDataTests } from '../../src/models/index.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import { isJsonObject, type JsonObject } from '../../src/util/json.ts';
+import {
+  formatAge,
+  formatCount,
+  formatDays,
+  formatDuration,
+  formatMoney,
+  formatMoneyTotal,
+  formatPercent,
+  formatTime,
+  formatYesNo,
+  nameOr,
+  ratio,
+  unknownText,
+} from '../../src/report/format.ts';
+import { runSync } from '../../src/pipeline/sync.ts';
+import { settingsSchema } from '../../src/config/settings.ts';
+import {
+  postgresSchema,
+  proxySite,
+  repoRoot,
+  runCli,
+  startSite,
+  syncOnce,
+  tempDir,
+  writeCredentials,
+} from '../support/harness.ts';
+
+const pages = ['index', 'funding', 'awards', 'reviews', 'pipeline', 'data-health', 'dictionary'] as const;
+const artifacts = join(repoRoot, '.vitest/artifacts/report');
+
+/** Debian's chromium; never a browser download. */
+function launch(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+}
+
+interface Opened {
+  readonly page: Page;
+  readonly consoleErrors: string[];
+  readonly requests: string[];
+}
+
+/**
+ * Opens one page of a report from its file, recording console errors and any request not to a file; with `shot`,
+ * keeps a screenshot (the whole page; the dictionary's first screen, as it is thousands of pixels long).
+ */
+async function open(browser: Browser, dir: string, name: string, shot?: string): Promise<Opened> {
+  const page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
+  const consoleErrors: string[] = [];
+  const requests: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error' || m.type() === 'warning') consoleErrors.push(`${m.type()}: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => consoleErrors.push(`pageerror: ${e.message}`));
+  page.on('request', (r) => {
+    if (!r.url().startsWith('file:')) requests.push(r.url());
+  });
+  const response = await page.goto(`file://${join(dir, `${name}.html`)}`, { waitUntil: 'load' });
+  expect(response?.ok() ?? true).toBe(true);
+  if (shot) {
+    await mkdir(artifacts, { recursive: true });
+    await page.screenshot({ path: join(artifacts, `${shot}-${name}.png`), fullPage: name !== 'dictionary' });
+  }
+  return { page, consoleErrors, requests };
+}
+
+/** The cells' text of a table's body rows (or its totals row), as a reader sees them. */
+function tableRows(page: Page, id: string, part: 'tbody' | 'tfoot' = 'tbody'): Promise<string[][]> {
+  return page.$$eval(`table[data-table="${id}"] > ${part} > tr`, (trs) =>
+    trs.map((tr) => [...tr.querySelectorAll(':scope > th, :scope > td')].map((c) => (c.textContent ?? '').trim())),
+  );
+}
+
+const fund = (r: Row): string => nameOr(r.fund_name ?? null, 'fund', r.fund_id ?? null);
+const program = (r: Row): string => nameOr(r.program_name ?? null, 'program', r.program_id ?? null);
+const stage = (r: Row): string => nameOr(r.stage_title ?? null, 'stage', r.stage_id ?? null);
+const num = (v: CellValue | undefined): number => Number(v ?? 0);
+const moneyTotals = (rows: readonly Row[], columns: readonly string[]): string[] =>
+  columns.map((c) => formatMoneyTotal(rows.map((r) => r[c] ?? null)));
+
+/** What each table of the model pages must show, computed from the warehouse's own rows. */
+async function expectedTables(target: { warehouse: string; schema?: string }): Promise<{
+  tables: Record<string, { page: string; rows: string[][]; foot?: string[] }>;
+  runs: { runId: string; status: string; startedAt: string; summary?: unknown }[];
+  streams: Row[];
+}> {
+  const w = await openWarehouse(target.warehouse, { schema: target.schema, logger: silentLogger });
+  try {
+    const q = (sql: string): Promise<Row[]> => w.query(sql);
+    const flow = await q('SELECT * FROM funding_flow ORDER BY fund_id, program_id');
+    const funds = await q('SELECT * FROM fund_utilization ORDER BY fund_id');
+    const rates = await q('SELECT * FROM award_rates ORDER BY program_id');
+    const latency = await q('SELECT * FROM decision_latency ORDER BY program_id');
+    const distribution = await q(
+      'SELECT assigned, count(*) AS pairs FROM reviewer_load GROUP BY assigned ORDER BY assigned',
+    );
+    const top = await q(
+      'SELECT reviewer_id, max(reviewer_name) AS reviewer_name, sum(assigned) AS assigned, ' +
+        'count(DISTINCT program_id) AS programs, count(*) AS stages FROM reviewer_load GROUP BY reviewer_id ' +
+        'ORDER BY sum(assigned) DESC, reviewer_id LIMIT 10',
+    );
+    const progress = await q(
+      'SELECT p.*, a.program_name FROM review_progress p LEFT JOIN award_rates a ON a.program_id = p.program_id ' +
+        'ORDER BY p.program_id, p.stage_id',
+    );
+    const funnel = await q(
+      'SELECT f.*, a.program_name FROM application_funnel f LEFT JOIN award_rates a ON a.program_id = f.program_id ' +
+        'ORDER BY f.program_id, f.stage_order, f.stage_id',
+    );
+    const streams = await q(`SELECT stream, state FROM ${w.qualify('_grantflow_streams')} ORDER BY stream`);
+    const runs = await w.listRuns(10);
+    const awarded = rates.reduce((a, r) => a + num(r.awarded), 0);
+    const declined = rates.reduce((a, r) => a + num(r.declined), 0);
+    const money = ['transferred', 'budget', 'allocated', 'paid', 'balance'];
+    const fundMoney = ['deposits', 'withdrawals', 'transferred', 'received', 'balance', 'allocated', 'paid'];
+    return {
+      runs,
+      streams,
+      tables: {
+        'funding-flow': {
+          page: 'funding',
+          rows: flow.map((r) => [
+            fund(r),
+            program(r),
+            formatCount(r.transfers ?? null),
+            ...money.map((c) => formatMoney(r[c] ?? null)),
+            formatYesNo(r.reconciled ?? null),
+          ]),
+          foot: [
+            'Total',
+            '',
+            formatCount(flow.reduce((a, r) => a + num(r.transfers), 0)),
+            ...moneyTotals(flow, money),
+            '',
+          ],
+        },
+        'fund-utilization': {
+          page: 'funding',
+          rows: funds.map((r) => [
+            fund(r),
+            ...fundMoney.map((c) => formatMoney(r[c] ?? null)),
+            formatPercent(r.utilization ?? null),
+            formatYesNo(r.reconciled ?? null),
+          ]),
+          foot: ['Total', ...moneyTotals(funds, fundMoney), '', ''],
+        },
+        'award-rates': {
+          page: 'awards',
+          rows: rates.map((r) => [
+            program(r),
+            formatCount(r.applications ?? null),
+            formatCount(r.awarded ?? null),
+            formatCount(r.declined ?? null),
+            formatPercent(r.award_rate ?? null),
+          ]),
+          foot: [
+            'All programs',
+            formatCount(rates.reduce((a, r) => a + num(r.applications), 0)),
+            formatCount(awarded),
+            formatCount(declined),
+            formatPercent(ratio(awarded, awarded + declined)),
+          ],
+        },
+        'awarded-value': {
+          page: 'awards',
+          rows: rates.map((r) => [program(r), formatCount(r.awarded ?? null), formatMoney(r.awarded_value ?? null)]),
+          foot: ['All programs', formatCount(awarded), formatMoneyTotal(rates.map((r) => r.awarded_value ?? null))],
+        },
+        'decision-latency': {
+          page: 'awards',
+          rows: latency.map((r) => [
+            program(r),
+            formatCount(r.decisions ?? null),
+            formatDays(r.median_days ?? null),
+            formatDays(r.p90_days ?? null),
+            formatDays(r.mean_days ?? null),
+          ]),
+        },
+        'reviewer-load': {
+          page: 'reviews',
+          rows: distribution.map((r) => [formatCount(r.assigned ?? null), formatCount(r.pairs ?? null)]),
+        },
+        'top-reviewers': {
+          page: 'reviews',
+          rows: top.map((r) => [
+            nameOr(r.reviewer_name ?? null, 'reviewer', r.reviewer_id ?? null),
+            formatCount(r.assigned ?? null),
+            formatCount(r.programs ?? null),
+            formatCount(r.stages ?? null),
+          ]),
+        },
+        'review-progress': {
+          page: 'reviews',
+          rows: progress.map((r) => [
+            program(r),
+            stage(r),
+            ...['applications', 'reviews_assigned', 'reviews_submitted', 'reviews_completed'].map((c) =>
+              formatCount(r[c] ?? null),
+            ),
+            formatPercent(r.completion_rate ?? null),
+            formatCount(r.assignments_listed ?? null),
+          ]),
+        },
+        funnel: {
+          page: 'pipeline',
+          rows: funnel.map((r) => [
+            program(r),
+            stage(r),
+            ...['stage_order', 'current_applications', 'entered', 'submitted', 'reopened', 'initialized'].map((c) =>
+              formatCount(r[c] ?? null),
+            ),
+            formatPercent(r.conversion_from_previous ?? null),
+          ]),
+        },
+      },
+    };
+  } finally {
+    await w.close();
+  }
+}
+
+const summaryOf = (run: { summary?: unknown }): JsonObject => (isJsonObject(run.summary) ? run.summary : {});
+
+let sim: SimulatorHandle;
+let dir: Awaited<ReturnType<typeof tempDir>>;
+let pg: Awaited<ReturnType<typeof postgresSchema>>;
+let browser: Browser;
+const targets: Record<string, { warehouse: string; schema?: string; report: string; result?: SyncResult }> = {};
+
+beforeAll(async () => {
+  browser = await launch();
+  sim = await startSite({ scale: 'tiny', seed: 25 });
+  dir = await tempDir('grantflow-report-');
+  pg = await postgresSchema();
+  const credentials = await writeCredentials(sim, join(dir.path, 'creds.json'));
+  // DuckDB: written by the sync itself (the `report` setting).
+  targets.duckdb = { warehouse: join(dir.path, 'w.duckdb'), report: join(dir.path, 'report-duckdb') };
+  targets.duckdb.result = await syncOnce(sim, {
+    credentials,
+    warehouse: targets.duckdb.warehouse,
+    report: targets.duckdb.report,
+  });
+  // Postgres: synced, then written by `grantflow report` as a user runs it.
+  targets.postgres = { warehouse: pg.url, schema: pg.schema, report: join(dir.path, 'report-postgres') };
+  targets.postgres.result = await syncOnce(sim, { credentials, warehouse: pg.url, schema: pg.schema });
+  const cli = await runCli(['report', '--warehouse', pg.url, '--schema', pg.schema, '--out', targets.postgres.report]);
+  expect(cli.code, cli.stderr).toBe(0);
+  expect(cli.stdout).toMatch(/^report written to .*index\.html \(7 pages\)/);
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await sim?.close();
+  await pg?.drop();
+  await dir?.remove();
+});
+
+describe.each(['duckdb', 'postgres'])('the report of a %s warehouse', (name) => {
+  it('was written: by the sync setting (DuckDB) or the command (Postgres)', () => {
+    const t = targets[name]!;
+    expect(t.result?.status).toBe('succeeded');
+    if (name === 'duckdb') expect(t.result?.after?.lines.join('\n')).toMatch(/report: written to .*index\.html/);
+  });
+
+  it.each(pages)('%s loads from a file with no console error, no request, and an SVG for every chart', async (p) => {
+    const opened = await open(browser, targets[name]!.report, p, name);
+    try {
+      expect(opened.consoleErrors).toEqual([]);
+      expect(opened.requests).toEqual([]);
+      const charts = await opened.page.$$eval('[data-chart]', (els) =>
+        els.map((e) => ({ id: e.getAttribute('data-chart'), svgs: e.querySelectorAll('svg').length })),
+      );
+      for (const c of charts) expect(c.svgs, `chart ${c.id}`).toBe(1);
+      // Every figure of a model page is drawn here (the reference site has data for each).
+      const expected: Record<string, string[]> = {
+        funding: ['funding-flow', 'fund-utilization'],
+        awards: ['award-rates', 'awarded-value', 'decision-latency'],
+        reviews: ['reviewer-load', 'top-reviewers', 'review-progress'],
+        pipeline: ['funnel'],
+        'data-health': ['stream-records'],
+      };
+      expect(charts.map((c) => c.id)).toEqual(expected[p] ?? []);
+      // The nav links every page, relative, so the report works from any folder.
+      const links = await opened.page.$$eval('nav a', (as) => as.map((a) => a.getAttribute('href')));
+      expect(links).toEqual(pages.map((x) => `${x}.html`));
+    } finally {
+      await opened.page.close();
+    }
+  });
+
+  it('shows in every table the numbers of the model rows, formatted', async () => {
+    const { tables } = await expectedTables(targets[name]!);
+    for (const p of new Set(Object.values(tables).map((t) => t.page))) {
+      const opened = await open(browser, targets[name]!.report, p);
+      try {
+        for (const [id, want] of Object.entries(tables).filter(([, t]) => t.page === p)) {
+          expect(want.rows.length, `${id} has rows on the reference site`).toBeGreaterThan(0);
+          expect(await tableRows(opened.page, id), id).toEqual(want.rows);
+          if (want.foot) expect((await tableRows(opened.page, id, 'tfoot'))[0], `${id} totals`).toEqual(want.foot);
+        }
+      } finally {
+        await opened.page.close();
+      }
+    }
+  });
+
+  it('shows the runs, the data tests and the freshness of each stream on Data health', async () => {
+    const { runs, streams } = await expectedTables(targets[name]!);
+    const opened = await open(browser, targets[name]!.report, 'data-health');
+    try {
+      const page = opened.page;
+      const runRows = await tableRows(page, 'runs');
+      expect(runRows).toEqual(
+        runs.map((r) => {
+          const s = summaryOf(r);
+          const client = isJsonObject(s.client) ? s.client : {};
+          const records = (Array.isArray(s.streams) ? s.streams.filter(isJsonObject) : []).reduce(
+            (a, x) => a + Number(x.records ?? 0),
+            0,
+          );
+          return [
+            r.runId,
+            r.status,
+            formatTime(r.startedAt),
+            formatDuration((s.durationMs as number | undefined) ?? null),
+            formatCount((client.requests as number | undefined) ?? null),
+            formatCount((client.rateLimited as number | undefined) ?? null),
+            formatCount((client.retries as number | undefined) ?? null),
+            formatCount(records),
+            '',
+          ];
+        }),
+      );
+      const last = summaryOf(runs[0]!);
+      const streamRows = (Array.isArray(last.streams) ? last.streams.filter(isJsonObject) : []).map((s) => [
+        String(s.stream),
+        String(s.status),
+        formatCount(s.records as number),
+        formatCount(s.pages as number),
+        formatCount(s.deleted as number),
+        formatCount(s.quarantined as number),
+        typeof s.reason === 'string' ? s.reason : '',
+      ]);
+      expect(await tableRows(page, 'stream-records')).toEqual(streamRows);
+
+      // The tests as run now: on the reference site every one passes, and each is listed.
+      const w = await openWarehouse(targets[name]!.warehouse, { schema: targets[name]!.schema, logger: silentLogger });
+      const tests = await runDataTests(w).finally(() => w.close());
+      expect(tests.every((t) => t.status === 'pass')).toBe(true);
+      expect(await page.textContent('[data-empty="data-tests"]')).toContain(
+        `All ${formatCount(tests.length)} data tests pass`,
+      );
+      expect(await tableRows(page, 'data-tests-passed')).toEqual(
+        tests.map((t) => [t.name, t.severity, 'pass', formatCount(0)]),
+      );
+
+      const built = await page.getAttribute('header .meta time', 'datetime');
+      expect(Date.parse(built ?? '')).toBeGreaterThan(0);
+      expect(await tableRows(page, 'freshness')).toEqual(
+        streams.map((r) => {
+          const state = JSON.parse(String(r.state)) as Record<string, unknown>;
+          const at = typeof state.lastCompleteAt === 'string' ? state.lastCompleteAt : null;
+          return [
+            String(r.stream),
+            formatTime(at),
+            at ? formatAge(at, built!) : unknownText,
+            formatCount(typeof state.records === 'number' ? state.records : null),
+            formatTime(typeof state.lastFullRefreshAt === 'string' ? state.lastFullRefreshAt : null),
+          ];
+        }),
+      );
+    } finally {
+      await opened.page.close();
+    }
+  });
+
+  it('lists every model in the dictionary with the tables its SQL reads', async () => {
+    const opened = await open(browser, targets[name]!.report, 'dictionary');
+    try {
+      const reads = await opened.page.$eval('[data-lineage="award_rates"] dd', (dd) => dd.textContent ?? '');
+      expect(reads.split(', ').sort()).toEqual(['applications', 'awards', 'programs']);
+      const funding = await opened.page.$eval('[data-lineage="funding_flow"] dd', (dd) => dd.textContent ?? '');
+      expect(funding.split(', ').sort()).toEqual(['budgets', 'financial_transactions', 'funds', 'programs']);
+      const columns = await tableRows(opened.page, 'dictionary-award_rates');
+      expect(columns.map((c) => c[0])).toEqual([
+        'program_id',
+        'program_name',
+        'applications',
+        'awarded',
+        'declined',
+        'award_rate',
+        'awarded_value',
+      ]);
+    } finally {
+      await opened.page.close();
+    }
+  });
+});
+
+describe('the report setting', () => {
+  it('a report directory that cannot be written stops the sync before it starts (exit 2, one line)', async () => {
+    const credentials = await writeCredentials(sim, join(dir.path, 'creds-setting.json'));
+    const file = join(dir.path, 'a-file');
+    await writeFile(file, 'not a directory');
+    const warehouse = join(dir.path, 'setting.duckdb');
+    const sync = syncOnce(sim, { credentials, warehouse, report: join(file, 'report') });
+    await expect(sync).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(/^report directory .* is not writable/),
+    });
+    expect(existsSync(warehouse)).toBe(false);
+  });
+});
+
+describe('empty states', () => {
+  it('a warehouse with no finance data says so, and why, instead of empty charts', async () => {
+    const site = await startSite({ scale: 'tiny', seed: 26, features: { financialManagement: false } });
+    const here = await tempDir('grantflow-report-nofinance-');
+    try {
+      const credentials = await writeCredentials(site, join(here.path, 'creds.json'));
+      const report = join(here.path, 'report');
+      const result = await syncOnce(site, { credentials, warehouse: join(here.path, 'w.duckdb'), report });
+      expect(result.status).toBe('succeeded');
+      const funding = await open(browser, report, 'funding', 'no-finance');
+      try {
+        expect(funding.consoleErrors).toEqual([]);
+        expect(funding.requests).toEqual([]);
+        const text = await funding.page.textContent('[data-empty="finance"]');
+        expect(text).toMatch(/No finance data in this warehouse/);
+        // Why: the site refused the finance streams, named with the run that was refused them.
+        expect(text).toMatch(/funds/);
+        expect(text).toContain(result.runId);
+        expect(await funding.page.$$('[data-chart]')).toHaveLength(0);
+        expect(await funding.page.$$('svg')).toHaveLength(0);
+      } finally {
+        await funding.page.close();
+      }
+      const index = await open(browser, report, 'index', 'no-finance');
+      try {
+        expect(await index.page.textContent('[data-empty="finance"]')).toMatch(/No finance data/);
+      } finally {
+        await index.page.close();
+      }
+    } finally {
+      await site.close();
+      await here.remove();
+    }
+  }, 120_000);
+
+  it('a failed last run is said on every page, with why, and listed on Data health', async () => {
+    const site = await startSite({ scale: 'tiny', seed: 27 });
+    // The credentials are revoked a few requests into the second sync: past its preflight (a revocation before it
+    // records no run), so the run starts, meets invalid_grant and is recorded as failed.
+    let revokeAt = Infinity;
+    let seen = 0;
+    const proxy = await proxySite(site.url, () => {
+      if (++seen === revokeAt) site.control.revokeAllCredentials();
+    });
+    const here = await tempDir('grantflow-report-failed-');
+    try {
+      const credentials = await writeCredentials(site, join(here.path, 'creds.json'));
+      const warehouse = join(here.path, 'w.duckdb');
+      const sync = (): ReturnType<typeof runSync> =>
+        runSync({
+          settings: settingsSchema.parse({
+            site: proxy.url,
+            credentials,
+            warehouse,
+            rate: 1000,
+            snapshot: false,
+            landRaw: false,
+            logLevel: 'silent',
+          }),
+          logger: silentLogger,
+          env: {},
+          tty: false,
+        });
+      expect((await sync()).status).toBe('succeeded');
+      revokeAt = seen + 6;
+      await expect(sync()).rejects.toThrow(/invalid_grant/);
+      const report = join(here.path, 'report');
+      const w = await openWarehouse(warehouse, { logger: silentLogger });
+      let failedRun: string;
+      try {
+        const [last] = await w.listRuns(1);
+        expect(last?.status).toBe('failed');
+        failedRun = last!.runId;
+        await writeReport(w, report);
+      } finally {
+        await w.close();
+      }
+      for (const p of pages) {
+        const opened = await open(browser, report, p, 'failed-run');
+        try {
+          expect(opened.consoleErrors).toEqual([]);
+          expect(opened.requests).toEqual([]);
+          const warning = await opened.page.textContent('[data-warning="last-run"]');
+          expect(warning, p).toContain(`The last run, ${failedRun}`);
+          expect(warning, p).toMatch(/failed: .*invalid_grant/);
+          if (p === 'data-health') {
+            const [first] = await tableRows(opened.page, 'runs');
+            expect(first?.slice(0, 2)).toEqual([failedRun, 'failed']);
+            expect(first?.at(-1)).toMatch(/invalid_grant/);
+          }
+        } finally {
+          await opened.page.close();
+        }
+      }
+    } finally {
+      await proxy.close();
+      await site.close();
+      await here.remove();
+    }
+  }, 120_000);
+});
