@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DuckDBInstance, version } from '@duckdb/node-api';
 import { ConfigError, LockedError } from '../../util/errors.ts';
 import { isDirectory, pathProblem } from '../../util/path-problem.ts';
+import { pidAlive } from '../../util/process-alive.ts';
 
 /**
  * DuckDB locks the file per process, so two instances on one file inside the same process would not see each
@@ -49,15 +50,6 @@ function readNote(file: string): LockInfo | null {
 function grantflowHolder(path: string, known: number | null): LockInfo | null {
   const notes = [readLockInfo(path), known === null ? null : readNote(readerNotePath(path, known))];
   return notes.find((n) => n !== null && pidAlive(n.pid) && (known === null || known === n.pid)) ?? null;
-}
-
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 export function lockedMessage(path: string, pid: number | null, owner?: string): string {

@@ -3,6 +3,7 @@ import { basename, dirname, join } from 'node:path';
 import { Kysely } from 'kysely';
 import { ConfigError, LockedError } from '../../util/errors.ts';
 import { pathProblem } from '../../util/path-problem.ts';
+import { pidAlive } from '../../util/process-alive.ts';
 import { checkWritableDir } from '../../util/writable-dir.ts';
 import type { Logger } from '../../util/logger.ts';
 import { BaseWarehouse } from '../base-warehouse.ts';
@@ -15,7 +16,6 @@ import {
   type InstanceSettings,
   lockedMessage,
   lockFilePath,
-  pidAlive,
   readerNotePath,
   readLockInfo,
   releaseInstance,
