@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { setsSearchPath } from '../warehouse/postgres/server-options.ts';
+import { setsSearchPath } from './postgres-options.ts';
 
 /**
  * DuckDB's memory limit unless told otherwise: DuckDB's documented minimum of ~125 MB per thread for its two

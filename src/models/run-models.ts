@@ -1,5 +1,4 @@
-import type { LockWait } from '../warehouse/postgres/lock-wait.ts';
-import type { Warehouse } from '../warehouse/types.ts';
+import type { LockWait, Warehouse } from '../warehouse/types.ts';
 import { ident, literal } from '../warehouse/values.ts';
 import { firstLine, GrantflowError, throwIfStopped } from '../util/errors.ts';
 import { testPause } from '../util/test-pause.ts';

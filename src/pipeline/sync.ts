@@ -8,8 +8,7 @@ import { createSiteClient } from '../source/index.ts';
 import type { ClientStats, Credentials, CredentialStore, SiteClient } from '../source/types.ts';
 import type { Settings } from '../config/settings.ts';
 import { isNewDuckDBFile, openConfiguredWarehouse, warehouseMayHoldCredentials } from '../warehouse/index.ts';
-import type { RunRecord, Warehouse } from '../warehouse/types.ts';
-import type { LockWait } from '../warehouse/postgres/lock-wait.ts';
+import type { LockWait, RunRecord, Warehouse } from '../warehouse/types.ts';
 import {
   ConfigError,
   CredentialsError,

@@ -7,8 +7,7 @@ import * as bk from './bookkeeping.ts';
 import { StagingLoadUnit, type StagingBackend } from './load-unit.ts';
 import { applyCatalog, migrationPending, runMigrations } from './migrations.ts';
 import type { ResultRow, SqlRunner } from './sql-runner.ts';
-import type { LockWait } from './postgres/lock-wait.ts';
-import type { Dialect, LoadUnit, RunRecord, StoredCredentials, Warehouse } from './types.ts';
+import type { Dialect, LoadUnit, LockWait, RunRecord, StoredCredentials, Warehouse } from './types.ts';
 
 /** What differs between DuckDB and Postgres; everything else is shared here. */
 export abstract class BaseWarehouse implements Warehouse {

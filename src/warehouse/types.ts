@@ -1,9 +1,22 @@
-import type { LockWait } from './postgres/lock-wait.ts';
 import type { JsonValue } from '../util/json.ts';
 import type { CellValue, Row, TableDef } from '../normalize/table-def.ts';
 
 export const dialects = ['duckdb', 'postgres'] as const;
 export type Dialect = (typeof dialects)[number];
+
+/**
+ * How grantflow waits for a table lock that readers hold. A statement that drops or alters a table (a model whose
+ * columns changed, a column added by an upgrade) needs an ACCESS EXCLUSIVE lock, which waits for every open
+ * transaction that read the table: an analyst's `BEGIN; SELECT ...` left open makes it wait without end, and while
+ * it waits, Postgres queues every new reader of the table behind it. So each attempt waits at most `attemptMs`
+ * (readers are held up at most that long), the wait is logged with who holds the table, and after `totalMs` the
+ * statement fails naming them (postgres/lock-wait.ts). DuckDB, whose file no other process reads meanwhile,
+ * never waits.
+ */
+export interface LockWait {
+  readonly attemptMs: number;
+  readonly totalMs: number;
+}
 
 /** Where staged rows go and how they merge (see MergeMode in table-def.ts). */
 export type StagedMerge = 'replace' | 'coalesce';

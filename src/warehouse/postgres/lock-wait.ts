@@ -1,19 +1,9 @@
 import { GrantflowError, ExitCode, throwIfStopped } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { SqlRunner } from '../sql-runner.ts';
+import type { LockWait } from '../types.ts';
 
-/**
- * How grantflow waits for a table lock that readers hold. A statement that drops or alters a table (a model whose
- * columns changed, a column added by an upgrade) needs an ACCESS EXCLUSIVE lock, which waits for every open
- * transaction that read the table: an analyst's `BEGIN; SELECT ...` left open makes it wait without end, and while
- * it waits, Postgres queues every new reader of the table behind it. So each attempt waits at most `attemptMs`
- * (readers are held up at most that long), the wait is logged with who holds the table, and after `totalMs` the
- * statement fails naming them.
- */
-export interface LockWait {
-  readonly attemptMs: number;
-  readonly totalMs: number;
-}
+export type { LockWait };
 
 export const defaultLockWait: LockWait = { attemptMs: 2_000, totalMs: 300_000 };
 
