@@ -40,6 +40,7 @@ export abstract class BaseWarehouse implements Warehouse {
     wait?: LockWait,
   ): Promise<T>;
   abstract acquireLock(owner: string): Promise<void>;
+  abstract nameHolder(owner: string): Promise<void>;
   abstract runLockHeld(): Promise<boolean>;
   abstract close(): Promise<void>;
 
@@ -149,5 +150,15 @@ export abstract class BaseWarehouse implements Warehouse {
   }
   writeCredentials(site: string, creds: StoredCredentials): Promise<void> {
     return bk.writeCredentials(this.db, site, creds);
+  }
+  async carryCredentials(from: string, to: string): Promise<void> {
+    const pair = await this.readCredentials(from);
+    if (!pair) return;
+    const table = this.qualify('_grantflow_credentials');
+    const newer = await this.query(
+      `SELECT 1 AS newer FROM ${table} n, ${table} o WHERE n.site = $1 AND o.site = $2 AND n.updated_at >= o.updated_at`,
+      [to, from],
+    );
+    if (newer.length === 0) await this.writeCredentials(to, pair);
   }
 }

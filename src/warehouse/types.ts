@@ -156,6 +156,12 @@ export interface Warehouse {
   /** Credentials kept in the warehouse when they came from read-only environment variables; keyed by site. */
   readCredentials(site: string): Promise<StoredCredentials | null>;
   writeCredentials(site: string, creds: StoredCredentials): Promise<void>;
+  /**
+   * A site that moved (or whose address is spelt otherwise) goes on from the pair stored for its old address `from`:
+   * stored for `to` too, unless `to` holds a pair written since (an attempt killed after it rotated the copy there).
+   * One written before is dead: copied by an attempt that failed, after which runs at the old address rotated on.
+   */
+  carryCredentials(from: string, to: string): Promise<void>;
 
   /**
    * Makes every committed write part of the main file (DuckDB: CHECKPOINT, folding the `.wal` file into it), so a
@@ -168,6 +174,12 @@ export interface Warehouse {
    * message naming the holder where known, when another process has it. Released by close() or process exit.
    */
   acquireLock(owner: string): Promise<void>;
+  /**
+   * Names `owner` as the holder where opening the warehouse already kept other writers out (a DuckDB file: the lock
+   * note acquireLock writes, which a refused run reads), for a short write outside a run (a first run's rotated pair).
+   * Elsewhere nothing: a Postgres run lock taken there could be refused, and lose that write.
+   */
+  nameHolder(owner: string): Promise<void>;
 
   /** Whether some sync holds the run lock now: a run still `running` while nobody holds it died (killed, crashed). */
   runLockHeld(): Promise<boolean>;

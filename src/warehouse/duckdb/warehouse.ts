@@ -163,6 +163,11 @@ export class DuckDBWarehouse extends BaseWarehouse {
     this.note = lockFilePath(this.path);
   }
 
+  /** Opening the file locked it: the note (see acquireLock) only says who holds it. */
+  nameHolder(owner: string): Promise<void> {
+    return this.acquireLock(owner);
+  }
+
   /**
    * Opened read-only, the file is shared with other readers only: DuckDB keeps every writer (a sync, `models run`)
    * out while it is open, which is the run lock. The note only names this process to a writer DuckDB refuses, so

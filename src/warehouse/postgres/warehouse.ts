@@ -499,6 +499,9 @@ export class PostgresWarehouse extends BaseWarehouse {
     if (this.writes) await this.dropLeftoverStaging();
   }
 
+  /** Readers and writers never shut each other out here: there is no holder to name. */
+  async nameHolder(): Promise<void> {}
+
   runLockHeld(): Promise<boolean> {
     return advisoryLockHeld(poolRunner(this.pool), this.schemaName);
   }
