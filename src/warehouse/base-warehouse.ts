@@ -13,6 +13,7 @@ import type { Dialect, LoadUnit, LockWait, RunRecord, StoredCredentials, Warehou
 export abstract class BaseWarehouse implements Warehouse {
   abstract readonly dialect: Dialect;
   abstract readonly description: string;
+  abstract readonly inProcess: boolean;
   /** Schema holding the tables, as information_schema names it. */
   protected abstract readonly schemaName: string;
   protected abstract readonly db: Kysely<bk.BookkeepingDb>;
@@ -39,6 +40,8 @@ export abstract class BaseWarehouse implements Warehouse {
     step: (lockTimeout: string | null) => Promise<T>,
     wait?: LockWait,
   ): Promise<T>;
+  abstract replaceTable(name: string, select: string, what: string, wait?: LockWait): Promise<void>;
+  abstract schemaTables(): Promise<Map<string, boolean>>;
   abstract acquireLock(owner: string): Promise<void>;
   abstract nameHolder(owner: string): Promise<void>;
   abstract runLockHeld(): Promise<boolean>;

@@ -124,6 +124,12 @@ export interface StoredCredentials {
 
 export interface Warehouse {
   readonly dialect: Dialect;
+  /**
+   * The engine runs inside this process (DuckDB) rather than in a server of its own (Postgres): it reads and writes
+   * local files with its own SQL (a Parquet `COPY ... TO`), and its threads share this process's cores with the
+   * JavaScript work beside it.
+   */
+  readonly inProcess: boolean;
   /** Human-readable target with any password removed. */
   readonly description: string;
   /**
@@ -201,6 +207,17 @@ export interface Warehouse {
    * logs who holds the table, and fails after a bound (postgres/lock-wait.ts). DuckDB: `exec`.
    */
   execExclusive(sql: string, table: string, what: string, wait?: LockWait): Promise<void>;
+  /**
+   * Replaces table `name` (a model's) with the rows of `select`, in one transaction: readers see the old table or the
+   * new one. Postgres keeps a table whose columns did not change, so views analysts built on it stay, and waits for
+   * its readers as execExclusive does; DuckDB drops and creates it.
+   */
+  replaceTable(name: string, select: string, what: string, wait?: LockWait): Promise<void>;
+  /**
+   * The tables of the warehouse's schema, each with whether this role may read them (DuckDB: every one). Postgres
+   * lists those it may not read too: information_schema hides them, and a role without SELECT would see none.
+   */
+  schemaTables(): Promise<Map<string, boolean>>;
 
   close(): Promise<void>;
 }

@@ -31,6 +31,7 @@ const heldLocks = new Set<string>();
 
 export class DuckDBWarehouse extends BaseWarehouse {
   readonly dialect = 'duckdb' as const;
+  readonly inProcess = true;
   readonly description: string;
   protected readonly schemaName = 'main';
   protected readonly migrationSchema = null;
@@ -118,6 +119,24 @@ export class DuckDBWarehouse extends BaseWarehouse {
 
   async exec(sql: string): Promise<void> {
     await this.main.run(sql);
+  }
+
+  /** Explicit BEGIN/COMMIT and a ROLLBACK on failure (DuckDB's views do not pin the tables they read). */
+  async replaceTable(name: string, select: string): Promise<void> {
+    const table = ident(name);
+    try {
+      await this.exec(`BEGIN TRANSACTION; DROP TABLE IF EXISTS ${table}; CREATE TABLE ${table} AS ${select}; COMMIT`);
+    } catch (e) {
+      await this.exec('ROLLBACK').catch(() => undefined);
+      throw e;
+    }
+  }
+
+  async schemaTables(): Promise<Map<string, boolean>> {
+    const rows = await this.query(
+      `SELECT table_name, true AS readable FROM information_schema.tables WHERE table_schema = current_schema()`,
+    );
+    return new Map(rows.map((r) => [String(r.table_name), r.readable === true]));
   }
 
   /** One process holds a DuckDB file: no reader of another process can hold a table. */

@@ -25,6 +25,7 @@ import {
 } from './lock-wait.ts';
 import { advisoryLockHeld, holdsAdvisoryLock, takeAdvisoryLock } from './lock.ts';
 import { createPool, describeConnectError, inTransaction, poolRunner, safeUrl } from './pool.ts';
+import { replaceTableSql } from './replace-table.ts';
 import { PostgresStaging, stagingPrefix } from './staging.ts';
 
 /**
@@ -42,6 +43,7 @@ const writeBlockers = 'the session holding it (LOCK TABLE, ALTER TABLE, VACUUM F
 
 export class PostgresWarehouse extends BaseWarehouse {
   readonly dialect = 'postgres' as const;
+  readonly inProcess = false;
   readonly description: string;
   protected readonly migrationSchema: string;
   protected readonly db: Kysely<bk.BookkeepingDb>;
@@ -443,6 +445,20 @@ export class PostgresWarehouse extends BaseWarehouse {
         }),
       { kind: 'data test' },
     );
+  }
+
+  replaceTable(name: string, select: string, what: string, wait?: LockWait): Promise<void> {
+    return this.execExclusive(replaceTableSql(name, select), name, what, wait);
+  }
+
+  /** pg_class lists every table, readable or not (information_schema only those the role holds a privilege on). */
+  async schemaTables(): Promise<Map<string, boolean>> {
+    const rows = await this.query(
+      `SELECT c.relname AS table_name, has_table_privilege(c.oid, 'SELECT') AS readable
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')`,
+    );
+    return new Map(rows.map((r) => [String(r.table_name), r.readable === true]));
   }
 
   async exec(sql: string): Promise<void> {
