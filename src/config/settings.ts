@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { setsSearchPath } from '../warehouse/postgres/server-options.ts';
+import { setsSearchPath } from './postgres-options.ts';
 import { snapshotTargetProblem } from '../snapshot/object-store.ts';
 
 /**

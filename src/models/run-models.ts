@@ -1,6 +1,5 @@
-import type { LockWait } from '../warehouse/postgres/lock-wait.ts';
-import type { Warehouse } from '../warehouse/types.ts';
-import { ident, literal } from '../warehouse/values.ts';
+import type { LockWait, Warehouse } from '../warehouse/types.ts';
+import { ident } from '../warehouse/values.ts';
 import { firstLine, GrantflowError, throwIfStopped } from '../util/errors.ts';
 import { testPause } from '../util/test-pause.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
@@ -29,56 +28,9 @@ export interface RunModelsOptions {
   readonly lockWait?: LockWait;
 }
 
-/**
- * Postgres: analysts and BI tools build views on model tables, and Postgres refuses to drop a table a view depends
- * on. So the new rows are built aside and, when the table already has the same columns and types, replace its rows
- * (DELETE + INSERT: readers are never blocked and views stay); only a table whose columns changed is dropped and
- * replaced. Every name is qualified with the warehouse schema: the search path also holds `public`, where an
- * unqualified DROP of a model the schema does not have yet would drop another warehouse's table. One implicit
- * transaction (a multi-statement text; an explicit BEGIN would leave a pooled connection in an aborted transaction
- * on failure).
- */
-function postgresReplace(model: ModelDef, select: string): string {
-  const name = literal(model.name);
-  const next = literal(`_gf_next_${model.name}`);
-  const columnsOf = (table: string): string =>
-    `(SELECT string_agg(attname || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum) FROM pg_attribute ` +
-    `WHERE attrelid = to_regclass(quote_ident(current_schema()) || '.' || quote_ident(${table})) ` +
-    `AND attnum > 0 AND NOT attisdropped)`;
-  // CREATE TABLE without a schema creates in current_schema(), the warehouse's (it exists: migrations made it).
-  return `CREATE TABLE ${ident(`_gf_next_${model.name}`)} AS ${select};
-DO $gf$
-DECLARE s text := current_schema();
-BEGIN
-  IF ${columnsOf(name)} IS NOT DISTINCT FROM ${columnsOf(next)} THEN
-    EXECUTE format('DELETE FROM %I.%I', s, ${name});
-    EXECUTE format('INSERT INTO %I.%I SELECT * FROM %I.%I', s, ${name}, s, ${next});
-    EXECUTE format('DROP TABLE %I.%I', s, ${next});
-  ELSE
-    EXECUTE format('DROP TABLE IF EXISTS %I.%I', s, ${name});
-    EXECUTE format('ALTER TABLE %I.%I RENAME TO %I', s, ${next}, ${name});
-  END IF;
-END $gf$`;
-}
-
-/**
- * Replaces the model's table in one transaction, so readers see the old table or the new one. DuckDB needs
- * explicit BEGIN/COMMIT and a ROLLBACK on failure (its views do not pin the tables they read).
- */
-async function materialise(warehouse: Warehouse, model: ModelDef, lockWait?: LockWait): Promise<void> {
-  const name = ident(model.name);
-  const select = model.sql[warehouse.dialect];
-  if (warehouse.dialect === 'postgres') {
-    await warehouse.execExclusive(postgresReplace(model, select), model.name, `model ${model.name}`, lockWait);
-    return;
-  }
-  const replace = `DROP TABLE IF EXISTS ${name}; CREATE TABLE ${name} AS ${select}`;
-  try {
-    await warehouse.exec(`BEGIN TRANSACTION; ${replace}; COMMIT`);
-  } catch (e) {
-    await warehouse.exec('ROLLBACK').catch(() => undefined);
-    throw e;
-  }
+/** Replaces the model's table in one transaction, so readers see the old table or the new one. */
+function materialise(warehouse: Warehouse, model: ModelDef, lockWait?: LockWait): Promise<void> {
+  return warehouse.replaceTable(model.name, model.sql[warehouse.dialect], `model ${model.name}`, lockWait);
 }
 
 /** Runs every model in dependency order, materialised as a table named after it. */

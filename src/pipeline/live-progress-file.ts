@@ -1,6 +1,7 @@
 import { readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { describeOverall, progressView, type ProgressSnapshot } from '../extract/progress-view.ts';
-import { pidAlive, readLockInfo } from '../warehouse/duckdb/instance.ts';
+import { pidAlive } from '../util/process-alive.ts';
+import { duckdbLockHolder } from '../warehouse/index.ts';
 
 /**
  * A DuckDB sync holds its file for the whole run, so `status` cannot open it; the run publishes its progress beside
@@ -63,7 +64,7 @@ export function readLiveProgress(warehouse: string): LiveProgress | null {
     return null;
   }
   if (typeof live.pid !== 'number' || typeof live.runId !== 'string' || typeof live.snapshot !== 'object') return null;
-  if (!pidAlive(live.pid) || readLockInfo(warehouse)?.pid !== live.pid) return null;
+  if (!pidAlive(live.pid) || duckdbLockHolder(warehouse)?.pid !== live.pid) return null;
   return live;
 }
 

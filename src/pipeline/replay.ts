@@ -53,7 +53,7 @@ export async function runReplay(request: ReplayRequest): Promise<StreamInfo[]> {
   await warehouse.whileBulkLoading(async () => {
     await loadEnumLabels(warehouse, mutex, { runId: request.runId, extractedAt });
 
-    const worker = (request.normaliseInWorker ?? warehouse.dialect === 'duckdb') ? new ReplayWorker() : null;
+    const worker = (request.normaliseInWorker ?? warehouse.inProcess) ? new ReplayWorker() : null;
     const replayStream = async (def: StreamDef): Promise<void> => {
       const started = Date.now();
       const info = emptyInfo(def.name);

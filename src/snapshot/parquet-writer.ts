@@ -100,7 +100,7 @@ class PostgresWarehouseWriter implements ParquetWriter {
 }
 
 export async function openParquetWriter(warehouse: Warehouse, compression: ParquetCompression): Promise<ParquetWriter> {
-  return warehouse.dialect === 'duckdb'
+  return warehouse.inProcess
     ? new DuckDBWarehouseWriter(warehouse, compression)
     : PostgresWarehouseWriter.open(warehouse, compression);
 }

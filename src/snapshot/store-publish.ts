@@ -6,7 +6,7 @@ import type { Logger } from '../util/logger.ts';
 import { firstLine, LockedError, throwIfStopped } from '../util/errors.ts';
 import { processStart } from '../util/process-start.ts';
 import { testPause } from '../util/test-pause.ts';
-import { pidAlive } from '../warehouse/duckdb/instance.ts';
+import { pidAlive } from '../util/process-alive.ts';
 import { manifestName, sha256File, type Manifest, type ManifestEntry } from './manifest.ts';
 import { openParquetWriter } from './parquet-writer.ts';
 import { snapshotName } from './retention.ts';

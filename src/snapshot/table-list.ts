@@ -6,29 +6,10 @@ import type { Warehouse } from '../warehouse/types.ts';
 
 /** Core tables (not bookkeeping) plus the models already built in this warehouse. */
 export async function defaultSnapshotTables(warehouse: Warehouse): Promise<string[]> {
-  const existing = await schemaTables(warehouse);
+  const existing = await warehouse.schemaTables();
   const core = catalog.filter((t) => t.kind !== 'bookkeeping').map((t) => t.name);
   const models = loadModels().map((m) => m.name);
   return [...core, ...models].filter((t) => existing.has(t));
-}
-
-/**
- * The tables of the warehouse's schema, each with whether this role may read it. information_schema lists to a
- * Postgres role only the tables it holds some privilege on, so a role without SELECT saw "no tables yet"; pg_class
- * lists them all.
- */
-async function schemaTables(warehouse: Warehouse): Promise<Map<string, boolean>> {
-  const rows =
-    warehouse.dialect === 'postgres'
-      ? await warehouse.query(
-          `SELECT c.relname AS table_name, has_table_privilege(c.oid, 'SELECT') AS readable
-             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-            WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')`,
-        )
-      : await warehouse.query(
-          `SELECT table_name, true AS readable FROM information_schema.tables WHERE table_schema = current_schema()`,
-        );
-  return new Map(rows.map((r) => [String(r.table_name), r.readable === true]));
 }
 
 /**
@@ -36,7 +17,7 @@ async function schemaTables(warehouse: Warehouse): Promise<Map<string, boolean>>
  * (Postgres), before any file is written; otherwise nothing.
  */
 export async function checkTablesReadable(warehouse: Warehouse, tables: readonly string[]): Promise<void> {
-  const existing = await schemaTables(warehouse);
+  const existing = await warehouse.schemaTables();
   const refused = tables.filter((t) => existing.get(t) === false);
   if (refused.length === 0) return;
   const [who] = await warehouse.query(`SELECT current_user AS role, current_schema() AS schema`);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { LockedError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { processStart } from '../util/process-start.ts';
-import { pidAlive } from '../warehouse/duckdb/instance.ts';
+import { pidAlive } from '../util/process-alive.ts';
 
 /**
  * One snapshot writer per directory. The warehouse's run lock does not give that: `grantflow snapshot` opens a DuckDB

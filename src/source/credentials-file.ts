@@ -1,9 +1,9 @@
-import { open, readFile, readlink, realpath, rename, unlink, chmod } from 'node:fs/promises';
+import { open, readFile, readlink, realpath, unlink, chmod } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ConfigError, GrantflowError } from '../util/errors.ts';
 import { pathProblem } from '../util/path-problem.ts';
-import { fsyncDirAsync } from '../util/durable-file.ts';
+import { writeFileDurable } from '../util/durable-file.ts';
 import { registerSecret } from '../util/redact.ts';
 import type { Credentials, CredentialStore } from './types.ts';
 
@@ -194,26 +194,10 @@ function hiddenSibling(target: string, suffix: string): string {
   return join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.${suffix}`);
 }
 
-/** Temp file next to `target`, fsync, rename over it, fsync the folder: readers see the old or the new file. */
+/** Replaced durably and atomically (see writeFileDurable), mode 0600 whatever the umask allowed at creation. */
 async function replaceAtomically(target: string, body: string): Promise<void> {
-  const dir = dirname(target);
-  const tmp = hiddenSibling(target, 'tmp');
-  const fh = await open(tmp, 'wx', 0o600);
-  try {
-    try {
-      await fh.writeFile(body, 'utf8');
-      await fh.chmod(0o600); // umask can only narrow the mode, but be explicit
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await rename(tmp, target);
-  } catch (e) {
-    await unlink(tmp).catch(() => undefined);
-    throw e;
-  }
-  await chmod(target, 0o600);
-  await fsyncDirAsync(dir);
+  writeFileDurable(target, hiddenSibling(target, 'tmp'), body, 0o600);
+  await chmod(target, 0o600); // umask can only narrow the mode, but be explicit
 }
 
 async function rewriteInPlace(target: string, body: string): Promise<void> {

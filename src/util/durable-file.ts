@@ -69,17 +69,27 @@ export function fsyncFd(fd: number): Promise<void> {
 
 /**
  * Writes `data` to `temp` (created, never reused), fsyncs it, renames it over `target` and fsyncs the folder: a
- * reader, or a run after a crash, sees the old `target` or the new one, complete. `temp` must be in target's folder.
+ * reader, or a run after a crash, sees the old `target` or the new one, complete. `temp` must be in target's folder;
+ * a write that fails removes it. The snapshot manifest and the credentials file are both replaced this way.
  */
 export function writeFileDurable(target: string, temp: string, data: string, mode = 0o644): void {
-  const fd = fs.openSync(temp, 'w', mode);
   try {
-    fs.writeFileSync(fd, data);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
+    const fd = fs.openSync(temp, 'w', mode);
+    try {
+      fs.writeFileSync(fd, data);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fs.renameSync(temp, target);
+  } catch (e) {
+    try {
+      fs.rmSync(temp, { force: true });
+    } catch {
+      // The write's own error is the one to report; a temporary left behind is only litter.
+    }
+    throw e;
   }
-  fs.renameSync(temp, target);
   fsyncDir(dirname(target));
 }
 

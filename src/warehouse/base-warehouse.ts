@@ -7,13 +7,13 @@ import * as bk from './bookkeeping.ts';
 import { StagingLoadUnit, type StagingBackend } from './load-unit.ts';
 import { applyCatalog, migrationPending, runMigrations } from './migrations.ts';
 import type { ResultRow, SqlRunner } from './sql-runner.ts';
-import type { LockWait } from './postgres/lock-wait.ts';
-import type { Dialect, LoadUnit, RunRecord, StoredCredentials, Warehouse } from './types.ts';
+import type { Dialect, LoadUnit, LockWait, RunRecord, StoredCredentials, Warehouse } from './types.ts';
 
 /** What differs between DuckDB and Postgres; everything else is shared here. */
 export abstract class BaseWarehouse implements Warehouse {
   abstract readonly dialect: Dialect;
   abstract readonly description: string;
+  abstract readonly inProcess: boolean;
   /** Schema holding the tables, as information_schema names it. */
   protected abstract readonly schemaName: string;
   protected abstract readonly db: Kysely<bk.BookkeepingDb>;
@@ -40,7 +40,10 @@ export abstract class BaseWarehouse implements Warehouse {
     step: (lockTimeout: string | null) => Promise<T>,
     wait?: LockWait,
   ): Promise<T>;
+  abstract replaceTable(name: string, select: string, what: string, wait?: LockWait): Promise<void>;
+  abstract schemaTables(): Promise<Map<string, boolean>>;
   abstract acquireLock(owner: string): Promise<void>;
+  abstract nameHolder(owner: string): Promise<void>;
   abstract runLockHeld(): Promise<boolean>;
   abstract close(): Promise<void>;
 
@@ -150,5 +153,15 @@ export abstract class BaseWarehouse implements Warehouse {
   }
   writeCredentials(site: string, creds: StoredCredentials): Promise<void> {
     return bk.writeCredentials(this.db, site, creds);
+  }
+  async carryCredentials(from: string, to: string): Promise<void> {
+    const pair = await this.readCredentials(from);
+    if (!pair) return;
+    const table = this.qualify('_grantflow_credentials');
+    const newer = await this.query(
+      `SELECT 1 AS newer FROM ${table} n, ${table} o WHERE n.site = $1 AND o.site = $2 AND n.updated_at >= o.updated_at`,
+      [to, from],
+    );
+    if (newer.length === 0) await this.writeCredentials(to, pair);
   }
 }

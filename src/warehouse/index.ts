@@ -5,12 +5,12 @@ import { silentLogger, type Logger } from '../util/logger.ts';
 import { DuckDBWarehouse } from './duckdb/warehouse.ts';
 import { PostgresWarehouse } from './postgres/warehouse.ts';
 export { SchemaNotYetCreated } from './postgres/warehouse.ts';
-import type { Warehouse } from './types.ts';
-import type { LockWait } from './postgres/lock-wait.ts';
+import type { LockWait, Warehouse } from './types.ts';
 
 export type * from './types.ts';
 export { allColumns, catalogFingerprint, hasMetadata, sqlType } from './ddl.ts';
 export { duckdbVersion } from './duckdb/instance.ts';
+export { readLockInfo as duckdbLockHolder } from './duckdb/lock.ts';
 export { syncedBefore } from './synced-before.ts';
 
 export interface OpenWarehouseOptions {

@@ -1,9 +1,22 @@
-import type { LockWait } from './postgres/lock-wait.ts';
 import type { JsonValue } from '../util/json.ts';
 import type { CellValue, Row, TableDef } from '../normalize/table-def.ts';
 
 export const dialects = ['duckdb', 'postgres'] as const;
 export type Dialect = (typeof dialects)[number];
+
+/**
+ * How grantflow waits for a table lock that readers hold. A statement that drops or alters a table (a model whose
+ * columns changed, a column added by an upgrade) needs an ACCESS EXCLUSIVE lock, which waits for every open
+ * transaction that read the table: an analyst's `BEGIN; SELECT ...` left open makes it wait without end, and while
+ * it waits, Postgres queues every new reader of the table behind it. So each attempt waits at most `attemptMs`
+ * (readers are held up at most that long), the wait is logged with who holds the table, and after `totalMs` the
+ * statement fails naming them (postgres/lock-wait.ts). DuckDB, whose file no other process reads meanwhile,
+ * never waits.
+ */
+export interface LockWait {
+  readonly attemptMs: number;
+  readonly totalMs: number;
+}
 
 /** Where staged rows go and how they merge (see MergeMode in table-def.ts). */
 export type StagedMerge = 'replace' | 'coalesce';
@@ -111,6 +124,12 @@ export interface StoredCredentials {
 
 export interface Warehouse {
   readonly dialect: Dialect;
+  /**
+   * The engine runs inside this process (DuckDB) rather than in a server of its own (Postgres): it reads and writes
+   * local files with its own SQL (a Parquet `COPY ... TO`), and its threads share this process's cores with the
+   * JavaScript work beside it.
+   */
+  readonly inProcess: boolean;
   /** Human-readable target with any password removed. */
   readonly description: string;
   /**
@@ -143,6 +162,12 @@ export interface Warehouse {
   /** Credentials kept in the warehouse when they came from read-only environment variables; keyed by site. */
   readCredentials(site: string): Promise<StoredCredentials | null>;
   writeCredentials(site: string, creds: StoredCredentials): Promise<void>;
+  /**
+   * A site that moved (or whose address is spelt otherwise) goes on from the pair stored for its old address `from`:
+   * stored for `to` too, unless `to` holds a pair written since (an attempt killed after it rotated the copy there).
+   * One written before is dead: copied by an attempt that failed, after which runs at the old address rotated on.
+   */
+  carryCredentials(from: string, to: string): Promise<void>;
 
   /**
    * Makes every committed write part of the main file (DuckDB: CHECKPOINT, folding the `.wal` file into it), so a
@@ -155,6 +180,12 @@ export interface Warehouse {
    * message naming the holder where known, when another process has it. Released by close() or process exit.
    */
   acquireLock(owner: string): Promise<void>;
+  /**
+   * Names `owner` as the holder where opening the warehouse already kept other writers out (a DuckDB file: the lock
+   * note acquireLock writes, which a refused run reads), for a short write outside a run (a first run's rotated pair).
+   * Elsewhere nothing: a Postgres run lock taken there could be refused, and lose that write.
+   */
+  nameHolder(owner: string): Promise<void>;
 
   /** Whether some sync holds the run lock now: a run still `running` while nobody holds it died (killed, crashed). */
   runLockHeld(): Promise<boolean>;
@@ -176,6 +207,17 @@ export interface Warehouse {
    * logs who holds the table, and fails after a bound (postgres/lock-wait.ts). DuckDB: `exec`.
    */
   execExclusive(sql: string, table: string, what: string, wait?: LockWait): Promise<void>;
+  /**
+   * Replaces table `name` (a model's) with the rows of `select`, in one transaction: readers see the old table or the
+   * new one. Postgres keeps a table whose columns did not change, so views analysts built on it stay, and waits for
+   * its readers as execExclusive does; DuckDB drops and creates it.
+   */
+  replaceTable(name: string, select: string, what: string, wait?: LockWait): Promise<void>;
+  /**
+   * The tables of the warehouse's schema, each with whether this role may read them (DuckDB: every one). Postgres
+   * lists those it may not read too: information_schema hides them, and a role without SELECT would see none.
+   */
+  schemaTables(): Promise<Map<string, boolean>>;
 
   close(): Promise<void>;
 }

@@ -1,45 +1,27 @@
-import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
 import { Kysely } from 'kysely';
-import { ConfigError, LockedError } from '../../util/errors.ts';
-import { pathProblem } from '../../util/path-problem.ts';
-import { checkWritableDir } from '../../util/writable-dir.ts';
+import type { DuckDBInstance } from '@duckdb/node-api';
 import type { Logger } from '../../util/logger.ts';
 import { BaseWarehouse } from '../base-warehouse.ts';
 import type { BookkeepingDb } from '../bookkeeping.ts';
 import type { StagingBackend } from '../load-unit.ts';
 import type { SqlRunner } from '../sql-runner.ts';
 import { ident } from '../values.ts';
-import {
-  acquireInstance,
-  type InstanceSettings,
-  lockedMessage,
-  lockFilePath,
-  pidAlive,
-  readerNotePath,
-  readLockInfo,
-  releaseInstance,
-} from './instance.ts';
+import { acquireInstance, type InstanceSettings, releaseInstance } from './instance.ts';
 import { DuckDBDialect } from './kysely-dialect.ts';
+import { RunLock } from './lock.ts';
 import { DuckDBSession } from './session.ts';
 import { DuckDBStaging } from './staging.ts';
-import type { DuckDBInstance } from '@duckdb/node-api';
-import { testPause } from '../../util/test-pause.ts';
-
-/** Paths whose run lock this process holds (DuckDB's own file lock does not separate callers in one process). */
-const heldLocks = new Set<string>();
 
 export class DuckDBWarehouse extends BaseWarehouse {
   readonly dialect = 'duckdb' as const;
+  readonly inProcess = true;
   readonly description: string;
   protected readonly schemaName = 'main';
   protected readonly migrationSchema = null;
   protected readonly db: Kysely<BookkeepingDb>;
   protected readonly migrationDb: Kysely<unknown>;
   private readonly sessions = new Set<DuckDBSession>();
-  private lockHeld = false;
-  /** The note this warehouse wrote, to remove on close: the writer's `.lock`, or a reader's own. */
-  private note: string | null = null;
+  private readonly lock: RunLock;
   private closed = false;
 
   private constructor(
@@ -51,6 +33,7 @@ export class DuckDBWarehouse extends BaseWarehouse {
   ) {
     super(logger);
     this.description = path;
+    this.lock = new RunLock(path, readOnly, logger);
     this.db = new Kysely<BookkeepingDb>({ dialect: new DuckDBDialect(main) });
     this.migrationDb = this.db as unknown as Kysely<unknown>;
   }
@@ -120,6 +103,24 @@ export class DuckDBWarehouse extends BaseWarehouse {
     await this.main.run(sql);
   }
 
+  /** Explicit BEGIN/COMMIT and a ROLLBACK on failure (DuckDB's views do not pin the tables they read). */
+  async replaceTable(name: string, select: string): Promise<void> {
+    const table = ident(name);
+    try {
+      await this.exec(`BEGIN TRANSACTION; DROP TABLE IF EXISTS ${table}; CREATE TABLE ${table} AS ${select}; COMMIT`);
+    } catch (e) {
+      await this.exec('ROLLBACK').catch(() => undefined);
+      throw e;
+    }
+  }
+
+  async schemaTables(): Promise<Map<string, boolean>> {
+    const rows = await this.query(
+      `SELECT table_name, true AS readable FROM information_schema.tables WHERE table_schema = current_schema()`,
+    );
+    return new Map(rows.map((r) => [String(r.table_name), r.readable === true]));
+  }
+
   /** One process holds a DuckDB file: no reader of another process can hold a table. */
   protected waitingForLocks<T>(_what: string, _table: string, step: (lockTimeout: null) => Promise<T>): Promise<T> {
     return step(null);
@@ -132,90 +133,25 @@ export class DuckDBWarehouse extends BaseWarehouse {
   }
 
   async acquireLock(owner: string): Promise<void> {
-    if (this.lockHeld) return;
-    if (heldLocks.has(this.path)) {
-      const info = readLockInfo(this.path);
-      throw new LockedError(lockedMessage(this.path, process.pid, info?.owner));
-    }
-    await testPause('duckdb lock note'); // the file is open, its note not yet written: see noteOfHolder
-    if (this.readOnly) return this.acquireReaderLock(owner);
-    const info = readLockInfo(this.path);
-    if (info && info.pid !== process.pid && pidAlive(info.pid) && existsSync(lockFilePath(this.path))) {
-      // DuckDB let us open the file, so the recorded holder no longer has it open: the lock file is stale.
-      this.logger.warn({ pid: info.pid }, 'ignoring a stale warehouse lock file');
-    }
-    this.removeReaderNotes();
-    // DuckDB creates its .wal next to the file at the first commit: a folder the user may not write (made read-only
-    // with the file, say) is a configuration problem said before anything is written, not a commit failing mid-run.
-    checkWritableDir(
-      dirname(this.path),
-      'warehouse folder',
-      "a writer needs it for DuckDB's .wal file and the lock note; fix its permissions or choose another --warehouse",
-    );
-    const note = lockFilePath(this.path);
-    try {
-      writeNote(note, owner);
-    } catch (e) {
-      throw new ConfigError(`warehouse lock note ${note} cannot be written (${pathProblem(e, note)})`, { cause: e });
-    }
-    heldLocks.add(this.path);
-    this.lockHeld = true;
-    this.note = lockFilePath(this.path);
+    if (this.lock.taken) return;
+    await this.lock.take(owner);
   }
 
-  /**
-   * Opened read-only, the file is shared with other readers only: DuckDB keeps every writer (a sync, `models run`)
-   * out while it is open, which is the run lock. The note only names this process to a writer DuckDB refuses, so
-   * each reader writes its own (`<file>.lock.<pid>`), and a folder it cannot be written in (an analyst reading a
-   * warehouse they may not write) does not stop a command that only reads.
-   */
-  private acquireReaderLock(owner: string): void {
-    heldLocks.add(this.path);
-    this.lockHeld = true;
-    const note = readerNotePath(this.path, process.pid);
-    try {
-      writeNote(note, owner);
-      this.note = note;
-    } catch (e) {
-      this.logger.debug({ err: e }, 'could not write the lock note of a read-only warehouse; going on without it');
-    }
+  /** Opening the file locked it: the note (see acquireLock) only says who holds it. */
+  nameHolder(owner: string): Promise<void> {
+    return this.acquireLock(owner);
   }
 
-  /** A writer has the file to itself: readers' notes left behind are of readers killed before they could remove them. */
-  private removeReaderNotes(): void {
-    const prefix = `${basename(lockFilePath(this.path))}.`;
-    try {
-      for (const name of readdirSync(dirname(this.path))) {
-        if (name.startsWith(prefix) && /^\d+$/.test(name.slice(prefix.length)))
-          rmSync(join(dirname(this.path), name), { force: true });
-      }
-    } catch (e) {
-      this.logger.debug({ err: e }, 'could not remove stale reader lock notes; going on without');
-    }
-  }
-
-  /** DuckDB lets one process open the file at a time: only this process can hold the lock while it has it open. */
   runLockHeld(): Promise<boolean> {
-    return Promise.resolve(heldLocks.has(this.path));
+    return Promise.resolve(RunLock.heldHere(this.path));
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.lockHeld) heldLocks.delete(this.path);
-    try {
-      if (this.note !== null) rmSync(this.note, { force: true });
-    } catch (e) {
-      // A folder made unwritable meanwhile: the note of a process that is gone is ignored by the next one; failing
-      // here would leave DuckDB open and hide the error the run is reporting.
-      this.logger.warn({ err: e, note: this.note }, 'could not remove the warehouse lock note');
-    }
+    this.lock.release();
     for (const s of this.sessions) s.close();
     this.main.close();
     releaseInstance(this.path);
   }
-}
-
-function writeNote(file: string, owner: string): void {
-  writeFileSync(file, JSON.stringify({ pid: process.pid, owner, startedAt: new Date().toISOString() }));
 }

@@ -1,19 +1,9 @@
 import { GrantflowError, ExitCode, throwIfStopped } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { SqlRunner } from '../sql-runner.ts';
+import type { LockWait } from '../types.ts';
 
-/**
- * How grantflow waits for a table lock that readers hold. A statement that drops or alters a table (a model whose
- * columns changed, a column added by an upgrade) needs an ACCESS EXCLUSIVE lock, which waits for every open
- * transaction that read the table: an analyst's `BEGIN; SELECT ...` left open makes it wait without end, and while
- * it waits, Postgres queues every new reader of the table behind it. So each attempt waits at most `attemptMs`
- * (readers are held up at most that long), the wait is logged with who holds the table, and after `totalMs` the
- * statement fails naming them.
- */
-export interface LockWait {
-  readonly attemptMs: number;
-  readonly totalMs: number;
-}
+export type { LockWait };
 
 export const defaultLockWait: LockWait = { attemptMs: 2_000, totalMs: 300_000 };
 
@@ -182,5 +172,73 @@ export async function withLockWait<T>(
     }
   } finally {
     signal?.removeEventListener('abort', onStop);
+  }
+}
+
+/** Who holds a lock that a load or a bookkeeping write waits for (see withLockWait's `holdsIt`). */
+const writeBlockers = 'the session holding it (LOCK TABLE, ALTER TABLE, VACUUM FULL, CREATE INDEX)';
+
+/** The lock waits of one open warehouse: withLockWait on its connections, logger and stop signal. */
+export class WarehouseLockWaits {
+  /**
+   * Kinds of bounded work (loads, data tests) of which one gave up waiting for a lock: later ones of the kind try
+   * once, so a command with many of them behind the same lock still ends within one bound.
+   */
+  private readonly gaveUp = new Set<string>();
+
+  constructor(
+    private readonly runner: () => SqlRunner,
+    private readonly logger: Logger,
+    /** The bound of loads and of the statements bounded like them. */
+    readonly loadWait: LockWait,
+    /** Aborted when the command is told to stop: a wait then ends at its next attempt. */
+    private readonly stop: AbortSignal | undefined,
+  ) {}
+
+  /**
+   * `step` is given the `lock_timeout` statement of one attempt. `holdsIt` names who typically holds the lock
+   * (default: a reader's open transaction).
+   */
+  wait<T>(
+    what: string,
+    table: string | readonly string[] | (() => Promise<readonly string[]>),
+    step: (lockTimeout: string) => Promise<T>,
+    wait: LockWait,
+    holdsIt?: string,
+    afterStop?: LockWait,
+  ): Promise<T> {
+    return withLockWait((inForce) => step(lockTimeoutStatement(inForce)), {
+      what,
+      table,
+      runner: this.runner(),
+      logger: this.logger,
+      wait,
+      ...(holdsIt === undefined ? {} : { holdsIt }),
+      ...(afterStop === undefined ? {} : { afterStop }),
+      signal: this.stop,
+    });
+  }
+
+  /**
+   * A statement outside load transactions (the run's record, a stream's state, the parents a fan-out reads) meets
+   * another session's lock (`LOCK TABLE`, `ALTER TABLE`, `VACUUM FULL`) as a load does: it is tried in attempts under
+   * `lock_timeout`, logging who holds the table, and gives up after the loads' bound (or at a stop) naming them,
+   * instead of waiting without end. `step` runs in a transaction of its own, given the statement that bounds it.
+   */
+  async bounded<T>(
+    what: string,
+    tables: readonly string[] | (() => Promise<readonly string[]>),
+    step: (lockTimeout: string) => Promise<T>,
+    options: { kind?: string; gaveUpAs?: string; afterStop?: LockWait } = {},
+  ): Promise<T> {
+    const once = options.kind !== undefined && this.gaveUp.has(options.kind);
+    const wait = once ? { ...this.loadWait, totalMs: 0 } : this.loadWait;
+    try {
+      return await this.wait(what, tables, step, wait, writeBlockers, options.afterStop);
+    } catch (e) {
+      if (!(e instanceof GrantflowError) || e.code !== 'lock_wait') throw e;
+      if (options.kind !== undefined) this.gaveUp.add(options.kind);
+      throw new GrantflowError(`${options.gaveUpAs ?? what}: ${e.message}`, e.exitCode, e.code);
+    }
   }
 }

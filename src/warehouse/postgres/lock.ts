@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { LockedError } from '../../util/errors.ts';
+import { ExitCode, GrantflowError, LockedError } from '../../util/errors.ts';
+import type { Logger } from '../../util/logger.ts';
 import type { SqlRunner } from '../sql-runner.ts';
 import { connectionConfig, describeConnectError, safeUrl } from './pool.ts';
 
@@ -69,4 +70,71 @@ export async function advisoryLockHeld(runner: SqlRunner, schema: string): Promi
     [lockClass, schema],
   );
   return rows.length > 0;
+}
+
+/**
+ * The run lock of one open warehouse. It is a session's advisory lock: when that session ends (pg_terminate_backend,
+ * idle_session_timeout, a restart, a network cut), Postgres frees the lock and another sync may take the schema, see
+ * this run still `running`, resume it and drop its staging tables. So once the lock was taken, every transaction
+ * checks (`assertHeld`), last before its COMMIT, that the lock session still holds it, and run records and models are
+ * not written once it is known lost: the run fails (exit 1) instead of writing alongside another one. Without a lock
+ * (tests, commands that take none) nothing is checked.
+ */
+export class RunLock {
+  private client: pg.Client | null = null;
+  private pid = 0;
+  /** Set when the lock's session ends while the warehouse is open: from then on, nothing is written. */
+  private lost: GrantflowError | null = null;
+  private released = false;
+
+  constructor(
+    private readonly url: string,
+    private readonly schema: string,
+    /** The warehouse's description, for the message once the lock is lost. */
+    private readonly description: string,
+    private readonly logger: Logger,
+  ) {}
+
+  get taken(): boolean {
+    return this.client !== null;
+  }
+
+  /** Takes the lock (a LockedError naming the holder when another session has it); watches its session after. */
+  async take(owner: string): Promise<void> {
+    const { client, pid } = await takeAdvisoryLock(this.url, this.schema, owner);
+    const lost = (reason: string): void => {
+      if (this.released || this.lost) return;
+      this.lost = this.lostError(reason);
+      this.logger.error({ err: reason }, 'the run lock was lost: writing stops');
+    };
+    client.on('error', (e: Error) => lost(e.message.split('\n')[0] ?? ''));
+    client.on('end', () => lost('connection closed'));
+    this.client = client;
+    this.pid = pid;
+  }
+
+  /** Throws once the lock is known lost; with `runner` (a transaction about to commit), asks Postgres first. */
+  assertHeld = async (runner?: SqlRunner): Promise<void> => {
+    if (!this.client) return;
+    if (!this.lost && runner && !(await holdsAdvisoryLock(runner, this.schema, this.pid))) {
+      this.lost ??= this.lostError('the lock is no longer held'); // the session's own error may come first
+    }
+    if (this.lost) throw this.lost;
+  };
+
+  private lostError(reason: string): GrantflowError {
+    return new GrantflowError(
+      `lost the run lock on ${this.description}: its Postgres session ended (${reason}), so another run may hold ` +
+        'the warehouse now; stopped writing to it. Rerun to continue',
+      ExitCode.runFailed,
+      'lock_lost',
+    );
+  }
+
+  /** Ends the lock's session (the warehouse is closing): its end is no longer a loss. */
+  async release(): Promise<void> {
+    this.released = true;
+    if (this.client) await this.client.end().catch(() => undefined);
+    this.client = null;
+  }
 }

@@ -4,7 +4,7 @@ import { ConfigError, ExitCode, firstLine, GrantflowError } from '../../util/err
 import type { Logger } from '../../util/logger.ts';
 import type { ResultRow, SqlRunner } from '../sql-runner.ts';
 import { ident, intValue, numericText, pgTimestampText } from '../values.ts';
-import { setsSearchPath } from './server-options.ts';
+import { setsSearchPath } from '../../config/postgres-options.ts';
 
 /** Result parsers of our own pools only (pg's globals stay untouched): same value formats as DuckDB. */
 const parsers = new Map<number, (text: string) => CellValue>([

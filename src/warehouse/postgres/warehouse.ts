@@ -1,5 +1,5 @@
 import { Kysely, sql } from 'kysely';
-import { SchemaScopedPostgresDialect } from './schema-introspector.ts';
+import { SchemaScopedPostgresDialect } from './kysely-dialect.ts';
 import type pg from 'pg';
 import type { Logger } from '../../util/logger.ts';
 import { ConfigError, ExitCode, GrantflowError } from '../../util/errors.ts';
@@ -13,18 +13,19 @@ import type { ResultRow, SqlRunner } from '../sql-runner.ts';
 import type { RunRecord, StoredCredentials } from '../types.ts';
 import { ident, literal } from '../values.ts';
 import { analyzeStale } from './analyze-stale.ts';
-import { unownedTablesProblem } from './ownership.ts';
+import { checkSchemaAccess, schemaHoldsCredentials, unreadableTablesProblem, type SchemaAccess } from './privileges.ts';
 import {
   defaultLockWait,
   lockHolders,
   lockTimeoutStatement,
   shorter,
   stoppingLockWait,
-  withLockWait,
+  WarehouseLockWaits,
   type LockWait,
 } from './lock-wait.ts';
-import { advisoryLockHeld, holdsAdvisoryLock, takeAdvisoryLock } from './lock.ts';
+import { advisoryLockHeld, RunLock } from './lock.ts';
 import { createPool, describeConnectError, inTransaction, poolRunner, safeUrl } from './pool.ts';
+import { replaceTableSql } from './replace-table.ts';
 import { PostgresStaging, stagingPrefix } from './staging.ts';
 
 /**
@@ -37,55 +38,40 @@ export class SchemaNotYetCreated extends GrantflowError {
   }
 }
 
-/** Who holds a lock that a load or a bookkeeping write waits for (see withLockWait's `holdsIt`). */
-const writeBlockers = 'the session holding it (LOCK TABLE, ALTER TABLE, VACUUM FULL, CREATE INDEX)';
-
 export class PostgresWarehouse extends BaseWarehouse {
   readonly dialect = 'postgres' as const;
+  readonly inProcess = false;
   readonly description: string;
   protected readonly migrationSchema: string;
   protected readonly db: Kysely<bk.BookkeepingDb>;
   protected readonly migrationDb: Kysely<unknown>;
   private readonly base: Kysely<bk.BookkeepingDb>;
-  private lockClient: pg.Client | null = null;
-  private lockPid = 0;
-  /** Set when the lock's session ends while the warehouse is open: from then on, nothing is written. */
-  private lockLost: GrantflowError | null = null;
+  private readonly lock: RunLock;
   private closed = false;
-  /**
-   * Kinds of bounded work (loads, data tests) of which one gave up waiting for a lock: later ones of the kind try
-   * once, so a command with many of them behind the same lock still ends within one bound.
-   */
-  private readonly gaveUp = new Set<string>();
+  private readonly waits: WarehouseLockWaits;
 
   private constructor(
     private readonly url: string,
     protected readonly schemaName: string,
     private readonly pool: pg.Pool,
     logger: Logger,
-    private readonly loadLockWait: LockWait,
+    loadLockWait: LockWait,
     /** Opened for a command that writes: false for readers (status, snapshot, models test), whose role may only read. */
     private readonly writes: boolean,
     /** Aborted when the command is told to stop: a lock wait then ends at its next attempt (see withLockWait). */
-    private readonly stop: AbortSignal | undefined,
+    stop: AbortSignal | undefined,
   ) {
     super(logger);
     this.description = `${safeUrl(url)} (schema ${schemaName})`;
+    this.lock = new RunLock(url, schemaName, this.description, logger);
+    this.waits = new WarehouseLockWaits(() => poolRunner(pool), logger, loadLockWait, stop);
     this.migrationSchema = schemaName;
     this.base = new Kysely<bk.BookkeepingDb>({ dialect: new SchemaScopedPostgresDialect({ pool }, schemaName) });
     this.db = this.base.withSchema(schemaName);
     this.migrationDb = this.base as unknown as Kysely<unknown>;
   }
 
-  /**
-   * `create: false` (commands on a synced warehouse): a missing schema is reported, not created. With `writes`
-   * (`create`, or a command that rebuilds models), the role must
-   * be able to create tables in the schema (migrations, staging tables), and to create the schema if it is missing;
-   * either lacking is a ConfigError naming the grant, before anything is written; so are grantflow tables in it
-   * another role owns, the `models` it rebuilds included (see unownedTablesProblem). A schema that exists is not
-   * created again: `CREATE SCHEMA IF NOT EXISTS` needs CREATE on the database even then, which a role given only
-   * its own schema on a shared database lacks.
-   */
+  /** Opened after checkSchemaAccess (privileges.ts): a missing grant is a ConfigError before anything is written. */
   static async open(
     url: string,
     schema: string,
@@ -102,98 +88,31 @@ export class PostgresWarehouse extends BaseWarehouse {
     const create = options.create ?? true;
     const writes = options.writes ?? create !== false;
     const pool = createPool(url, schema, logger);
-    let problem: string | null = null;
-    let notYet: string | null = null;
+    let access: SchemaAccess;
     try {
-      const { rows } = await poolRunner(pool).run(
-        `SELECT current_user AS role, current_database() AS db, n.oid IS NOT NULL AS found,
-           has_database_privilege(current_database(), 'CREATE') AS may_create_schema,
-           n.oid IS NOT NULL AND has_schema_privilege(n.oid, 'USAGE') AS may_use,
-           n.oid IS NOT NULL AND has_schema_privilege(n.oid, 'USAGE') AND has_schema_privilege(n.oid, 'CREATE')
-             AS may_create_tables
-         FROM (SELECT 1) AS one LEFT JOIN pg_namespace n ON n.nspname = $1`,
-        [schema],
-      );
-      const r = rows[0] ?? {};
-      const role = ident(String(r.role));
-      if (!create && r.found !== true) {
-        problem = `has no schema ${schema}; check --schema, or run \`grantflow sync\` first`;
-      } else if (!writes && r.may_use !== true) {
-        // Without USAGE the schema drops out of the search path: tables would read as missing, not as refused.
-        problem =
-          `schema ${schema}: role ${String(r.role)} may not use it; ` +
-          `grant it (GRANT USAGE ON SCHEMA ${ident(schema)} TO ${role}); README.md, "Postgres privileges", lists what each command needs`;
-      } else if (!writes) {
-        // Read only: SELECT on the tables is all it needs, and a query without it says so (42501, see runAction).
-      } else if (r.found !== true && r.may_create_schema !== true) {
-        problem =
-          `has no schema ${schema} and role ${String(r.role)} may not create one in database ${String(r.db)}; ` +
-          `have it created for grantflow (CREATE SCHEMA ${ident(schema)} AUTHORIZATION ${role}), or pick an existing schema with --schema`;
-      } else if (r.found !== true && create === 'check') {
-        notYet = `has no schema ${schema} yet; the first sync creates it (role ${String(r.role)} may create schemas in database ${String(r.db)})`;
-      } else if (r.found !== true) {
-        // Another sync starting at the same moment may create it between the check and here: IF NOT EXISTS does not
-        // cover that race (unique_violation on pg_namespace); it then exists, and the run lock decides who runs.
-        await poolRunner(pool)
-          .run(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`)
-          .catch((e: unknown) => {
-            if ((e as { code?: string }).code !== '23505') throw e;
-          });
-      } else if (r.may_create_tables !== true) {
-        problem =
-          `schema ${schema}: role ${String(r.role)} may not create tables in it; ` +
-          `grant it (GRANT USAGE, CREATE ON SCHEMA ${ident(schema)} TO ${role}), or give grantflow a schema of its own with --schema`;
-      } else {
-        problem = await unownedTablesProblem(poolRunner(pool), schema, String(r.role), options.models);
-      }
+      access = await checkSchemaAccess(poolRunner(pool), schema, {
+        create,
+        writes,
+        ...(options.models ? { models: options.models } : {}),
+      });
     } catch (e) {
       await pool.end().catch(() => undefined);
       throw describeConnectError(url, e);
     }
-    if (problem !== null || notYet !== null) {
+    if (!('ok' in access)) {
       await pool.end().catch(() => undefined);
-      if (notYet !== null) throw new SchemaNotYetCreated(`${safeUrl(url)} ${notYet}`);
-      throw new ConfigError(`${safeUrl(url)} ${problem}`);
+      if ('notYet' in access) throw new SchemaNotYetCreated(`${safeUrl(url)} ${access.notYet}`);
+      throw new ConfigError(`${safeUrl(url)} ${access.problem}`);
     }
-    return new PostgresWarehouse(
-      url,
-      schema,
-      pool,
-      logger,
-      options.loadLockWait ?? defaultLockWait,
-      writes,
-      options.stop,
-    );
+    const loadLockWait = options.loadLockWait ?? defaultLockWait;
+    return new PostgresWarehouse(url, schema, pool, logger, loadLockWait, writes, options.stop);
   }
 
-  /**
-   * Whether the schema holds a stored credential pair for `site`, read without creating anything (false when the
-   * schema or its credentials table does not exist yet): a sync with GRANTFLOW_* credentials checks them before it
-   * creates any table when there is no newer pair to use instead.
-   */
+  /** Whether the schema holds a stored pair for `site` (see schemaHoldsCredentials), found without creating anything. */
   static async holdsCredentials(url: string, schema: string, site: string | null, logger: Logger): Promise<boolean> {
     const pool = createPool(url, schema, logger);
     try {
-      const runner = poolRunner(pool);
-      const table = `${ident(schema)}.${ident('_grantflow_credentials')}`;
-      // A schema or table the role may not read: it cannot be told here, and `open` names the missing grant (a
-      // permission error here would read as "cannot connect").
-      const { rows } = await runner.run(
-        `SELECT n.oid IS NOT NULL AS schema_found, n.oid IS NOT NULL AND has_schema_privilege(n.oid, 'USAGE') AS usable
-           FROM (SELECT 1) AS one LEFT JOIN pg_namespace n ON n.nspname = $1`,
-        [schema],
-      );
-      if (rows[0]?.schema_found !== true) return false;
-      if (rows[0]?.usable !== true) return true;
-      const found = await runner.run(
-        `SELECT to_regclass($1) IS NOT NULL AS found, to_regclass($1) IS NOT NULL AND has_table_privilege(to_regclass($1), 'SELECT') AS readable`,
-        [table],
-      );
-      if (found.rows[0]?.found !== true) return false;
-      if (found.rows[0]?.readable !== true) return true;
-      // null: a pair of any site (one that moved keeps the pair stored for its old address, see runSync).
-      if (site === null) return (await runner.run(`SELECT 1 FROM ${table} LIMIT 1`)).rows.length > 0;
-      return (await runner.run(`SELECT 1 FROM ${table} WHERE site = $1`, [site])).rows.length > 0;
+      return await schemaHoldsCredentials(poolRunner(pool), schema, site);
     } catch (e) {
       throw describeConnectError(url, e);
     } finally {
@@ -234,84 +153,20 @@ export class PostgresWarehouse extends BaseWarehouse {
    * no longer, so a run with many loads behind the same lock still ends within the bound.
    */
   private waitingForLoad = <T>(about: TransactionAbout, attempt: (lockTimeout: string) => Promise<T>): Promise<T> =>
-    this.bounded(about.what, about.tables, attempt, {
+    this.waits.bounded(about.what, about.tables, attempt, {
       kind: 'load',
       gaveUpAs: `${about.what} rolled back, nothing of it committed`,
     });
 
-  /**
-   * The run lock is a session's advisory lock: when that session ends (pg_terminate_backend, idle_session_timeout,
-   * a restart, a network cut), Postgres frees the lock and another sync may take the schema, see this run still
-   * `running`, resume it and drop its staging tables. So once the lock was taken, every transaction checks, last
-   * before its COMMIT, that the lock session still holds it, and run records and models are not written once it
-   * is known lost: the run fails (exit 1) instead of writing alongside another one. Without a lock (tests,
-   * commands that take none) nothing is checked.
-   */
-  private assertLock = async (runner?: SqlRunner): Promise<void> => {
-    const client = this.lockClient;
-    if (!client) return;
-    if (!this.lockLost && runner && !(await holdsAdvisoryLock(runner, this.schemaName, this.lockPid))) {
-      this.lockLost ??= this.lockLostError('the lock is no longer held'); // the session's own error may come first
-    }
-    if (this.lockLost) throw this.lockLost;
-  };
+  /** Last before every COMMIT, and before run records and models are written: see RunLock. */
+  private assertLock = (runner?: SqlRunner): Promise<void> => this.lock.assertHeld(runner);
 
-  private lockLostError(reason: string): GrantflowError {
-    return new GrantflowError(
-      `lost the run lock on ${this.description}: its Postgres session ended (${reason}), so another run may hold ` +
-        'the warehouse now; stopped writing to it. Rerun to continue',
-      ExitCode.runFailed,
-      'lock_lost',
-    );
-  }
-
-  /**
-   * A statement outside load transactions (the run's record, a stream's state, the parents a fan-out reads) meets
-   * another session's lock (`LOCK TABLE`, `ALTER TABLE`, `VACUUM FULL`) as a load does: it is tried in attempts under
-   * `lock_timeout`, logging who holds the table, and gives up after the loads' bound (or at a stop) naming them,
-   * instead of waiting without end. `step` runs in a transaction of its own, given the statement that bounds it.
-   */
-  private async bounded<T>(
-    what: string,
-    tables: readonly string[] | (() => Promise<readonly string[]>),
-    step: (lockTimeout: string) => Promise<T>,
-    options: { kind?: string; gaveUpAs?: string; afterStop?: LockWait } = {},
-  ): Promise<T> {
-    const once = options.kind !== undefined && this.gaveUp.has(options.kind);
-    const wait = once ? { ...this.loadLockWait, totalMs: 0 } : this.loadLockWait;
-    try {
-      return await this.waitOnPool(what, tables, step, wait, writeBlockers, options.afterStop);
-    } catch (e) {
-      if (!(e instanceof GrantflowError) || e.code !== 'lock_wait') throw e;
-      if (options.kind !== undefined) this.gaveUp.add(options.kind);
-      throw new GrantflowError(`${options.gaveUpAs ?? what}: ${e.message}`, e.exitCode, e.code);
-    }
-  }
-
-  /**
-   * information_schema hides a table the role may not read: a reader without SELECT on one of grantflow's tables
-   * would take it for missing, and `models test` would ask for CREATE to migrate it. The missing SELECT is named
-   * instead (pg_class lists every table, readable or not).
-   */
+  /** A reader without SELECT on one of grantflow's tables is told so (see unreadableTablesProblem). */
   override async needsMigration(tables: readonly TableDef[]): Promise<boolean> {
     const ours = [...tables, ...bookkeepingTables].map((t) => t.name);
     ours.push('_grantflow_migrations', '_grantflow_migrations_lock');
-    const { rows } = await poolRunner(this.pool).run(
-      `SELECT c.relname, current_user AS role FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = $1 AND c.relname = ANY($2::text[]) AND NOT has_table_privilege(c.oid, 'SELECT')
-        ORDER BY c.relname`,
-      [this.schemaName, `{${ours.join(',')}}`],
-    );
-    const first = rows[0];
-    if (first) {
-      const role = String(first.role);
-      const more = rows.length > 1 ? ` (and ${rows.length - 1} more of its tables)` : '';
-      throw new ConfigError(
-        `${safeUrl(this.url)} schema ${this.schemaName}: role ${role} may not read table ${String(first.relname)}` +
-          `${more}; grant it (GRANT SELECT ON ALL TABLES IN SCHEMA ${ident(this.schemaName)} TO ${ident(role)}); ` +
-          'README.md, "Postgres privileges", lists what each command needs',
-      );
-    }
+    const problem = await unreadableTablesProblem(poolRunner(this.pool), this.schemaName, ours);
+    if (problem !== null) throw new ConfigError(`${safeUrl(this.url)} ${problem}`);
     return super.needsMigration(tables);
   }
 
@@ -322,7 +177,7 @@ export class PostgresWarehouse extends BaseWarehouse {
     fn: (db: bk.BookkeepingKysely) => Promise<T>,
     afterStop?: LockWait,
   ): Promise<T> {
-    return this.bounded(
+    return this.waits.bounded(
       what,
       [this.qualify(table)],
       (lockTimeout) =>
@@ -357,7 +212,7 @@ export class PostgresWarehouse extends BaseWarehouse {
       `saving the record of run ${run.runId}`,
       '_grantflow_runs',
       (db) => bk.saveRun(db, run),
-      final ? shorter(stoppingLockWait, this.loadLockWait) : undefined,
+      final ? shorter(stoppingLockWait, this.waits.loadWait) : undefined,
     );
   }
 
@@ -379,7 +234,7 @@ export class PostgresWarehouse extends BaseWarehouse {
    * holders are looked up among the schema's tables (knownTables), as the statement's own are not parsed out of it.
    */
   override query(text: string, params: readonly CellValue[] = []): Promise<ResultRow[]> {
-    return this.bounded('a query of the warehouse', this.knownTables, (lockTimeout) =>
+    return this.waits.bounded('a query of the warehouse', this.knownTables, (lockTimeout) =>
       inTransaction(this.pool, async (runner) => {
         await runner.run(lockTimeout);
         return (await runner.run(text, params)).rows;
@@ -415,7 +270,7 @@ export class PostgresWarehouse extends BaseWarehouse {
       this.catalogTables().map((t) => this.qualify(t)),
       2,
       {
-        lockTimeout: lockTimeoutStatement(this.loadLockWait),
+        lockTimeout: lockTimeoutStatement(this.waits.loadWait),
         skipped: async (table) => {
           const { holders } = await lockHolders(runner, [table]);
           this.logger.warn(
@@ -432,7 +287,7 @@ export class PostgresWarehouse extends BaseWarehouse {
    * Once one gave up, later ones of the command try once: each data test of a locked table would wait the bound.
    */
   override queryOwnTables(text: string): Promise<ResultRow[]> {
-    return this.bounded(
+    return this.waits.bounded(
       "a data test's query",
       this.knownTables,
       (lockTimeout) =>
@@ -443,6 +298,20 @@ export class PostgresWarehouse extends BaseWarehouse {
         }),
       { kind: 'data test' },
     );
+  }
+
+  replaceTable(name: string, select: string, what: string, wait?: LockWait): Promise<void> {
+    return this.execExclusive(replaceTableSql(name, select), name, what, wait);
+  }
+
+  /** pg_class lists every table, readable or not (information_schema only those the role holds a privilege on). */
+  async schemaTables(): Promise<Map<string, boolean>> {
+    const rows = await this.query(
+      `SELECT c.relname AS table_name, has_table_privilege(c.oid, 'SELECT') AS readable
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')`,
+    );
+    return new Map(rows.map((r) => [String(r.table_name), r.readable === true]));
   }
 
   async exec(sql: string): Promise<void> {
@@ -456,48 +325,18 @@ export class PostgresWarehouse extends BaseWarehouse {
     step: (lockTimeout: string) => Promise<T>,
     wait = defaultLockWait,
   ): Promise<T> {
-    return this.waitOnPool(what, table, step, wait);
-  }
-
-  /**
-   * withLockWait on this warehouse's pool, logger and stop signal: `step` is given the `lock_timeout` statement of
-   * one attempt. `holdsIt` names who typically holds the lock (default: a reader's open transaction).
-   */
-  private waitOnPool<T>(
-    what: string,
-    table: string | readonly string[] | (() => Promise<readonly string[]>),
-    step: (lockTimeout: string) => Promise<T>,
-    wait: LockWait,
-    holdsIt?: string,
-    afterStop?: LockWait,
-  ): Promise<T> {
-    return withLockWait((inForce) => step(lockTimeoutStatement(inForce)), {
-      what,
-      table,
-      runner: poolRunner(this.pool),
-      logger: this.logger,
-      wait,
-      ...(holdsIt === undefined ? {} : { holdsIt }),
-      ...(afterStop === undefined ? {} : { afterStop }),
-      signal: this.stop,
-    });
+    return this.waits.wait(what, table, step, wait);
   }
 
   async acquireLock(owner: string): Promise<void> {
-    if (this.lockClient) return;
-    const { client, pid } = await takeAdvisoryLock(this.url, this.schemaName, owner);
-    const lost = (reason: string): void => {
-      if (this.closed || this.lockLost) return;
-      this.lockLost = this.lockLostError(reason);
-      this.logger.error({ err: reason }, 'the run lock was lost: writing stops');
-    };
-    client.on('error', (e: Error) => lost(e.message.split('\n')[0] ?? ''));
-    client.on('end', () => lost('connection closed'));
-    this.lockClient = client;
-    this.lockPid = pid;
+    if (this.lock.taken) return;
+    await this.lock.take(owner);
     // A reader leaves them to the next sync: its role may not drop tables, and it writes none of its own.
     if (this.writes) await this.dropLeftoverStaging();
   }
+
+  /** Readers and writers never shut each other out here: there is no holder to name. */
+  async nameHolder(): Promise<void> {}
 
   runLockHeld(): Promise<boolean> {
     return advisoryLockHeld(poolRunner(this.pool), this.schemaName);
@@ -517,8 +356,7 @@ export class PostgresWarehouse extends BaseWarehouse {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    if (this.lockClient) await this.lockClient.end().catch(() => undefined);
-    this.lockClient = null;
+    await this.lock.release();
     await this.base.destroy(); // ends the pool, if Kysely ever used it
     // Kysely ends only a pool it has initialised; one used only by raw queries would keep the process alive for its
     // idle timeout (a refused lock took 10 s to exit).

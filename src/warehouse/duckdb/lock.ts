@@ -1,0 +1,207 @@
+import { readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ConfigError, LockedError } from '../../util/errors.ts';
+import type { Logger } from '../../util/logger.ts';
+import { pathProblem } from '../../util/path-problem.ts';
+import { pidAlive } from '../../util/process-alive.ts';
+import { testPause } from '../../util/test-pause.ts';
+import { checkWritableDir } from '../../util/writable-dir.ts';
+
+/**
+ * The run lock of a DuckDB warehouse. DuckDB's own file lock keeps other processes out while the file is open (a
+ * writer's open excludes everyone, a reader's excludes writers); grantflow adds a note beside the file naming the
+ * holder, so a run DuckDB refuses can say which run holds it (see acquireInstance).
+ */
+
+function lockFilePath(path: string): string {
+  return `${path}.lock`;
+}
+
+/**
+ * A read-only opener's note, one per process: any number of readers share the file, and DuckDB names any one of them
+ * to a writer it refuses, so each reader must be findable by its pid (one shared note names only one of them).
+ */
+function readerNotePath(path: string, pid: number): string {
+  return `${lockFilePath(path)}.${pid}`;
+}
+
+export interface LockInfo {
+  pid: number;
+  owner?: string;
+  startedAt?: string;
+}
+
+/** The note of the process holding the DuckDB file at `path` to write, if it left one. */
+export function readLockInfo(path: string): LockInfo | null {
+  return readNote(lockFilePath(path));
+}
+
+function readNote(file: string): LockInfo | null {
+  try {
+    const info = JSON.parse(readFileSync(file, 'utf8')) as Partial<LockInfo>;
+    return typeof info.pid === 'number' ? (info as LockInfo) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The live grantflow run holding the file, if the process DuckDB names (`known`; null when it names none) left a
+ * note: the writer's (or an older version's reader's) `.lock`, or a reader's own note.
+ */
+function grantflowHolder(path: string, known: number | null): LockInfo | null {
+  const notes = [readLockInfo(path), known === null ? null : readNote(readerNotePath(path, known))];
+  return notes.find((n) => n !== null && pidAlive(n.pid) && (known === null || known === n.pid)) ?? null;
+}
+
+export function lockedMessage(path: string, pid: number | null, owner?: string): string {
+  const holder = pid === null ? 'another process' : `pid ${pid}${owner ? `, ${owner}` : ''}`;
+  return `warehouse ${path} is in use by another grantflow run (${holder}); wait for it to finish or stop it, then retry`;
+}
+
+/**
+ * DuckDB's file lock held by a process that left no grantflow lock note: an analyst's shell or a BI tool. A reader
+ * (`readOnly`) is refused only by a process that writes, which could open the file read-only instead.
+ */
+export function lockedByOtherMessage(path: string, pid: number | null, readOnly = false): string {
+  const holder = pid === null ? 'another process' : `process ${pid}`;
+  if (readOnly)
+    return (
+      `warehouse ${path} is held open for writing by ${holder}, not a grantflow run (a duckdb shell or BI tool?); ` +
+      'close it, or have it open the file read-only (duckdb -readonly), then retry'
+    );
+  return (
+    `warehouse ${path} is held open by ${holder}, not a grantflow run (a duckdb shell or BI tool?); ` +
+    'close it, then retry. To read while syncs run, read the Parquet snapshots or a copy of the file'
+  );
+}
+
+/**
+ * A grantflow run opens the file before it writes its note (migrations come between), so a run refused in that window
+ * would blame "not a grantflow run (a duckdb shell?)". While the holder may be a grantflow run (a Node process, or
+ * one `/proc` cannot tell about), its note is waited for briefly; a refusal costs that wait, a success nothing.
+ */
+const noteWaitMs = 3_000;
+
+export async function noteOfHolder(path: string, known: number | null): Promise<LockInfo | null> {
+  const until = Date.now() + noteWaitMs;
+  for (;;) {
+    const info = grantflowHolder(path, known);
+    if (info || Date.now() >= until || !mayBeGrantflow(known)) return info;
+    await sleep(50);
+  }
+}
+
+function mayBeGrantflow(pid: number | null): boolean {
+  if (pid === null) return true;
+  if (!pidAlive(pid)) return false;
+  try {
+    const argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
+    return /node|grantflow/i.test(basename(argv0));
+  } catch {
+    return true;
+  }
+}
+
+/** Paths whose run lock this process holds (DuckDB's own file lock does not separate callers in one process). */
+const heldLocks = new Set<string>();
+
+/** The run lock of one open warehouse: the note it wrote, removed on release. */
+export class RunLock {
+  private held = false;
+  /** The note this warehouse wrote, to remove on release: the writer's `.lock`, or a reader's own. */
+  private note: string | null = null;
+
+  constructor(
+    private readonly path: string,
+    private readonly readOnly: boolean,
+    private readonly logger: Logger,
+  ) {}
+
+  get taken(): boolean {
+    return this.held;
+  }
+
+  /** DuckDB lets one process open the file at a time: only this process can hold the lock while it has it open. */
+  static heldHere(path: string): boolean {
+    return heldLocks.has(path);
+  }
+
+  async take(owner: string): Promise<void> {
+    if (heldLocks.has(this.path)) {
+      const info = readLockInfo(this.path);
+      throw new LockedError(lockedMessage(this.path, process.pid, info?.owner));
+    }
+    await testPause('duckdb lock note'); // the file is open, its note not yet written: see noteOfHolder
+    if (this.readOnly) return this.takeAsReader(owner);
+    const info = readLockInfo(this.path);
+    if (info && info.pid !== process.pid && pidAlive(info.pid) && existsSync(lockFilePath(this.path))) {
+      // DuckDB let us open the file, so the recorded holder no longer has it open: the lock file is stale.
+      this.logger.warn({ pid: info.pid }, 'ignoring a stale warehouse lock file');
+    }
+    this.removeReaderNotes();
+    // DuckDB creates its .wal next to the file at the first commit: a folder the user may not write (made read-only
+    // with the file, say) is a configuration problem said before anything is written, not a commit failing mid-run.
+    checkWritableDir(
+      dirname(this.path),
+      'warehouse folder',
+      "a writer needs it for DuckDB's .wal file and the lock note; fix its permissions or choose another --warehouse",
+    );
+    const note = lockFilePath(this.path);
+    try {
+      writeNote(note, owner);
+    } catch (e) {
+      throw new ConfigError(`warehouse lock note ${note} cannot be written (${pathProblem(e, note)})`, { cause: e });
+    }
+    heldLocks.add(this.path);
+    this.held = true;
+    this.note = lockFilePath(this.path);
+  }
+
+  /**
+   * Opened read-only, the file is shared with other readers only: DuckDB keeps every writer (a sync, `models run`)
+   * out while it is open, which is the run lock. The note only names this process to a writer DuckDB refuses, so
+   * each reader writes its own (`<file>.lock.<pid>`), and a folder it cannot be written in (an analyst reading a
+   * warehouse they may not write) does not stop a command that only reads.
+   */
+  private takeAsReader(owner: string): void {
+    heldLocks.add(this.path);
+    this.held = true;
+    const note = readerNotePath(this.path, process.pid);
+    try {
+      writeNote(note, owner);
+      this.note = note;
+    } catch (e) {
+      this.logger.debug({ err: e }, 'could not write the lock note of a read-only warehouse; going on without it');
+    }
+  }
+
+  /** A writer has the file to itself: readers' notes left behind are of readers killed before they could remove them. */
+  private removeReaderNotes(): void {
+    const prefix = `${basename(lockFilePath(this.path))}.`;
+    try {
+      for (const name of readdirSync(dirname(this.path))) {
+        if (name.startsWith(prefix) && /^\d+$/.test(name.slice(prefix.length)))
+          rmSync(join(dirname(this.path), name), { force: true });
+      }
+    } catch (e) {
+      this.logger.debug({ err: e }, 'could not remove stale reader lock notes; going on without');
+    }
+  }
+
+  release(): void {
+    if (this.held) heldLocks.delete(this.path);
+    try {
+      if (this.note !== null) rmSync(this.note, { force: true });
+    } catch (e) {
+      // A folder made unwritable meanwhile: the note of a process that is gone is ignored by the next one; failing
+      // here would leave DuckDB open and hide the error the run is reporting.
+      this.logger.warn({ err: e, note: this.note }, 'could not remove the warehouse lock note');
+    }
+  }
+}
+
+function writeNote(file: string, owner: string): void {
+  writeFileSync(file, JSON.stringify({ pid: process.pid, owner, startedAt: new Date().toISOString() }));
+}
