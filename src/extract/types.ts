@@ -66,7 +66,9 @@ export interface StreamInfo {
   deleted: number;
   /** Fan-out only. */
   /** Fan-out only; `notFound`: parents that answered 404 where that means "none" (eligibility). */
-  parents?: { total: number; fetched: number; unchanged: number; gone: number; notFound: number };
+  parents?: { total: number; fetched: number; unchanged: number; gone: number; notFound: number; idle?: number };
+  /** Downloads in a format grantflow does not read (not CSV): no rows, the file kept under the raw landing. */
+  otherFormat?: number;
   fullRefresh?: boolean;
   /** Parent streams only: records loaded under an id beyond 2^53, whose children could not be requested. */
   parentsUnread?: number;
