@@ -1,3 +1,4 @@
+import { refreshNote } from '../extract/report-refresh.ts';
 import type { StreamInfo } from '../extract/types.ts';
 import type { ClientStats } from '../source/types.ts';
 
@@ -29,6 +30,7 @@ export function formatSummary(s: SummaryInput): string {
       );
     if (i.otherFormat)
       notes.push(`WARNING ${i.otherFormat} files not CSV: no rows loaded, files kept in the raw landing (see log)`);
+    if (i.reportJobs) notes.push(refreshNote(i.reportJobs));
     if (i.fullRefresh) notes.push('full refresh');
     if (i.duplicates) notes.push(`${i.duplicates} duplicates skipped`);
     if (i.untyped) notes.push(`${i.untyped} values untyped`);

@@ -37,6 +37,7 @@ import { dirname, join, resolve } from 'node:path';
 import { checkWritableDir } from '../util/writable-dir.ts';
 import { testPause } from '../util/test-pause.ts';
 import { checkWarehouseSite, siteOfRun } from './warehouse-site.ts';
+import { reportRefreshOption } from '../extract/report-refresh.ts';
 
 export interface SyncRequest {
   readonly settings: Settings;
@@ -237,6 +238,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
             fanOutConcurrency: settings.concurrency,
             checkpointParents: 200,
             checkpointSeconds: 20,
+            ...reportRefreshOption(settings),
           },
         },
         streams,

@@ -169,6 +169,17 @@ class DefaultSiteClient implements SiteClient {
     return { status: out.status, body: out.value, raw: out.raw, url: out.url };
   }
 
+  async postJson(path: string, body: JsonValue) {
+    const req: HttpRequest = {
+      method: 'POST',
+      url: this.resolve(path),
+      body: JSON.stringify(body),
+      contentType: 'application/json',
+    };
+    const out = await this.execute(req, true, parseJson);
+    return { status: out.status, body: out.value, raw: out.raw, url: out.url };
+  }
+
   async download(path: string) {
     const out = await this.execute(
       { method: 'GET', url: this.resolve(path), accept: 'text/csv, */*;q=0.8' },

@@ -8,6 +8,9 @@ import { join } from 'node:path';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
+import { readRawLines } from '../../src/extract/raw-landing.ts';
+import { formatSummary } from '../../src/pipeline/summary.ts';
+import { runReplay } from '../../src/pipeline/replay.ts';
 import { postgresSchema, siteWithWarehouse, syncOnce } from './harness.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
@@ -122,5 +125,107 @@ describe.each(targets)('report downloads into $name', ({ make }) => {
     expect(sim.control.counts().byTemplate[download]).toBeUndefined();
     expect(second.streams.find((s) => s.stream === 'report_downloads')?.parents?.unchanged).toBe(generated.length);
     expect(await landedFiles(target)).toEqual(landed);
+  });
+
+  it('with refreshReports, creates report jobs, polls them within the rate limit and lands the new files', async () => {
+    const { sim, dir, credentials, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 3, rate: 5 });
+    cleanup.push(remove);
+    const target = await make(dir);
+    const streams = ['reports', 'report_downloads'];
+    const first = await syncOnce(sim, { credentials, ...target, streams, rate: 5 });
+    expect(first.status).toBe('succeeded');
+    const before = await landedFiles(target);
+    const reports = sim.control.collection('reports');
+    const regenerated = reports.find((r) => r.status === 3)!;
+    const never = reports.find((r) => r.status === 0 && r.last_generated_at === '')!;
+    expect(before.has(Number(never.id))).toBe(false);
+    const stampBefore = String(regenerated.last_generated_at);
+
+    sim.control.resetCounts();
+    const chosen = [Number(regenerated.id), Number(never.id)];
+    const second = await syncOnce(sim, {
+      credentials,
+      ...target,
+      streams,
+      rate: 5,
+      refreshReports: chosen.map(String),
+    });
+    expect(second.status).toBe('succeeded');
+    const counts = sim.control.counts();
+    expect(counts.byTemplate['POST /api/reportjobs/']).toBe(2);
+    // A job is queued, then generating, then generated: two polls each at least.
+    expect(counts.byTemplate['GET /api/reportstatuses/']).toBeGreaterThanOrEqual(4);
+    expect(counts.byStatus['429']).toBeUndefined();
+    expect(second.client.rateLimited).toBe(0);
+    // Only the two new generations are downloaded; the other generated report is unchanged.
+    expect(counts.byTemplate[download]).toBe(2);
+    for (const id of chosen) expect(counts.byPath[`GET /api/reports/${id}/download/`]).toBe(1);
+    const reportsInfo = second.streams.find((s) => s.stream === 'reports')!;
+    expect(reportsInfo.reportJobs).toMatchObject({ requested: 2, jobsCreated: 2, generated: 2, notGenerated: [] });
+
+    const regeneratedNow = sim.control.collection('reports').find((r) => r.id === regenerated.id)!;
+    expect(regeneratedNow.last_generated_at).not.toBe(stampBefore);
+    const served = servedFiles(sim);
+    const landed = await landedFiles(target);
+    for (const id of chosen) expect(landed.get(id)?.rows, `report ${id}`).toEqual(served.get(id)?.rows);
+    expect(landed.get(Number(regenerated.id))?.rows).not.toEqual(before.get(Number(regenerated.id))?.rows);
+
+    const w = await openWarehouse(target.warehouse, { schema: target.schema, logger: silentLogger });
+    try {
+      const rows = await w.query(
+        'SELECT DISTINCT last_generated_at FROM report_rows WHERE report_id = $1 AND _deleted_at IS NULL',
+        [Number(regenerated.id)],
+      );
+      expect(rows.map((r) => new Date(String(r.last_generated_at)).toISOString())).toEqual([
+        new Date(String(regeneratedNow.last_generated_at)).toISOString(),
+      ]);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it('says when a download is not CSV, loads no rows for it and keeps the file in the raw landing', async () => {
+    const { sim, dir, credentials, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 3 });
+    cleanup.push(remove);
+    const target = await make(dir);
+    const [csvReport, xlsxReport] = sim.control.collection('reports').filter((r) => r.status === 3);
+    const xlsx = Buffer.concat([Buffer.from('PK\x03\x04', 'latin1'), Buffer.from([0, 0xff, 0x80, 7, 0, 1])]);
+    sim.control.setReportFile(Number(xlsxReport!.id), {
+      contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+      body: xlsx,
+    });
+    const rawDir = join(dir, 'raw');
+    const result = await syncOnce(sim, {
+      credentials,
+      ...target,
+      streams: ['reports', 'report_downloads'],
+      landRaw: true,
+      rawDir,
+    });
+    expect(result.status).toBe('succeeded');
+    const info = result.streams.find((s) => s.stream === 'report_downloads')!;
+    expect(info.otherFormat).toBe(1);
+    const summary = formatSummary({ ...result, extra: [] });
+    expect(summary).toMatch(/WARNING: 1 report files were not CSV/);
+
+    const landed = await landedFiles(target);
+    expect(landed.has(Number(xlsxReport!.id))).toBe(false);
+    expect(landed.get(Number(csvReport!.id))?.rows).toEqual(servedFiles(sim).get(Number(csvReport!.id))?.rows);
+
+    const kept: Buffer[] = [];
+    for await (const line of readRawLines(join(rawDir, result.runId), 'report_downloads'))
+      if (line.type === 'page' && line.parentId === Number(xlsxReport!.id) && line.file)
+        kept.push(Buffer.from(line.body, line.file.encoding));
+    expect(kept).toEqual([xlsx]);
+
+    // A replay of the landed files loads the same rows into a fresh warehouse.
+    const fresh = join(dir, 'replayed.duckdb');
+    const w = await openWarehouse(fresh, { logger: silentLogger });
+    try {
+      await runReplay({ warehouse: w, rawDir, runId: result.runId, siteTimeZone: 'UTC' });
+    } finally {
+      await w.close();
+    }
+    expect(await landedFiles({ warehouse: fresh })).toEqual(landed);
   });
 });
