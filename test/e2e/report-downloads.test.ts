@@ -229,3 +229,21 @@ describe.each(targets)('report downloads into $name', ({ make }) => {
     expect(await landedFiles({ warehouse: fresh })).toEqual(landed);
   });
 });
+
+describe('report downloads on a flaky site', () => {
+  it('retry 5xx answers and dropped connections like any request, and land the same rows', async () => {
+    const { sim, dir, credentials, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 3 });
+    cleanup.push(remove);
+    sim.control.setFaults({ rate: 0.4, kinds: ['5xx', 'reset'], seed: 11 });
+    const target = { warehouse: join(dir, 'w.duckdb') };
+    const result = await syncOnce(sim, { credentials, ...target, streams: ['reports', 'report_downloads'] });
+    expect(result.status).toBe('succeeded');
+    expect(result.client.retries).toBeGreaterThan(0);
+    const downloads = sim.control.counts().byTemplate[download] ?? 0;
+    const generated = [...servedFiles(sim).keys()];
+    // Some download attempts failed and were made again.
+    expect(downloads).toBeGreaterThan(generated.length);
+    const landed = await landedFiles(target);
+    for (const [id, file] of servedFiles(sim)) expect(landed.get(id)?.rows, `report ${id}`).toEqual(file.rows);
+  });
+});
