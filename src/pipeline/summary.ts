@@ -28,8 +28,7 @@ export function formatSummary(s: SummaryInput): string {
       notes.push(
         `parents ${i.parents.fetched}/${i.parents.total} fetched (${i.parents.unchanged} unchanged${i.parents.idle ? `, ${i.parents.idle} with nothing to read` : ''})`,
       );
-    if (i.otherFormat)
-      notes.push(`WARNING ${i.otherFormat} files not CSV: no rows loaded, files kept in the raw landing (see log)`);
+    if (i.otherFormat) notes.push(`WARNING ${i.otherFormat} files not CSV: no rows loaded (see log)`);
     if (i.reportJobs) notes.push(refreshNote(i.reportJobs));
     if (i.fullRefresh) notes.push('full refresh');
     if (i.duplicates) notes.push(`${i.duplicates} duplicates skipped`);
@@ -62,7 +61,7 @@ export function formatSummary(s: SummaryInput): string {
   const otherFormat = s.streams.reduce((a, i) => a + (i.otherFormat ?? 0), 0);
   if (otherFormat)
     lines.push(
-      `  WARNING: ${otherFormat} report files were not CSV: no rows loaded for them; each file is kept in the raw landing`,
+      `  WARNING: ${otherFormat} report files were not CSV: no rows loaded for them; each is kept whole in the raw landing (unless --land-raw false)`,
     );
   if (skipped.length) lines.push(`  skipped: ${skipped.join(', ')}`);
   if (failed.length) lines.push(`  FAILED: ${failed.join(', ')}`);
