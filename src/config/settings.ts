@@ -136,6 +136,16 @@ export const settingsSchema = z
       .optional(),
     fullRefresh: z.boolean().default(false),
     fullRefreshAfterDays: z.number().positive().default(7),
+    // Opt-in (it writes to the site): report jobs for these reports before they are read (extract/report-refresh.ts).
+    refreshReports: z
+      .array(
+        z
+          .string()
+          .trim()
+          .regex(/^(all|[1-9]\d{0,14})$/, 'must list report ids (whole numbers) or "all"'),
+      )
+      .default([]),
+    refreshReportsTimeout: z.number().positive().default(600),
     siteMoved: z.boolean().default(false),
     rate: z.number().positive().max(1000).default(5),
     perPage: z.number().int().min(1).max(1000).default(100),
@@ -192,6 +202,8 @@ export const settingKinds: Readonly<Record<SettingKey, 'string' | 'number' | 'bo
   streams: 'list',
   fullRefresh: 'boolean',
   fullRefreshAfterDays: 'number',
+  refreshReports: 'list',
+  refreshReportsTimeout: 'number',
   siteMoved: 'boolean',
   rate: 'number',
   perPage: 'number',

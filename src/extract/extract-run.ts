@@ -2,6 +2,7 @@ import { enumLabelRows } from '../normalize/index.ts';
 import { ConfigError } from '../util/errors.ts';
 import { keepFullRefreshPending, runFanOutStream } from './fan-out-stream.ts';
 import type { Mutex } from './mutex.ts';
+import { refreshReports, type ReportRefreshOutcome } from './report-refresh.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import type { StreamDef } from './stream-def.ts';
 import { streamByName, streamCatalog } from './streams/index.ts';
@@ -63,7 +64,9 @@ export async function runExtract(ctx: ExtractContext, streams: readonly StreamDe
           const marker = kids[0]?.parent?.marker ?? null;
           let top;
           try {
+            const jobs = await refreshBefore(def, ctx);
             top = await runTopLevelStream(def, ctx, marker);
+            if (jobs) top.info.reportJobs = jobs;
           } catch (error) {
             results.push(fatal(def, error));
             for (const kid of kids) results.push(fatal(kid, error));
@@ -99,6 +102,12 @@ export async function runExtract(ctx: ExtractContext, streams: readonly StreamDe
   }
   const order = new Map<string, number>(streamCatalog.map((s, i) => [s.name, i]));
   return results.sort((a, b) => (order.get(a.stream) ?? 0) - (order.get(b.stream) ?? 0));
+}
+
+/** With `refreshReports`, the chosen reports are generated before the reports list is read (see report-refresh). */
+function refreshBefore(def: StreamDef, ctx: ExtractContext): Promise<ReportRefreshOutcome | null> {
+  const options = ctx.options.refreshReports;
+  return def.name === 'reports' && options ? refreshReports(ctx, options) : Promise.resolve(null);
 }
 
 /** Labels of every enumeration, loaded by each run and replay (they change only with grantflow itself). */

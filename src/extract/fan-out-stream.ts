@@ -3,6 +3,8 @@ import { objectBodyRecords, SiteHttpError } from '../source/index.ts';
 import type { CommitPlan, LoadUnit, ParentMark } from '../warehouse/types.ts';
 import { confirmWalk } from './confirm-walk.ts';
 import { flushBeforeCommit, pageLine } from './raw-landing.ts';
+import { reportFileContext, reportFileLanding } from './report-file.ts';
+import { GrantflowError } from '../util/errors.ts';
 import { RowSink } from './row-sink.ts';
 import { deletedRows, parentDeletions } from './deletions.ts';
 import type { StreamDef } from './stream-def.ts';
@@ -51,19 +53,29 @@ export async function runFanOutStream(
     ctx.options.fullRefreshStreams.has(def.name) ||
     state.fullRefreshPending === true ||
     !Number.isFinite(lastFull) ||
-    Date.parse(ctx.extractedAt) - lastFull > ctx.options.fullRefreshAfterDays * dayMs;
+    (!def.refreshOnlyWhenAsked && Date.parse(ctx.extractedAt) - lastFull > ctx.options.fullRefreshAfterDays * dayMs);
   const since = fullRefresh ? await fullRefreshSince(def, state, ctx) : undefined;
   const doneThisRun = ctx.resuming ? await parentsDoneInRun(ctx, def.name, since) : new Set<string>();
 
+  // Parents with nothing to read yet (a report not generated) are listed by their own stream, not read.
+  const idle = def.parent?.idleWithoutMarker ? parents.filter((p) => p.marker === null).length : 0;
   const todo = parents.filter((p) => {
     const key = String(p.id);
+    if (def.parent?.idleWithoutMarker && p.marker === null) return false;
     if (doneThisRun.has(key)) return false;
     if (fullRefresh || !marks.has(key)) return true;
     const stored = marks.get(key) ?? null;
     return !(def.parent?.unchanged ? def.parent.unchanged(stored, p.marker) : stored === p.marker);
   });
   info.fullRefresh = fullRefresh;
-  info.parents = { total: parents.length, fetched: 0, unchanged: parents.length - todo.length, gone: 0, notFound: 0 };
+  info.parents = {
+    total: parents.length,
+    fetched: 0,
+    unchanged: parents.length - todo.length - idle,
+    gone: 0,
+    notFound: 0,
+    ...(def.parent?.idleWithoutMarker ? { idle } : {}),
+  };
   ctx.progress.parents(def.name, 0, todo.length);
 
   let pending: FetchedParent[] = [];
@@ -190,6 +202,7 @@ async function fetchParent(
 ): Promise<FetchedParent | null> {
   const path = def.path.replace('{parent}', String(parent.id));
   try {
+    if (def.shape === 'download') return await fetchReportFile(def, path, parent, ctx, info);
     if (def.shape === 'object') {
       const res = await ctx.client.getJson(path);
       info.pages++;
@@ -234,6 +247,36 @@ async function fetchParent(
     }
     throw error;
   }
+}
+
+/**
+ * A report's file: landed whole and made the parent's one record. A format grantflow cannot read (not CSV) is said
+ * (a warning, counted in the summary) and loads no rows; its file stays in the raw landing.
+ */
+async function fetchReportFile(
+  def: StreamDef,
+  path: string,
+  parent: ParentRef,
+  ctx: ExtractContext,
+  info: StreamInfo,
+): Promise<FetchedParent> {
+  const context = reportFileContext(parent.marker);
+  if (!context) throw new GrantflowError(`${def.name}: report ${parent.id} has no generation to download`);
+  const file = await ctx.client.download(path);
+  info.pages++;
+  const { line, record, format } = reportFileLanding(parent.id, context, file);
+  ctx.raw?.write(def.name, line);
+  ctx.progress.page(def.name, 1);
+  if (format.kind === 'other') {
+    info.otherFormat = (info.otherFormat ?? 0) + 1;
+    ctx.logger.warn(
+      { stream: def.name, report: parent.id, format: format.what, bytes: file.bytes.length },
+      ctx.raw
+        ? `report ${parent.id}'s file is not CSV (${format.what}): no rows loaded; the file is kept in the raw landing (${ctx.raw.dir})`
+        : `report ${parent.id}'s file is not CSV (${format.what}): no rows loaded, and not kept (--land-raw is off)`,
+    );
+  }
+  return { parent, records: [record], complete: true, pages: 1 };
 }
 
 /** Commits a checkpoint's parents; returns how many of them were not read whole (no mark, no deletions). */

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { constants, createGunzip, createGzip, type Gzip } from 'node:zlib';
 import { once } from 'node:events';
 import type { FetchedPage } from '../source/types.ts';
+import type { JsonObject } from '../util/json.ts';
 import { GrantflowError } from '../util/errors.ts';
 import { fsyncDirAsync, fsyncFd, mkdirDurable } from '../util/durable-file.ts';
 
@@ -17,6 +18,8 @@ export type RawLine =
       readonly parentId?: number;
       /** A page of the second walk that confirms deletions (see confirmWalk): its repeats are not duplicates. */
       readonly confirming?: true;
+      /** A downloaded file (report_downloads): how `body` holds it, and what the download knew of its report. */
+      readonly file?: RawFile;
       readonly body: string;
     }
   | {
@@ -27,6 +30,13 @@ export type RawLine =
       /** The parent had none (e.g. eligibility 404) — recorded so replay clears it too. */
       readonly empty?: boolean;
     };
+
+/** A file landed whole: CSV as its (redacted) text, any other format as base64 of its exact bytes. */
+export interface RawFile {
+  readonly contentType: string | null;
+  readonly encoding: 'utf8' | 'base64';
+  readonly context: JsonObject;
+}
 
 /** The raw line of a page as fetched; `parentId` for fan-out walks, `confirming` for a second walk. */
 export function pageLine(

@@ -20,9 +20,19 @@ export interface StreamDef {
     readonly marker: (parent: JsonObject) => string | null;
     /** Whether a stored mark still matches the current marker (default: equal). */
     readonly unchanged?: (stored: string | null, current: string | null) => boolean;
+    /** A parent whose marker is null has nothing to read yet (a report not generated): neither read nor marked. */
+    readonly idleWithoutMarker?: boolean;
   };
-  /** `list`: paginated list; `object`: one JSON object per parent (eligibility). */
-  readonly shape: 'list' | 'object';
+  /**
+   * `list`: paginated list; `object`: one JSON object per parent (eligibility); `download`: one file per parent (a
+   * report's generated file, see report-file.ts).
+   */
+  readonly shape: 'list' | 'object' | 'download';
+  /**
+   * The periodic full refresh (`fullRefreshAfterDays`) does not apply: the children change only when the parent's
+   * marker moves (a report's file, with `last_generated_at`). `--full-refresh` still reads them all.
+   */
+  readonly refreshOnlyWhenAsked?: boolean;
   /**
    * `scan`: every run reads the whole list (complete scans soft-delete what vanished).
    * `append_newest_first`: an append-only log listed newest first; paging may stop at records already held.

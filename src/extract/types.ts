@@ -5,6 +5,7 @@ import type { Mutex } from './mutex.ts';
 import type { RawLanding } from './raw-landing.ts';
 import type { Progress } from './progress.ts';
 import type { SinkCounts } from './row-batcher.ts';
+import type { ReportRefreshOptions, ReportRefreshOutcome } from './report-refresh.ts';
 
 export interface ExtractOptions {
   /**
@@ -21,6 +22,8 @@ export interface ExtractOptions {
   /** A fan-out stream commits after this many parents or this many seconds, whichever comes first. */
   readonly checkpointParents: number;
   readonly checkpointSeconds: number;
+  /** Generate these reports before the reports list is read (opt-in: it writes to the site). */
+  readonly refreshReports?: ReportRefreshOptions;
 }
 
 export interface ExtractContext {
@@ -67,7 +70,11 @@ export interface StreamInfo {
   deleted: number;
   /** Fan-out only. */
   /** Fan-out only; `notFound`: parents that answered 404 where that means "none" (eligibility). */
-  parents?: { total: number; fetched: number; unchanged: number; gone: number; notFound: number };
+  parents?: { total: number; fetched: number; unchanged: number; gone: number; notFound: number; idle?: number };
+  /** reports, with `refreshReports`: the report jobs this run created and what came of them. */
+  reportJobs?: ReportRefreshOutcome;
+  /** Downloads in a format grantflow does not read (not CSV): no rows, the file kept under the raw landing. */
+  otherFormat?: number;
   fullRefresh?: boolean;
   /** Parent streams only: records loaded under an id beyond 2^53, whose children could not be requested. */
   parentsUnread?: number;

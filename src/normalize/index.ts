@@ -23,6 +23,7 @@ import {
   organizationTeamsStream,
 } from './streams/organizations.ts';
 import { customFieldsStream, programsStream, reportsStream } from './streams/programs.ts';
+import { reportDownloadsStream } from './streams/report-downloads.ts';
 import { activityStream, apiLogStream, assignmentsStream, teamAssignmentsStream } from './streams/reviews.ts';
 import type { TableDef } from './table-def.ts';
 import { tables } from './tables/index.ts';
@@ -64,6 +65,7 @@ export const streamMappings: Readonly<Record<StreamName, StreamMapping>> = {
   eligibility: eligibilityStream,
   programs: programsStream,
   reports: reportsStream,
+  report_downloads: reportDownloadsStream,
 };
 
 const byName = new Map(tables.map((t) => [t.name, t]));

@@ -23,6 +23,7 @@ export const streamNames = [
   'eligibility',
   'programs',
   'reports',
+  'report_downloads',
 ] as const;
 export type StreamName = (typeof streamNames)[number];
 

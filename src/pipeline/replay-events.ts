@@ -1,4 +1,5 @@
-import { readRawLines } from '../extract/raw-landing.ts';
+import { readRawLines, type RawLine } from '../extract/raw-landing.ts';
+import { landedReportFileRecords } from '../extract/report-file.ts';
 import { RowBatcher, type BatchContext, type RowBatch, type SinkCounts } from '../extract/row-batcher.ts';
 import type { DeletionHolds } from '../extract/deletion-holds.ts';
 import type { StreamDef } from '../extract/stream-def.ts';
@@ -63,7 +64,7 @@ async function* topLevelEvents(dir: string, def: StreamDef, ctx: BatchContext): 
     }
     open = true;
     tally.pages++;
-    yield* rowsOf(batcher.add(fresh(def, pageRecords(def.shape, line.body, line.url), keys, tally, line.confirming)));
+    yield* rowsOf(batcher.add(fresh(def, pageRecords(def.shape, line), keys, tally, line.confirming)));
   }
   yield* rowsOf(batcher.drain());
   yield { kind: 'commit', complete, parentIds: [], holds: batcher.holds(), counts: batcher.counts, ...tally };
@@ -111,11 +112,9 @@ async function* fanOutEvents(dir: string, def: StreamDef, ctx: BatchContext): As
     waiting.set(parentId, entry);
     if (line.type === 'page') {
       tally.pages++;
-      entry.records.push(
-        ...fresh(def, pageRecords(def.shape, line.body, line.url), entry.keys, tally, line.confirming),
-      );
-      // An object endpoint (eligibility) answers in one page: that page is the whole walk.
-      if (def.shape === 'object') {
+      entry.records.push(...fresh(def, pageRecords(def.shape, line), entry.keys, tally, line.confirming));
+      // An object endpoint (eligibility) or a download answers in one page: that page is the whole walk.
+      if (def.shape !== 'list') {
         waiting.delete(parentId);
         yield* finish(parentId, entry.records, true);
       }
@@ -145,7 +144,9 @@ function fresh(
   return fresh;
 }
 
-function pageRecords(shape: 'list' | 'object', body: string, url: string): JsonObject[] {
+function pageRecords(shape: StreamDef['shape'], line: Extract<RawLine, { type: 'page' }>): JsonObject[] {
+  const { body, url } = line;
+  if (shape === 'download') return landedReportFileRecords(line);
   if (shape === 'object') {
     const parsed = parseJson(body);
     if (!parsed.ok) throw new GrantflowError(`raw page of ${url} is not JSON: ${parsed.problem}`);

@@ -1,3 +1,4 @@
+import { refreshNote } from '../extract/report-refresh.ts';
 import type { StreamInfo } from '../extract/types.ts';
 import type { ClientStats } from '../source/types.ts';
 
@@ -24,7 +25,11 @@ export function formatSummary(s: SummaryInput): string {
   for (const i of s.streams) {
     const notes: string[] = [];
     if (i.parents)
-      notes.push(`parents ${i.parents.fetched}/${i.parents.total} fetched (${i.parents.unchanged} unchanged)`);
+      notes.push(
+        `parents ${i.parents.fetched}/${i.parents.total} fetched (${i.parents.unchanged} unchanged${i.parents.idle ? `, ${i.parents.idle} with nothing to read` : ''})`,
+      );
+    if (i.otherFormat) notes.push(`WARNING ${i.otherFormat} files not CSV: no rows loaded (see log)`);
+    if (i.reportJobs) notes.push(refreshNote(i.reportJobs));
     if (i.fullRefresh) notes.push('full refresh');
     if (i.duplicates) notes.push(`${i.duplicates} duplicates skipped`);
     if (i.untyped) notes.push(`${i.untyped} values untyped`);
@@ -52,6 +57,11 @@ export function formatSummary(s: SummaryInput): string {
   if (untyped)
     lines.push(
       `  ${untyped} source values could not be typed (an amount, a time, a number): NULL in their column, kept in _raw`,
+    );
+  const otherFormat = s.streams.reduce((a, i) => a + (i.otherFormat ?? 0), 0);
+  if (otherFormat)
+    lines.push(
+      `  WARNING: ${otherFormat} report files were not CSV: no rows loaded for them; each is kept whole in the raw landing (unless --land-raw false)`,
     );
   if (skipped.length) lines.push(`  skipped: ${skipped.join(', ')}`);
   if (failed.length) lines.push(`  FAILED: ${failed.join(', ')}`);

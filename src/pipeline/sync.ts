@@ -22,6 +22,7 @@ import { checkWarehouseSite } from './warehouse-site.ts';
 import { runProgress } from './run-progress.ts';
 import { pruneRawAfterSync } from './raw-retention-step.ts';
 import { reportAfterSync } from '../report/after-sync.ts';
+import { reportRefreshOption } from '../extract/report-refresh.ts';
 
 export { SyncStoppedError, type SyncResult } from './sync-run.ts';
 
@@ -177,6 +178,7 @@ async function extract(
           fanOutConcurrency: settings.concurrency,
           checkpointParents: 200,
           checkpointSeconds: 20,
+          ...reportRefreshOption(settings),
         },
       },
       streams,

@@ -8,6 +8,7 @@ import type { FaultInjector } from './faults.ts';
 import type { FaultKind, FaultOptions, Features, LatencyOptions, ListStyle, SimConfig } from './options.ts';
 import { retryAfterSeconds } from './options.ts';
 import type { SlidingWindowLimiter } from './rate-limit.ts';
+import { reportFile, reportTable, type ReportFile, type ReportTable } from './report-files.ts';
 
 /** Test-only levers over a running simulator (also reachable over HTTP under `/_sim/`, see docs/simulator.md). */
 export interface SimulatorControl {
@@ -41,6 +42,13 @@ export interface SimulatorControl {
   issueCredentials(options?: { keepExisting?: boolean; sameClient?: boolean }): Credentials;
   /** Access tokens expire now; refresh tokens still work. */
   expireAccessTokens(): void;
+  /**
+   * A report's contents and the file its download serves now; undefined unless it is generated (status 3).
+   * `table` is what the CSV was written from, to compare a load with.
+   */
+  reportFile(id: number): { table: ReportTable; file: ReportFile } | undefined;
+  /** Serve this file for the report's download instead of its CSV (null: the CSV again). */
+  setReportFile(id: number, file: ReportFile | null): void;
 }
 
 export const collectionNames = [
@@ -122,6 +130,16 @@ export function createControl(p: ControlParts): SimulatorControl {
     revokeAllCredentials: () => p.tokens.revokeAll(),
     issueCredentials: (options) => p.tokens.issue(options?.keepExisting ?? false, options?.sameClient ?? false),
     expireAccessTokens: () => p.tokens.expireAccessTokens(),
+    reportFile: (id) => {
+      const report = p.ds.reports.get(id);
+      const table = report ? reportTable(p.ds, report) : undefined;
+      const file = report ? reportFile(p.ds, report) : undefined;
+      return table && file ? { table, file } : undefined;
+    },
+    setReportFile: (id, file) => {
+      if (file) p.ds.reportFileOverrides.set(id, file);
+      else p.ds.reportFileOverrides.delete(id);
+    },
   };
 }
 

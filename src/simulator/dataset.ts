@@ -2,6 +2,7 @@ import type { JsonObject } from '../util/json.ts';
 import { Collection } from './collection.ts';
 import { generateChildren } from './generate-children.ts';
 import type { ScaleName } from './scales.ts';
+import type { ReportFile } from './report-files.ts';
 
 export type UserRole = 'applicant' | 'reviewer' | 'admin';
 
@@ -69,6 +70,8 @@ export class Dataset {
   /** Listed newest first (id descending) by the API. */
   readonly log = new Collection();
   readonly reports = new Collection();
+  /** Files a test set for reports' downloads instead of their CSV (another format, say); see report-files.ts. */
+  readonly reportFileOverrides = new Map<number, ReportFile>();
   /** No id in the spec: keyed by (application, stage, reviewer) / (application, stage, team). */
   readonly assignments: JsonObject[] = [];
   readonly teamAssignments: JsonObject[] = [];

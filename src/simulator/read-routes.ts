@@ -1,7 +1,7 @@
 import type { JsonObject } from '../util/json.ts';
 import type { Collection } from './collection.ts';
 import type { Dataset } from './dataset.ts';
-import { badRequest, notFound, ok, type Route, type RouteContext, type RouteResult } from './router.ts';
+import { notFound, ok, type Route, type RouteContext, type RouteResult } from './router.ts';
 
 const FIN = ['Financial Management'];
 
@@ -177,18 +177,4 @@ export const readRoutes: readonly Route[] = [
     { permissions: ['Reports'] },
   ),
   detail('/api/reports/{id}/', (ds) => ds.reports, { permissions: ['Reports'] }),
-  {
-    method: 'GET',
-    template: '/api/reportstatuses/',
-    permissions: ['Reports'],
-    handler: (ctx) => {
-      const raw = ctx.query.get('id');
-      if (!raw || !/^\d+$/.test(raw))
-        return badRequest({ id: ['This query parameter is required and must be an integer.'] });
-      const r = ctx.ds.reports.get(Number(raw));
-      return r
-        ? ok({ id: r['id'] ?? 0, status: r['status'] ?? 0, row: r['row'] ?? 0, total_rows: r['total_rows'] ?? 0 })
-        : notFound();
-    },
-  },
 ];

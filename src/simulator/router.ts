@@ -13,6 +13,8 @@ export interface RouteContext {
 /** A handler answers with a response, or with rows that the server filters, orders and paginates. */
 export type RouteResult =
   | { readonly status: number; readonly body?: JsonValue }
+  /** A file sent as it is (a report download). */
+  | { readonly status: number; readonly file: { readonly contentType: string; readonly body: Buffer } }
   | { readonly list: readonly JsonObject[]; readonly desc?: boolean; readonly filters?: readonly string[] };
 
 export interface Route {

@@ -13,6 +13,7 @@ import { FilterCache, paginate } from './listing.ts';
 import { configFrom, type SimConfig, type SimulatorOptions } from './options.ts';
 import { SlidingWindowLimiter } from './rate-limit.ts';
 import { readRoutes } from './read-routes.ts';
+import { reportRoutes } from './report-routes.ts';
 import { Router } from './router.ts';
 import { writeRoutes } from './write-routes.ts';
 
@@ -54,7 +55,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     counter: new RequestCounter(),
     faults: new FaultInjector(config.faults, ds.seed),
     limiter: new SlidingWindowLimiter(config.rate),
-    router: new Router([...readRoutes, ...writeRoutes]),
+    router: new Router([...readRoutes, ...writeRoutes, ...reportRoutes]),
     filterCache: new FilterCache(),
     baseUrl: '',
   };
@@ -167,6 +168,16 @@ async function handle(p: Parts, control: SimulatorControl, req: IncomingMessage,
   if (!body.ok) return reply(400, { detail: 'JSON parse error.' });
 
   const result = route.handler({ ds: p.ds, config: p.config, params, query: url.searchParams, body: body.value });
+  if ('file' in result) {
+    // Sent whole: a cut file with a consistent length is what no client can tell from a shorter report.
+    p.counter.status(result.status);
+    res.writeHead(result.status, {
+      'Content-Type': result.file.contentType,
+      'Content-Length': result.file.body.length,
+    });
+    res.end(result.file.body);
+    return;
+  }
   if ('status' in result) return reply(result.status, result.body, { truncate: truncate && result.status === 200 });
   const rows = p.filterCache.filter(
     `${route.template}|${path}`,

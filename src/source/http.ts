@@ -8,12 +8,16 @@ export interface HttpRequest {
   readonly url: URL;
   readonly body?: string;
   readonly contentType?: string;
+  /** The Accept header (default JSON; a report download accepts any file). */
+  readonly accept?: string;
 }
 
 export interface HttpResponse {
   readonly status: number;
   readonly headers: IncomingHttpHeaders;
   readonly body: string;
+  /** The body's bytes as received (a download that is not text is kept exactly). */
+  readonly buffer: Buffer;
   readonly bytes: number;
   readonly ms: number;
   /** The access token the request carried, if any (to tell a stale-token 401 from a real one). */
@@ -84,7 +88,7 @@ export class HttpTransport {
 
   private async once(req: HttpRequest, token: string | null): Promise<HttpResponse> {
     const headers: Record<string, string> = {
-      accept: 'application/json',
+      accept: req.accept ?? 'application/json',
       'user-agent': this.options.userAgent,
     };
     if (token) headers.authorization = `Bearer ${token}`;
@@ -110,6 +114,7 @@ export class HttpTransport {
       status: res.statusCode,
       headers: res.headers,
       body: buf.toString('utf8'),
+      buffer: buf,
       bytes: buf.length,
       ms: Math.round(performance.now() - started),
       usedToken: token,

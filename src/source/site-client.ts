@@ -12,6 +12,7 @@ import { TokenManager } from './token-manager.ts';
 import type {
   ClientStats,
   CredentialStore,
+  DownloadedFile,
   FetchedPage,
   PaginateOptions,
   PaginationInfo,
@@ -79,7 +80,7 @@ export function checkBaseUrl(baseUrl: string): URL {
  */
 export const defaultMaxBodyBytes = 64 * 2 ** 20;
 
-type Parser<T> = (text: string) => ParseResult<T>;
+type Parser<T> = (text: string, res: HttpResponse) => ParseResult<T>;
 
 interface Outcome<T> {
   readonly status: number;
@@ -166,6 +167,26 @@ class DefaultSiteClient implements SiteClient {
   async getJson(path: string, query?: QueryParams) {
     const out = await this.execute({ method: 'GET', url: this.resolve(path, query) }, true, parseJson);
     return { status: out.status, body: out.value, raw: out.raw, url: out.url };
+  }
+
+  async postJson(path: string, body: JsonValue) {
+    const req: HttpRequest = {
+      method: 'POST',
+      url: this.resolve(path),
+      body: JSON.stringify(body),
+      contentType: 'application/json',
+    };
+    const out = await this.execute(req, true, parseJson);
+    return { status: out.status, body: out.value, raw: out.raw, url: out.url };
+  }
+
+  async download(path: string) {
+    const out = await this.execute(
+      { method: 'GET', url: this.resolve(path), accept: 'text/csv, */*;q=0.8' },
+      true,
+      parseDownload,
+    );
+    return { status: out.status, url: out.url, fetchedAt: out.fetchedAt, ...out.value };
   }
 
   paginate(path: string, options: PaginateOptions = {}): AsyncGenerator<FetchedPage, PaginationInfo> {
@@ -266,7 +287,7 @@ class DefaultSiteClient implements SiteClient {
           // raw files, the warehouse and the snapshots: the body and the URL are redacted before anyone reads them.
           // Not the token endpoint's: its body is the new pair, and may repeat a refresh token redact already knows.
           const body = auth ? redact(res.body) : res.body;
-          const parsed = parse(body);
+          const parsed = parse(body, res);
           if (parsed.ok) return { status, value: parsed.value, raw: body, url: redact(url), fetchedAt };
           problem = parsed.problem;
           badBody = true;
@@ -305,6 +326,24 @@ function errorCodeOf(body: string): string | undefined {
 
 export function createSiteClient(options: SiteClientOptions): SiteClient {
   return new DefaultSiteClient(options);
+}
+
+/**
+ * A downloaded file as received. An HTML page is what a site's error or login page looks like, not a report: it is
+ * retried like an HTML answer to any other request (see execute), then fails the download.
+ */
+function parseDownload(_text: string, res: HttpResponse): ParseResult<DownloadedFile> {
+  const type = res.headers['content-type'];
+  const contentType = typeof type === 'string' && type.trim() !== '' ? type.trim() : null;
+  const head = res.buffer
+    .subarray(0, 512)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '')
+    .trimStart()
+    .toLowerCase();
+  if (/^text\/html\b/i.test(contentType ?? '') || head.startsWith('<!doctype html') || head.startsWith('<html'))
+    return { ok: false, problem: 'an HTML page instead of the report file' };
+  return { ok: true, value: { bytes: res.buffer, contentType } };
 }
 
 /** Parses a token response without ever quoting it: a body that is not JSON may still carry the new tokens. */

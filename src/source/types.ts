@@ -94,5 +94,19 @@ export interface SiteClient {
   paginate(path: string, options?: PaginateOptions): AsyncGenerator<FetchedPage, PaginationInfo>;
   /** One GET whose body is JSON (detail endpoints, eligibility, doctor). */
   getJson(path: string, query?: QueryParams): Promise<{ status: number; body: JsonValue; raw: string; url: string }>;
+  /**
+   * One POST of a JSON body whose answer is JSON (a report job, the one write a sync may make, when asked). Retried
+   * as a GET is: a repeated job only generates the report again.
+   */
+  postJson(path: string, body: JsonValue): Promise<{ status: number; body: JsonValue; raw: string; url: string }>;
+  /** One GET of a file (a report download): its bytes as received, whatever the format; an HTML page is refused. */
+  download(path: string): Promise<DownloadedFile & { status: number; url: string; fetchedAt: string }>;
   close(): Promise<void>;
+}
+
+export interface DownloadedFile {
+  /** Not redacted (a binary file cannot be): text read from it is redacted by its reader. */
+  readonly bytes: Buffer;
+  /** The Content-Type header as sent, or null. */
+  readonly contentType: string | null;
 }

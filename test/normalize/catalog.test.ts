@@ -34,6 +34,8 @@ const expectedNames = [
   'activity',
   'api_log',
   'reports',
+  'report_columns',
+  'report_rows',
   'enum_labels',
   '_grantflow_quarantine',
 ];

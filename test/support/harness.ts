@@ -204,8 +204,8 @@ export function runCli(
   });
 }
 
-/** Columns that differ between two runs by design (when and by which run a row was written). */
-const runColumns = new Set(['_extracted_at', '_run_id']);
+/** Columns that differ between two runs by design (when and by which run a row was written, or its file fetched). */
+const runColumns = new Set(['_extracted_at', '_run_id', 'downloaded_at']);
 
 export interface TableDump {
   readonly rows: number;

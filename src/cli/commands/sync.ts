@@ -22,6 +22,8 @@ export const syncKeys: readonly SettingKey[] = [
   'streams',
   'fullRefresh',
   'fullRefreshAfterDays',
+  'refreshReports',
+  'refreshReportsTimeout',
   'siteMoved',
   'rate',
   'perPage',

@@ -17,6 +17,7 @@ import { organizationTeams } from './organization-teams.ts';
 import { organizations } from './organizations.ts';
 import { payments } from './payments.ts';
 import { programs } from './programs.ts';
+import { reportDownloads } from './report-downloads.ts';
 import { reports } from './reports.ts';
 import { teamAssignments } from './team-assignments.ts';
 
@@ -40,6 +41,7 @@ export const streamCatalog: readonly StreamDef[] = [
   organizationTeams,
   eligibility,
   reports,
+  reportDownloads,
   activity,
   apiLog,
 ];

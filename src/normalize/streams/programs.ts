@@ -105,7 +105,13 @@ export const customFieldsStream: StreamMapping = {
 
 export const reportsStream: StreamMapping = {
   owns: [{ table: 'reports', idColumn: 'id' }],
-  cascades: [],
+  // A report gone from the list takes its downloaded file's rows with it.
+  cascades: ['report_columns', 'report_rows'].map((table) => ({
+    table,
+    column: 'report_id',
+    parentTable: 'reports',
+    parentColumn: 'id',
+  })),
   map(r, ctx) {
     const out: MappedRow[] = [];
     const z = ctx.siteTimeZone;

@@ -5,6 +5,7 @@ import * as fin from './finance.ts';
 import * as logs from './logs.ts';
 import * as orgs from './organizations.ts';
 import * as progs from './programs.ts';
+import * as reportFiles from './report-files.ts';
 
 /** The whole catalog, in a readable order (entities, then their bridges, then dimensions, then bookkeeping). */
 export const tables: readonly TableDef[] = [
@@ -40,6 +41,8 @@ export const tables: readonly TableDef[] = [
   logs.activity,
   logs.apiLog,
   logs.reports,
+  reportFiles.reportColumns,
+  reportFiles.reportRows,
   dims.enumLabels,
   dims.quarantine,
 ];
