@@ -149,13 +149,13 @@ export class WarehouseCredentialStore implements CredentialStore {
     registerCredentialSecrets(credentials);
     await this.warehouse.writeCredentials(this.site, await this.sealed(credentials, this.seed));
     // Committed, the pair may still sit only in DuckDB's WAL (checkpoints wait for 1 GB of it): a runner that keeps
-    // only the main file (a cache of warehouse.duckdb after a cancelled job) would restore the dead pair. A checkpoint
+    // only the main file (a copy of warehouse.duckdb taken after a cancelled job) would restore the dead pair. A checkpoint
     // now is cheap (one row, and whatever loads committed since the last one) and puts the live pair in the file.
     try {
       await this.warehouse.checkpoint();
     } catch (error) {
       // DuckDB refuses while another load's write transaction is open ("other write transactions active"; FORCE would
-      // abort that load). The pair is committed in the WAL either way, which is why the CI example caches the WAL too:
+      // abort that load). The pair is committed in the WAL either way (a copy of the warehouse must take the WAL too):
       // a failed checkpoint must not fail the refresh, nor alarm anyone.
       this.logger?.debug(
         { err: error instanceof Error ? error.message : String(error) },
@@ -166,36 +166,47 @@ export class WarehouseCredentialStore implements CredentialStore {
 
   /** The pair as it is stored: its secret parts sealed when there is a key. */
   private async sealed(pair: Credentials, seededFrom: string | null): Promise<StoredCredentials> {
-    const out: Record<SealedField, string> = { ...pair };
     const key = this.stateKey;
-    if (key) for (const f of sealedFields) out[f] = await key.seal(pair[f], sealingContext(f, pair.client_id));
-    return { client_id: pair.client_id, ...out, seeded_from: seededFrom };
+    const part = (f: SealedField): Promise<string> =>
+      key ? key.seal(pair[f], sealingContext(f, pair.client_id)) : Promise.resolve(pair[f]);
+    return {
+      client_id: pair.client_id,
+      client_secret: await part('client_secret'),
+      access_token: await part('access_token'),
+      refresh_token: await part('refresh_token'),
+      seeded_from: seededFrom,
+    };
   }
 
   /** The stored pair in plain text; a ConfigError (exit 2) when it is sealed and the key is missing or another. */
   private async opened(stored: StoredCredentials): Promise<Credentials> {
-    const out: Record<SealedField, string> = { ...stored };
+    return {
+      client_id: stored.client_id,
+      client_secret: await this.openedPart(stored, 'client_secret'),
+      access_token: await this.openedPart(stored, 'access_token'),
+      refresh_token: await this.openedPart(stored, 'refresh_token'),
+    };
+  }
+
+  private async openedPart(stored: StoredCredentials, f: SealedField): Promise<string> {
+    if (!isSealed(stored[f])) return stored[f];
     const lost = `or, if that key is lost, generate a new credential set in the site's integration settings and ${updateCiSecrets}`;
-    for (const f of sealedFields) {
-      if (!isSealed(stored[f])) continue;
-      if (!this.stateKey) {
-        throw new ConfigError(
-          `the credential pair stored in ${this.warehouse.description} for ${this.site} is encrypted and ` +
-            `${stateKeyVariable} is not set: set it to the key the pair was stored with (${lost})`,
-        );
-      }
-      try {
-        out[f] = await this.stateKey.open(stored[f], sealingContext(f, stored.client_id));
-      } catch (e) {
-        if (!(e instanceof StateKeyMismatch)) throw e;
-        throw new ConfigError(
-          `${stateKeyVariable} does not open the credential pair stored in ${this.warehouse.description} for ` +
-            `${this.site} (it was stored with another key, or altered): set the key it was stored with (${lost})`,
-          { cause: e },
-        );
-      }
+    if (!this.stateKey) {
+      throw new ConfigError(
+        `the credential pair stored in ${this.warehouse.description} for ${this.site} is encrypted and ` +
+          `${stateKeyVariable} is not set: set it to the key the pair was stored with (${lost})`,
+      );
     }
-    return { client_id: stored.client_id, ...out };
+    try {
+      return await this.stateKey.open(stored[f], sealingContext(f, stored.client_id));
+    } catch (e) {
+      if (!(e instanceof StateKeyMismatch)) throw e;
+      throw new ConfigError(
+        `${stateKeyVariable} does not open the credential pair stored in ${this.warehouse.description} for ` +
+          `${this.site} (it was stored with another key, or altered): set the key it was stored with (${lost})`,
+        { cause: e },
+      );
+    }
   }
 }
 
