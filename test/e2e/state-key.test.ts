@@ -88,7 +88,7 @@ async function ciSetup(dialect: string, seed: number) {
     const live = sim.credentials;
     return [live.client_secret, live.access_token, live.refresh_token, initial.access_token, initial.refresh_token];
   };
-  return { sim, warehouse, schema, sync, open, secrets };
+  return { sim, warehouse, schema, schemaArgs, env, sync, open, secrets };
 }
 
 describe.each(['duckdb', 'postgres'])('GRANTFLOW_STATE_KEY (%s)', (dialect) => {
@@ -114,7 +114,7 @@ describe.each(['duckdb', 'postgres'])('GRANTFLOW_STATE_KEY (%s)', (dialect) => {
   }, 240_000);
 
   it('a wrong key, or none, is one line and exit 2 before any request; the right key goes on', async () => {
-    const { sim, sync } = await ciSetup(dialect, 62);
+    const { sim, sync, schemaArgs, env } = await ciSetup(dialect, 62);
     sim.control.expireAccessTokens();
     const first = await sync({ GRANTFLOW_STATE_KEY: key });
     expect(first.code, first.stderr).toBe(0);
@@ -131,8 +131,22 @@ describe.each(['duckdb', 'postgres'])('GRANTFLOW_STATE_KEY (%s)', (dialect) => {
     expect(none.stderr.trim().split('\n')).toEqual([
       expect.stringMatching(/is encrypted and GRANTFLOW_STATE_KEY is not set: set it to the key the pair was stored/),
     ]);
-    // Neither sent a token to the site, nor rotated anything.
-    expect(sim.control.counts().byTemplate['POST /api/o/token/']).toBeUndefined();
+    // Neither sent a single request to the site.
+    expect(sim.control.counts().total).toBe(0);
+    // doctor finds the same, as its stored pair check.
+    const doctor = await runCli(['doctor', ...schemaArgs], {
+      env: { ...env, GRANTFLOW_STATE_KEY: 'another key of enough length' },
+    });
+    expect(doctor.code, doctor.stdout).toBe(2);
+    expect(doctor.stdout).toMatch(/^FAIL {2}stored pair {2}GRANTFLOW_STATE_KEY does not open the credential pair/m);
+    expect(doctor.stdout).toMatch(/^ok {4}credentials {2}.*encrypted with GRANTFLOW_STATE_KEY$/m);
+    const keyed = await runCli(['doctor', ...schemaArgs], { env: { ...env, GRANTFLOW_STATE_KEY: key } });
+    expect(keyed.code, keyed.stdout).toBe(0);
+    expect(keyed.stdout).toMatch(
+      /^ok {4}stored pair {2}the pair stored for .* is encrypted and opens with GRANTFLOW_STATE_KEY$/m,
+    );
+    // Its client check uses a made-up refresh token: nothing rotated.
+    expect(sim.control.tokenCounts().rotated).toBe(1);
     expect(sim.credentials).toEqual(live);
 
     sim.control.expireAccessTokens();
@@ -141,7 +155,7 @@ describe.each(['duckdb', 'postgres'])('GRANTFLOW_STATE_KEY (%s)', (dialect) => {
   }, 240_000);
 
   it('a pair stored unencrypted before the key was set is rewritten encrypted, without a rotation', async () => {
-    const { sim, schema, sync, open, secrets } = await ciSetup(dialect, 63);
+    const { sim, schema, schemaArgs, env, sync, open, secrets } = await ciSetup(dialect, 63);
     sim.control.expireAccessTokens();
     const plain = await sync();
     expect(plain.code, plain.stderr).toBe(0);
@@ -154,17 +168,26 @@ describe.each(['duckdb', 'postgres'])('GRANTFLOW_STATE_KEY (%s)', (dialect) => {
       '_grantflow_credentials.refresh_token',
     ]);
 
+    const doctor = await runCli(['doctor', ...schemaArgs], { env });
+    expect(doctor.code, doctor.stdout).toBe(0);
+    expect(doctor.stdout).toMatch(
+      /^warn {2}credentials {2}.* UNENCRYPTED .*: set GRANTFLOW_STATE_KEY to encrypt them/m,
+    );
+    expect(doctor.stdout).toMatch(
+      /^warn {2}stored pair {2}the pair stored for .* is UNENCRYPTED: set GRANTFLOW_STATE_KEY/m,
+    );
+
     // The access token is still valid (an hour): this run refreshes nothing, yet the pair it read ends up sealed.
     const keyed = await sync({ GRANTFLOW_STATE_KEY: key });
     expect(keyed.code, keyed.stderr).toBe(0);
-    expect(sim.control.tokenCounts()).toEqual({ rotated: 1 });
+    expect(sim.control.tokenCounts().rotated).toBe(1);
     expect((await open((w) => w.readCredentials(sim.url)))?.refresh_token).toMatch(/^sealed:v1:/);
     expect(await open((w) => plainTextHits(w, schema, secrets(sim)))).toEqual([]);
 
     sim.control.expireAccessTokens();
     const next = await sync({ GRANTFLOW_STATE_KEY: key });
     expect(next.code, next.stderr).toBe(0);
-    expect(sim.control.tokenCounts()).toEqual({ rotated: 2 });
+    expect(sim.control.tokenCounts().rotated).toBe(2);
   }, 240_000);
 });
 
