@@ -22,6 +22,9 @@ export interface TokenReply {
 
 const token = (bytes = 24): string => randomBytes(bytes).toString('base64url');
 
+/** Answers of the token endpoint so far: `rotated` (a refresh that replaced the pair), else by OAuth error code. */
+export type TokenCounts = Readonly<Record<string, number>>;
+
 /**
  * OAuth as the spec describes it, strictly: refresh ROTATES (the used refresh token and the old access
  * token die at once), issuing a new set invalidates the old ones, revocation kills both tokens.
@@ -30,6 +33,7 @@ export class TokenStore {
   private readonly sets: CredentialSet[] = [];
   private readonly byAccess = new Map<string, CredentialSet>();
   private readonly byRefresh = new Map<string, CredentialSet>();
+  private readonly outcomes = new Map<string, number>();
 
   constructor(
     public ttlSeconds: number,
@@ -90,7 +94,24 @@ export class TokenStore {
     return set ? `set:${set.id}` : undefined;
   }
 
+  /** How the token endpoint answered, counted since start (tests check that something did not rotate the pair). */
+  counts(): TokenCounts {
+    return Object.fromEntries(this.outcomes);
+  }
+
   refresh(body: Record<string, string>): TokenReply {
+    const reply = this.answerRefresh(body);
+    const outcome = reply.status === 200 ? 'rotated' : String(reply.body?.error ?? reply.status);
+    this.outcomes.set(outcome, (this.outcomes.get(outcome) ?? 0) + 1);
+    return reply;
+  }
+
+  /**
+   * A refresh token it does not know answers `invalid_grant` only to a client whose id and secret are right, and
+   * `invalid_client` otherwise (the client is checked first, as RFC 6749 has it): `doctor` tells a wrong secret this
+   * way without using up the real refresh token.
+   */
+  private answerRefresh(body: Record<string, string>): TokenReply {
     if (body['grant_type'] !== 'refresh_token') return { status: 400, body: { error: 'unsupported_grant_type' } };
     const set = this.clientSet(body);
     if (!set) return { status: 403, body: { error: 'invalid_client' } };

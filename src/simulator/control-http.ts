@@ -29,6 +29,7 @@ export async function handleControl(
       return sendJson(res, 200, control.collection(name, filter));
     }
     if (method === 'GET' && path === '/_sim/counts') return sendJson(res, 200, { ...control.counts() });
+    if (method === 'GET' && path === '/_sim/tokens') return sendJson(res, 200, { ...control.tokenCounts() });
     if (method === 'POST' && path === '/_sim/counts/reset') {
       control.resetCounts();
       return sendJson(res, 204, undefined);

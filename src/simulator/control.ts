@@ -1,6 +1,6 @@
 import type { Credentials } from '../source/types.ts';
 import type { JsonObject } from '../util/json.ts';
-import type { TokenStore } from './auth.ts';
+import type { TokenCounts, TokenStore } from './auth.ts';
 import { applyChanges, type ChangeRequest, type ChangeResult } from './changes.ts';
 import type { RequestCounter, RequestCounts } from './counts.ts';
 import type { Dataset } from './dataset.ts';
@@ -20,6 +20,8 @@ export interface SimulatorControl {
   collection(name: string, filter?: { application?: number; organization?: number }): JsonObject[];
   counts(): RequestCounts;
   resetCounts(): void;
+  /** Token endpoint answers since start: `rotated` (refreshes that replaced a pair), else by error code. */
+  tokenCounts(): TokenCounts;
   applyChanges(request: ChangeRequest): ChangeResult;
   setFaults(faults: FaultOptions): void;
   /** How many faults of each kind were injected since start. */
@@ -94,6 +96,7 @@ export function createControl(p: ControlParts): SimulatorControl {
     collection: (name, filter = {}) => collection(p.ds, name, filter),
     counts: () => p.counter.snapshot(),
     resetCounts: () => p.counter.reset(),
+    tokenCounts: () => p.tokens.counts(),
     applyChanges: (request) => applyChanges(p.ds, request, ++changeCalls),
     setFaults: (faults) => {
       p.config.faults = faults;

@@ -75,7 +75,7 @@ export const bookkeepingTables: readonly TableDef[] = [
     name: '_grantflow_credentials',
     kind: 'bookkeeping',
     description:
-      'SECRETS: the rotated credential pair per site when credentials come from GRANTFLOW_* variables (read-only CI secrets). Restrict access to this table.',
+      'SECRETS: the rotated credential pair per site when credentials come from GRANTFLOW_* variables (read-only CI secrets). With GRANTFLOW_STATE_KEY set the client secret and both tokens are stored encrypted (`sealed:v1:...`, AES-256-GCM; docs/credentials.md); without it in plain text: restrict access to this table.',
     primaryKey: ['site'],
     columns: [
       text('site', 'Site root URL.'),

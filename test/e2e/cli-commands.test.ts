@@ -312,7 +312,7 @@ describe('grantflow doctor with credentials from GRANTFLOW_* variables', () => {
     const r = await runCli(['doctor', '--site', sim.url, ...warehouse()], { env: envCreds() });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^ok\s+site\s+.*answers like the grant API \(HTTP 401 .*the credentials were not sent/m);
+    expect(r.stdout).toMatch(/^ok\s+site\s+.*answers like the grant API \(HTTP 401 .*no token was sent/m);
     expect(sim.credentials).toEqual(before);
   });
 

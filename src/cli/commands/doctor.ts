@@ -1,8 +1,15 @@
 import type { Command } from 'commander';
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
-import { credentialsSource, envCredentials, fileCredentialStore } from '../../pipeline/credentials.ts';
+import {
+  credentialsSource,
+  envCredentials,
+  fileCredentialStore,
+  WarehouseCredentialStore,
+} from '../../pipeline/credentials.ts';
+import { checkClient, ClientCheckUndecided } from '../../pipeline/client-check.ts';
+import { StateKey, stateKeyVariable } from '../../pipeline/state-key.ts';
+import { selectStreams } from '../../extract/extract-run.ts';
 import { preflight, probeSiteWithoutCredentials } from '../../pipeline/preflight.ts';
 import { createSiteClient } from '../../source/index.ts';
 import {
@@ -11,6 +18,7 @@ import {
   openConfiguredWarehouse,
   SchemaNotYetCreated,
   syncedBefore,
+  warehouseMayHoldCredentials,
 } from '../../warehouse/index.ts';
 import { checkWarehouseSite } from '../../pipeline/warehouse-site.ts';
 import { checkSnapshotTarget } from '../../snapshot/index.ts';
@@ -21,27 +29,26 @@ import { redact } from '../../util/redact.ts';
 import { checkWritableDir } from '../../util/writable-dir.ts';
 import { runAction } from '../run-action.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
+import { syncKeys } from './sync.ts';
 
-const keys = [
-  'site',
-  'credentials',
-  ...warehouseSettingKeys,
-  'snapshots',
-  's3ForcePathStyle',
-  'rate',
-  'logLevel',
-] as const satisfies readonly SettingKey[];
+/** Every sync setting: a sync command line pasted after `grantflow doctor` is checked as that sync would run. */
+const keys = syncKeys;
+
+/** A finding that is no failure but wants attention (exit code unchanged). */
+class Warning {
+  constructor(readonly message: string) {}
+}
 
 interface Check {
   readonly name: string;
-  readonly run: () => Promise<string>;
+  readonly run: () => Promise<string | Warning>;
 }
 
 export function registerDoctor(program: Command): void {
   const command = program
     .command('doctor')
     .description(
-      'check the setup without syncing: credentials, site reachable and accepting them, warehouse writable (and its version) and not of another site, snapshot directory writable',
+      'check the setup without syncing: settings, credentials (the client id and secret checked without rotating anything), site reachable and accepting them, warehouse writable (and its version) and not of another site, the stored credential pair and its key, snapshot and raw page directories writable. Takes every sync option: put doctor in place of sync in a sync command line',
     );
   addSettings(command, keys);
   command.action(
@@ -49,31 +56,67 @@ export function registerDoctor(program: Command): void {
       const settings = await settingsFrom(options, keys);
       const logger = createLogger({ level: settings.logLevel === 'info' ? 'warn' : settings.logLevel });
       const fromEnv = credentialsSource(settings, process.env) === 'environment';
+      const site = settings.site?.replace(/\/+$/, '');
+      const noSite = (): never => {
+        throw new ConfigError('no site: pass --site URL (or GRANTFLOW_SITE, or "site" in the pipeline file)');
+      };
+      /** Checks that need the site say so once, in the site check; the others are not run. */
+      const notWithoutSite = new Warning('not checked without a site (see the site check)');
       const checks: Check[] = [
+        {
+          name: 'streams',
+          run: () => {
+            const streams = selectStreams(settings.streams ?? null);
+            const full = settings.fullRefresh ? ', full refresh' : '';
+            return Promise.resolve(
+              settings.streams ? `${streams.map((d) => d.name).join(', ')}${full}` : `all ${streams.length}${full}`,
+            );
+          },
+        },
         {
           name: 'credentials',
           run: async () => {
             if (fromEnv) {
               envCredentials(process.env);
-              return 'from GRANTFLOW_* environment variables (rotations are kept in the warehouse)';
+              const where = 'from GRANTFLOW_* environment variables; their rotations are kept in the warehouse';
+              if (StateKey.fromEnv(process.env)) return `${where}, encrypted with ${stateKeyVariable}`;
+              return new Warning(
+                `${where} UNENCRYPTED (table _grantflow_credentials, which anyone who may read the warehouse can read): set ${stateKeyVariable} to encrypt them (docs/credentials.md)`,
+              );
             }
             await fileCredentialStore(settings.credentials);
             const mode = (await stat(settings.credentials!)).mode & 0o777;
-            return `${settings.credentials} (mode ${mode.toString(8)}${mode & 0o077 ? ': readable by others, run chmod 600' : ''})`;
+            const text = `${settings.credentials} (mode ${mode.toString(8)})`;
+            if (mode & 0o077)
+              return new Warning(`${text}: other users may read or change it; run chmod 600 ${settings.credentials}`);
+            return text;
+          },
+        },
+        {
+          name: 'client',
+          run: async () => {
+            if (!site) return notWithoutSite;
+            const creds = fromEnv
+              ? envCredentials(process.env)
+              : await (await fileCredentialStore(settings.credentials)).load();
+            const advice = fromEnv
+              ? 'update the CI secrets GRANTFLOW_CLIENT_ID and GRANTFLOW_CLIENT_SECRET with them'
+              : `put them in ${settings.credentials}`;
+            const found = await checkClient(site, creds, advice);
+            return found instanceof ClientCheckUndecided ? new Warning(found.message) : found;
           },
         },
         {
           name: 'site',
           run: async () => {
-            if (!settings.site)
-              throw new ConfigError('no site: pass --site URL (or GRANTFLOW_SITE, or "site" in the pipeline file)');
+            if (!site) return noSite();
             if (fromEnv) {
               // Using them would rotate a pair the operator cannot rewrite: reachability and the API only.
-              const seen = await probeSiteWithoutCredentials(settings.site);
-              return `${settings.site} answers like the grant API (${seen}); the credentials were not sent (a sync uses them, keeping rotations in the warehouse)`;
+              const seen = await probeSiteWithoutCredentials(site);
+              return `${site} answers like the grant API (${seen}); no token was sent (a sync uses them, keeping rotations in the warehouse)`;
             }
             const client = createSiteClient({
-              baseUrl: settings.site,
+              baseUrl: site,
               store: await fileCredentialStore(settings.credentials),
               rate: settings.rate,
               logger,
@@ -81,7 +124,7 @@ export function registerDoctor(program: Command): void {
             });
             try {
               await preflight(client);
-              return `${settings.site} answers and accepts the credentials (${client.stats.refreshes} token refreshes)`;
+              return `${site} answers and accepts the credentials (${client.stats.refreshes} token refreshes)`;
             } finally {
               await client.close();
             }
@@ -115,7 +158,12 @@ export function registerDoctor(program: Command): void {
               await warehouse.exec('CREATE TABLE _grantflow_doctor (x INTEGER); DROP TABLE _grantflow_doctor;');
               // A sync refuses a warehouse of another site (exit 2): a setup doctor passes must not be one sync refuses.
               if (settings.site && (await syncedBefore(warehouse)))
-                checkWarehouseSite((await warehouse.listRuns(1))[0], settings.site, false, warehouse.description);
+                checkWarehouseSite(
+                  (await warehouse.listRuns(1))[0],
+                  settings.site,
+                  settings.siteMoved,
+                  warehouse.description,
+                );
               const [v] = await warehouse.query('SELECT version() AS v');
               return `${warehouse.description} is writable; ${String(v?.v ?? '').split(' on ')[0]}`;
             } finally {
@@ -124,16 +172,57 @@ export function registerDoctor(program: Command): void {
           },
         },
         {
+          name: 'stored pair',
+          run: async () => {
+            if (!site) return notWithoutSite;
+            if (!(await warehouseMayHoldCredentials(settings, site, logger)))
+              return `none stored for ${site} yet: the first sync refreshes with the variables and stores the pair it gets`;
+            const warehouse = await openConfiguredWarehouse(settings, logger, { existingOnly: true, readOnly: true });
+            try {
+              const store = new WarehouseCredentialStore(warehouse, site, envCredentials(process.env), logger);
+              const state = await store.storedState();
+              if (state === 'none') return `none stored for ${site} yet: the first sync stores the pair it gets`;
+              if (state === 'older')
+                return `the pair stored for ${site} is of an older credential set: the next sync starts from the variables' new set`;
+              if (state === 'encrypted')
+                return `the pair stored for ${site} is encrypted and opens with ${stateKeyVariable}`;
+              return new Warning(
+                store.encrypted
+                  ? `the pair stored for ${site} is unencrypted: the next sync rewrites it encrypted with ${stateKeyVariable}`
+                  : `the pair stored for ${site} is UNENCRYPTED: set ${stateKeyVariable} and the next sync encrypts it`,
+              );
+            } finally {
+              await warehouse.close();
+            }
+          },
+        },
+        {
           name: 'snapshots',
           run: async () => {
+            if (!settings.snapshot) return 'not written (--snapshot false)';
             return checkSnapshotTarget(settings.snapshots, settings);
+          },
+        },
+        {
+          name: 'raw pages',
+          run: () => {
+            if (!settings.landRaw) return Promise.resolve('not kept (--land-raw false)');
+            checkWritableDir(
+              settings.rawDir,
+              'raw page directory',
+              'choose another one with --raw-dir or fix its permissions',
+            );
+            return Promise.resolve(`${resolve(settings.rawDir)} is writable`);
           },
         },
       ];
       let worst: number = ExitCode.ok;
-      for (const check of checks) {
+      // A credentials file keeps its own rotations: only variables' rotations are stored in the warehouse.
+      for (const check of checks.filter((c) => fromEnv || c.name !== 'stored pair')) {
         try {
-          process.stdout.write(`ok    ${check.name.padEnd(12)} ${redact(await check.run())}\n`);
+          const found = await check.run();
+          const [mark, text] = found instanceof Warning ? ['warn', found.message] : ['ok', found];
+          process.stdout.write(`${mark.padEnd(6)}${check.name.padEnd(12)} ${redact(text)}\n`);
         } catch (error) {
           const code = isGrantflowError(error) ? error.exitCode : ExitCode.runFailed;
           worst = Math.max(worst, code);

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
-import { environmentForCredentials } from '../../pipeline/credentials.ts';
+import { environmentForCredentials, storedPairNote } from '../../pipeline/credentials.ts';
 import { runSync, SyncStoppedError } from '../../pipeline/sync.ts';
 import { refreshesSettled } from '../../source/token-manager.ts';
 import { ExitCode, StoppedError } from '../../util/errors.ts';
@@ -69,6 +69,9 @@ being written is abandoned, so the last good one stays current); 2 bad usage or 
     runAction(async (options: Record<string, unknown>) => {
       const settings = await settingsFrom(options, syncKeys);
       const logger = createLogger({ level: settings.logLevel });
+      // --credentials FILE wins over GRANTFLOW_CLIENT_ID and friends (flags win over variables).
+      const env = environmentForCredentials(settings, process.env);
+      const note = storedPairNote(env);
       const stop = new AbortController();
       let signals = 0;
       const onSignal = (signal: NodeJS.Signals): void => {
@@ -90,18 +93,20 @@ being written is abandoned, so the last good one stays current); 2 bad usage or 
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       try {
-        // --credentials FILE wins over GRANTFLOW_CLIENT_ID and friends (flags win over variables).
-        const env = environmentForCredentials(settings, process.env);
         const result = await runSync({ settings, logger, env, signal: stop.signal });
-        process.stdout.write(
-          fitForTerminal(formatSummary({ ...result, client: result.client, extra: result.after?.lines ?? [] })),
-        );
+        const extra = [...(result.after?.lines ?? []), ...(note ? [note] : [])];
+        process.stdout.write(fitForTerminal(formatSummary({ ...result, client: result.client, extra })));
         return result.exitCode;
       } catch (error) {
         // Stopped mid-run: report what was committed, then the one line saying why (runAction prints it).
         if (error instanceof SyncStoppedError)
           process.stdout.write(
-            fitForTerminal(formatSummary({ ...error.result, extra: error.result.after?.lines ?? [] })),
+            fitForTerminal(
+              formatSummary({
+                ...error.result,
+                extra: [...(error.result.after?.lines ?? []), ...(note ? [note] : [])],
+              }),
+            ),
           );
         throw error;
       } finally {

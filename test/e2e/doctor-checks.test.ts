@@ -1,0 +1,193 @@
+/**
+ * `grantflow doctor` checks what a scheduled sync would meet hours later: a client id or secret the site rejects
+ * (found without rotating anything, while the access token still works), every sync setting, the raw page directory,
+ * a credentials file others may read.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { SimulatorHandle } from '../../src/simulator/index.ts';
+import { registerDoctor } from '../../src/cli/commands/doctor.ts';
+import { registerSync } from '../../src/cli/commands/sync.ts';
+import { runCli, startSite, syncCliArgs, tempDir, writeCredentials } from '../support/harness.ts';
+
+let sim: SimulatorHandle;
+let dir: { path: string; remove: () => Promise<void> };
+let credentials: string;
+
+beforeAll(async () => {
+  sim = await startSite({ scale: 'tiny', seed: 71 });
+  dir = await tempDir();
+  credentials = await writeCredentials(sim, join(dir.path, 'creds.json'));
+});
+afterAll(async () => {
+  await sim.close();
+  await dir.remove();
+});
+
+/** A sync command line for this site, with `doctor` in place of `sync`. */
+const doctorArgs = (extra: string[] = [], creds = credentials): string[] => [
+  'doctor',
+  ...syncCliArgs(sim.url, dir.path, { credentials: creds }).slice(1),
+  ...extra,
+];
+
+describe('grantflow doctor, the client id and secret', () => {
+  it('a wrong client secret while the access token is valid: exit 2, and nothing rotated', async () => {
+    const wrong = join(dir.path, 'wrong-secret.json');
+    await writeFile(wrong, JSON.stringify({ ...sim.credentials, client_secret: 'not-the-secret-0123456789' }), {
+      mode: 0o600,
+    });
+    const before = sim.control.tokenCounts();
+    const live = sim.credentials;
+    const r = await runCli(doctorArgs([], wrong));
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expect(r.stdout).toMatch(
+      /^FAIL {2}client {7}the site rejected the client id \/ client secret \(invalid_client, checked with a made-up refresh token, so nothing was rotated\); .* put them in .*wrong-secret\.json$/m,
+    );
+    // The access token still works, which is why a check of the API alone passed such a setup.
+    expect(r.stdout).toMatch(/^ok {4}site {9}.* answers and accepts the credentials \(0 token refreshes\)$/m);
+    expect(r.stdout).not.toContain('not-the-secret-0123456789');
+    const after = sim.control.tokenCounts();
+    expect(after.rotated ?? 0).toBe(before.rotated ?? 0);
+    expect(after.invalid_client).toBe((before.invalid_client ?? 0) + 1);
+    expect(sim.credentials).toEqual(live);
+    expect(JSON.parse(await readFile(wrong, 'utf8'))).toMatchObject({ refresh_token: live.refresh_token });
+  });
+
+  it('the same from GRANTFLOW_* variables: exit 2, nothing rotated', async () => {
+    const live = sim.credentials;
+    const before = sim.control.tokenCounts();
+    const env = {
+      GRANTFLOW_CLIENT_ID: live.client_id,
+      GRANTFLOW_CLIENT_SECRET: 'not-the-secret-0123456789',
+      GRANTFLOW_ACCESS_TOKEN: live.access_token,
+      GRANTFLOW_REFRESH_TOKEN: live.refresh_token,
+    };
+    const r = await runCli(['doctor', '--site', sim.url, '--warehouse', join(dir.path, 'env.duckdb')], { env });
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expect(r.stdout).toMatch(/^FAIL {2}client {7}.*\(invalid_client.*update the CI secrets GRANTFLOW_CLIENT_ID/m);
+    expect(sim.control.tokenCounts().rotated ?? 0).toBe(before.rotated ?? 0);
+    expect(sim.credentials).toEqual(live);
+  });
+
+  it('the right ones: ok, told apart by invalid_grant for a made-up refresh token, nothing rotated', async () => {
+    const before = sim.control.tokenCounts();
+    const r = await runCli(doctorArgs());
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toMatch(/^ok {4}client {7}the site knows the client id and secret/m);
+    const after = sim.control.tokenCounts();
+    expect(after.invalid_grant).toBe((before.invalid_grant ?? 0) + 1);
+    expect(after.rotated ?? 0).toBe(before.rotated ?? 0);
+  });
+});
+
+describe('grantflow doctor, a site whose token endpoint answers otherwise than the simulator', () => {
+  /** The API's 401 for the programs list, and `token` for any token request. */
+  async function fakeSite(token: {
+    status: number;
+    body: string;
+  }): Promise<{ url: string; close: () => Promise<void> }> {
+    const server = createServer((req, res) => {
+      const [status, body] = req.url?.startsWith('/api/o/token/')
+        ? [token.status, token.body]
+        : [401, '{"detail": "Authentication credentials were not provided."}'];
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(body);
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      close: () => new Promise((done) => server.close(() => done())),
+    };
+  }
+  const env = {
+    GRANTFLOW_CLIENT_ID: 'client',
+    GRANTFLOW_CLIENT_SECRET: 'secret-value-0123456789',
+    GRANTFLOW_ACCESS_TOKEN: 'access-value-0123456789',
+    GRANTFLOW_REFRESH_TOKEN: 'refresh-value-0123456789',
+  };
+
+  it('invalid_client with the status RFC 6749 gives it (401) fails the check too', async () => {
+    const site = await fakeSite({ status: 401, body: '{"error": "invalid_client"}' });
+    try {
+      const r = await runCli(['doctor', '--site', site.url, '--warehouse', join(dir.path, 'fake.duckdb')], { env });
+      expect(r.code, r.stdout).toBe(2);
+      expect(r.stdout).toMatch(/^FAIL {2}client {7}the site rejected the client id \/ client secret \(invalid_client/m);
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('an answer that tells neither is a warning (exit 0), naming what the site said', async () => {
+    const site = await fakeSite({ status: 400, body: '{"error": "invalid_request"}' });
+    try {
+      const r = await runCli(['doctor', '--site', site.url, '--warehouse', join(dir.path, 'fake.duckdb')], { env });
+      expect(r.code, r.stdout).toBe(0);
+      expect(r.stdout).toMatch(
+        /^warn {2}client {7}could not tell whether the client id and secret are right: the token endpoint answered a made-up refresh token with HTTP 400 \(invalid_request\)/m,
+      );
+    } finally {
+      await site.close();
+    }
+  });
+});
+
+describe('grantflow doctor, the settings of a sync', () => {
+  it('takes every option sync takes', () => {
+    const program = new Command();
+    registerSync(program);
+    registerDoctor(program);
+    const optionsOf = (name: string): string[] =>
+      program.commands
+        .find((c) => c.name() === name)!
+        .options.map((o) => o.long ?? '')
+        .sort();
+    expect(optionsOf('sync').length).toBeGreaterThan(15);
+    expect(optionsOf('doctor')).toEqual(optionsOf('sync'));
+  });
+
+  it('checks a pasted sync command line as that sync would run, the raw page directory included', async () => {
+    const pasted = [
+      ...['--streams', 'applications,application_tasks', '--full-refresh', '--full-refresh-after-days', '3'],
+      ...['--per-page', '50', '--concurrency', '2', '--site-time-zone', 'Europe/Paris', '--retain-snapshots', '3'],
+      ...['--models', 'false', '--land-raw', 'true', '--site-moved', '--duckdb-memory-limit', '128MB'],
+    ];
+    const r = await runCli(doctorArgs(pasted));
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^ok {4}streams {6}applications, application_tasks, full refresh$/m);
+    expect(r.stdout).toContain(`ok    raw pages    ${join(dir.path, 'raw')} is writable\n`);
+
+    const typo = await runCli(doctorArgs(['--streams', 'applicatons']));
+    expect(typo.code).toBe(2);
+    expect(typo.stdout).toMatch(/^FAIL {2}streams {6}unknown stream "applicatons"; known streams: /m);
+  });
+
+  it('fails the raw pages check (exit 2) for a directory that cannot be made', async () => {
+    const file = join(dir.path, 'a-file');
+    await writeFile(file, 'x');
+    const r = await runCli(doctorArgs(['--raw-dir', join(file, 'raw')]));
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(/^FAIL {2}raw pages {4}raw page directory .*a-file\/raw is not writable/m);
+    const off = await runCli(doctorArgs(['--raw-dir', join(file, 'raw'), '--land-raw', 'false']));
+    expect(off.code, off.stdout).toBe(0);
+    expect(off.stdout).toMatch(/^ok {4}raw pages {4}not kept \(--land-raw false\)$/m);
+  });
+
+  it('warns (exit 0) about a credentials file others may read', async () => {
+    const shared = join(dir.path, 'shared');
+    await mkdir(shared);
+    const open = await writeCredentials(sim, join(shared, 'creds.json'));
+    await chmod(open, 0o644);
+    const r = await runCli(doctorArgs([], open));
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toMatch(
+      /^warn {2}credentials {2}.*shared\/creds\.json \(mode 644\): other users may read or change it; run chmod 600 /m,
+    );
+    expect(r.stdout).not.toMatch(/^ok {4}credentials/m);
+  });
+});
