@@ -21,7 +21,6 @@ import { pathProblem } from '../util/path-problem.ts';
 import { fsyncFile, mkdirDurable, removeDurable, renameDurable } from '../util/durable-file.ts';
 import { takeWriterLock } from './writer-lock.ts';
 import { isObjectStoreUrl } from './object-store.ts';
-import { writeToObjectStore } from './store-publish.ts';
 
 export interface SnapshotOptions {
   readonly dir: string;
@@ -126,7 +125,11 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
   for (const t of tableNames) {
     if (!tableNamePattern.test(t)) throw new ConfigError(`cannot snapshot table "${t}": not a plain table name`);
   }
-  if (isObjectStoreUrl(options.dir)) return writeToObjectStore(warehouse, options, tableNames, started, logger);
+  if (isObjectStoreUrl(options.dir)) {
+    // Loaded only for an s3:// location (the AWS SDK): see snapshot-target.ts.
+    const { writeToObjectStore } = await import('./store-publish.ts');
+    return writeToObjectStore(warehouse, options, tableNames, started, logger);
+  }
   const dir = resolve(options.dir);
   checkSnapshotDir(dir);
   throwIfStopped(options.signal);
