@@ -39,18 +39,27 @@ async function hostile(rewrite: (body: string, sim: SimulatorHandle, proxy: stri
 
 /** Next links on the proxy that carry the caller's access token in their query. */
 function tokenInNext(body: string, sim: SimulatorHandle, proxy: string): string {
-  const page = JSON.parse(body) as { next?: unknown };
-  if (typeof page.next !== 'string') return body;
+  const page = jsonPage(body);
+  if (typeof page?.next !== 'string') return body;
   const next = new URL(page.next);
   next.host = new URL(proxy).host;
   next.searchParams.set('access_token', sim.credentials.access_token);
   return JSON.stringify({ ...page, next: next.href });
 }
 
+/** A JSON list page, or null for another body (a report's CSV file), which passes through as it is. */
+function jsonPage(body: string): { next?: unknown; results?: unknown } | null {
+  try {
+    return JSON.parse(body) as { next?: unknown; results?: unknown };
+  } catch {
+    return null;
+  }
+}
+
 /** `tokenInNext`, and every record of the page carries the token in a field of its own (kept in `_raw`). */
 function tokenInNextAndRecords(body: string, sim: SimulatorHandle, proxy: string): string {
-  const page = JSON.parse(tokenInNext(body, sim, proxy)) as { results?: unknown };
-  if (!Array.isArray(page.results)) return body;
+  const page = jsonPage(tokenInNext(body, sim, proxy));
+  if (!Array.isArray(page?.results)) return body;
   const results: unknown[] = page.results.map((r: unknown) =>
     typeof r === 'object' && r !== null ? { ...r, echo: `Bearer ${sim.credentials.access_token}` } : r,
   );
