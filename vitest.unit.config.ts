@@ -10,6 +10,7 @@ const needsServices = [
   'test/e2e/**',
   'test/models/**',
   'test/docs/dictionary.test.ts',
+  'test/docs/github-actions-example.test.ts',
   'test/simulator/cli.test.ts',
   'test/snapshot/snapshot.test.ts',
   'test/snapshot/writer-lock.test.ts',
