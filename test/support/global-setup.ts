@@ -9,8 +9,10 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { findTestPostgres } from './postgres-server.ts';
 
+/** What this setup provides to every test file; neither is there in `npm run test:unit`, which has no global setup. */
 declare module 'vitest' {
   export interface ProvidedContext {
+    postgresUrl?: string;
     referenceCacheDir?: string;
   }
 }

@@ -6,13 +6,6 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
 
-declare module 'vitest' {
-  export interface ProvidedContext {
-    /** Set by the global setup; absent in `npm run test:unit`, which must not need Postgres. */
-    postgresUrl?: string;
-  }
-}
-
 /** Where tests find Postgres; a closed port under `test:unit`, so a unit test that reaches for it fails loudly. */
 export const postgresUrl: string = inject('postgresUrl') ?? 'postgres://postgres@127.0.0.1:1/test-unit-has-no-postgres';
 
