@@ -35,6 +35,8 @@ const help: Readonly<Record<SettingKey, string>> = {
   retainSnapshots: 'snapshots kept per table (default 7; 2 or more while readers follow the manifest)',
   models:
     'run the SQL models and data tests after loading (default true; with false, snapshots are written without the data tests having checked them)',
+  modelsDir:
+    'directory of your own SQL models (DIR/*.sql) and data tests (DIR/tests/*.sql), built and run with the built-in ones (default: none)',
   snapshot: 'write Parquet snapshots after a successful sync (default true)',
   report: 'directory to write the HTML report into after each successful sync (default: none; see docs/report.md)',
   logLevel: 'fatal|error|warn|info|debug|trace|silent (default info)',
