@@ -20,7 +20,8 @@ const help: Readonly<Record<SettingKey, string>> = {
   landRaw: 'keep every fetched page under the raw dir (default true)',
   keepRawRuns:
     'raw page folders of this many recent runs are kept; older ones are removed after a successful sync (default 5)',
-  streams: 'comma-separated streams to sync (default all); a fan-out stream brings its parent',
+  streams:
+    'comma-separated streams to sync (default all); a fan-out stream brings its parent; only the models reading what they load are rebuilt',
   fullRefresh: "fetch every parent's children again, not only changed ones, and read append-only logs whole",
   fullRefreshAfterDays: 'do a full refresh of fan-out streams when the last one is older than this (default 7)',
   refreshReports:
