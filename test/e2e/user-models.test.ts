@@ -4,7 +4,7 @@
  * sample rows at the end; a sync of some --streams rebuilds only the models those streams feed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import type { CellValue } from '../../src/normalize/table-def.ts';
@@ -123,7 +123,6 @@ describe.each(['duckdb', 'postgres'] as const)('user models on %s', (dialect) =>
       for (const s of samples) expect(failing).toContainEqual(s);
       expect(summary[1 + shown]).toMatch(/^\d+ passed, 1 failed, 0 warnings$/);
     } finally {
-      const { rm } = await import('node:fs/promises');
       await rm(join(modelsDir, 'tests', 'rates_below_two.sql'));
     }
   });
