@@ -20,7 +20,8 @@ const help: Readonly<Record<SettingKey, string>> = {
   landRaw: 'keep every fetched page under the raw dir (default true)',
   keepRawRuns:
     'raw page folders of this many recent runs are kept; older ones are removed after a successful sync (default 5)',
-  streams: 'comma-separated streams to sync (default all); a fan-out stream brings its parent',
+  streams:
+    'comma-separated streams to sync (default all); a fan-out stream brings its parent; only the models reading what they load are rebuilt',
   fullRefresh: "fetch every parent's children again, not only changed ones, and read append-only logs whole",
   fullRefreshAfterDays: 'do a full refresh of fan-out streams when the last one is older than this (default 7)',
   refreshReports:
@@ -35,6 +36,8 @@ const help: Readonly<Record<SettingKey, string>> = {
   retainSnapshots: 'snapshots kept per table (default 7; 2 or more while readers follow the manifest)',
   models:
     'run the SQL models and data tests after loading (default true; with false, snapshots are written without the data tests having checked them)',
+  modelsDir:
+    'directory of your own SQL models (DIR/*.sql) and data tests (DIR/tests/*.sql), built and run with the built-in ones (default: none)',
   snapshot: 'write Parquet snapshots after a successful sync (default true)',
   report: 'directory to write the HTML report into after each successful sync (default: none; see docs/report.md)',
   logLevel: 'fatal|error|warn|info|debug|trace|silent (default info)',

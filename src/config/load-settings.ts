@@ -162,6 +162,7 @@ const pathSettings = [
   'snapshots',
   'rawDir',
   'report',
+  'modelsDir',
 ] as const satisfies readonly SettingKey[];
 
 /**

@@ -163,6 +163,8 @@ export const settingsSchema = z
       .default('UTC'),
     retainSnapshots: z.number().int().min(1).default(7),
     models: z.boolean().default(true),
+    // The user's own models (DIR/*.sql) and data tests (DIR/tests/*.sql), built and run with the built-in ones.
+    modelsDir: z.string().min(1).optional(),
     snapshot: z.boolean().default(true),
     report: z.string().min(1).optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -211,6 +213,7 @@ export const settingKinds: Readonly<Record<SettingKey, 'string' | 'number' | 'bo
   siteTimeZone: 'string',
   retainSnapshots: 'number',
   models: 'boolean',
+  modelsDir: 'string',
   snapshot: 'boolean',
   report: 'string',
   logLevel: 'string',

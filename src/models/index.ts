@@ -9,6 +9,8 @@ export {
 export { genericTests, type DataTestDef, type Severity } from './generic-tests.ts';
 export {
   loadModels,
+  loadAllModels,
+  loadAllSqlTests,
   modelTableNames,
   orderModels,
   modelTableDefs,
@@ -17,3 +19,5 @@ export {
   type ModelDef,
   type SqlTestDef,
 } from './model-files.ts';
+export { selectModels, selectTests, checkUpstreamBuilt } from './select-models.ts';
+export { modelsForStreams, tablesFedBy, type ModelsForStreams } from './stream-models.ts';

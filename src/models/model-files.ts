@@ -2,9 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { columnTypes, type ColumnDef, type ColumnType, type TableDef } from '../normalize/table-def.ts';
+import { tables as catalog } from '../normalize/tables/index.ts';
 import type { Dialect } from '../warehouse/types.ts';
 import { sqlType as warehouseSqlType } from '../warehouse/ddl.ts';
-import { GrantflowError } from '../util/errors.ts';
+import { ConfigError } from '../util/errors.ts';
 import { commaList } from '../util/comma-list.ts';
 
 /** `models/` at the package root, next to `src/`. */
@@ -59,9 +60,7 @@ function parseHeader(text: string, file: string): Header {
     if (column) {
       const [, name = '', type = '', precision, scale, description = ''] = column;
       if (!(columnTypes as readonly string[]).includes(type)) {
-        throw new GrantflowError(
-          `${file}: column ${name} has unknown type "${type}" (one of ${columnTypes.join(', ')})`,
-        );
+        throw new ConfigError(`${file}: column ${name} has unknown type "${type}" (one of ${columnTypes.join(', ')})`);
       }
       const sqlType =
         precision !== undefined && type === 'decimal'
@@ -70,12 +69,17 @@ function parseHeader(text: string, file: string): Header {
       header.columns.push({ name, type: type as ColumnType, description, sqlType });
       continue;
     }
+    // A mistyped header line would otherwise be dropped without a word (a column left out of the dictionary).
+    if (/^column\s/.test(content))
+      throw new ConfigError(`${file}: bad header line "${line}"; expected -- column <name> <type>: <description>`);
     const kv = /^([a-z_]+)\s*:\s*(.*)$/.exec(content);
     if (!kv) continue;
     const [, key, value = ''] = kv;
     if (key === 'description') header.description = value;
     else if (key === 'depends_on') header.dependsOn.push(...commaList(value));
     else if (key === 'severity') header.severity = value;
+    else
+      throw new ConfigError(`${file}: unknown header key "${key}" (known: description, depends_on, column, severity)`);
   }
   // The statement's closing ';' goes, with any line comments after it: the body is nested in other SQL.
   header.body = lines
@@ -83,33 +87,38 @@ function parseHeader(text: string, file: string): Header {
     .join('\n')
     .trim()
     .replace(/;\s*(?:--[^\n]*\s*)*$/, '');
-  if (!header.body) throw new GrantflowError(`${file} has no SQL statement`);
+  if (!header.body) throw new ConfigError(`${file} has no SQL statement`);
   return header;
 }
 
-function sqlFiles(dir: string): string[] {
+/** `.sql` files of `dir`; a missing directory is an error unless `optional` (a user's models dir without tests/). */
+function sqlFiles(dir: string, optional = false): string[] {
   try {
     return readdirSync(dir)
       .filter((f) => f.endsWith('.sql'))
       .sort();
   } catch (e) {
-    throw new GrantflowError(`cannot read the models directory ${dir}: ${(e as Error).message}`);
+    if (optional && (e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw new ConfigError(`cannot read the models directory ${dir}: ${(e as Error).message}`);
   }
 }
 
-/** The tables `runModels` builds (one per model), for checking up front that they may be replaced. */
-export function modelTableNames(dir: string = defaultModelsDir): string[] {
-  return loadModels(dir).map((m) => m.name);
+/** The tables `runModels` builds (one per model, the user's too), for checking up front that they may be replaced. */
+export function modelTableNames(userDir?: string): string[] {
+  return loadAllModels(userDir).map((m) => m.name);
 }
 
-/** Every model of `dir`: `<name>.sql`, optionally overridden for Postgres by `<name>.postgres.sql`. */
-export function loadModels(dir: string = defaultModelsDir): ModelDef[] {
+/**
+ * Every model of `dir`: `<name>.sql`, optionally overridden for Postgres by `<name>.postgres.sql`. `visible` names
+ * models of other directories these may read (a user's models read the built-in ones; never the other way round).
+ */
+export function loadModels(dir: string = defaultModelsDir, visible: readonly string[] = []): ModelDef[] {
   const files = sqlFiles(dir);
   const base = files.filter((f) => !f.endsWith('.postgres.sql') && !f.endsWith('.duckdb.sql'));
-  const names = base.map((f) => basename(f, '.sql'));
+  const names = [...base.map((f) => basename(f, '.sql')), ...visible];
   return base.map((f, idx) => {
     const name = names[idx] ?? f;
-    if (!namePattern.test(name)) throw new GrantflowError(`model file ${f}: the name must be lower_snake_case`);
+    if (!namePattern.test(name)) throw new ConfigError(`model file ${f}: the name must be lower_snake_case`);
     const file = join(dir, f);
     const shared = parseHeader(readFileSync(file, 'utf8'), file);
     const variant = (d: Dialect): string => {
@@ -121,7 +130,7 @@ export function loadModels(dir: string = defaultModelsDir): ModelDef[] {
       (other) => other !== name && new RegExp(`\\b${other}\\b`).test(`${sql.duckdb}\n${sql.postgres}`),
     );
     for (const dep of shared.dependsOn) {
-      if (!names.includes(dep)) throw new GrantflowError(`model ${name} depends on unknown model ${dep}`);
+      if (!names.includes(dep)) throw new ConfigError(`model ${name} depends on unknown model ${dep}`);
     }
     return {
       name,
@@ -134,6 +143,28 @@ export function loadModels(dir: string = defaultModelsDir): ModelDef[] {
   });
 }
 
+/**
+ * The built-in models plus those of the user's `--models-dir` (none without one), in dependency order across both.
+ * A user model named like a built-in model or a warehouse table would replace it: refused, as is a cycle.
+ */
+export function loadAllModels(userDir?: string): ModelDef[] {
+  const builtIn = loadModels();
+  if (userDir === undefined) return orderModels(builtIn);
+  const taken = new Map<string, string>([
+    ...catalog.map((t): [string, string] => [t.name, 'a warehouse table']),
+    ...builtIn.map((m): [string, string] => [m.name, 'a built-in model']),
+  ]);
+  const user = loadModels(
+    userDir,
+    builtIn.map((m) => m.name),
+  );
+  for (const m of user) {
+    const what = taken.get(m.name);
+    if (what) throw new ConfigError(`model ${m.file} has the name of ${what} (${m.name}); rename the file`);
+  }
+  return orderModels([...builtIn, ...user]);
+}
+
 /** Dependencies first; a cycle is an error naming the models in it. */
 export function orderModels(models: readonly ModelDef[]): ModelDef[] {
   const byName = new Map(models.map((m) => [m.name, m]));
@@ -143,7 +174,7 @@ export function orderModels(models: readonly ModelDef[]): ModelDef[] {
   const visit = (m: ModelDef, path: string[]): void => {
     if (done.has(m.name)) return;
     if (visiting.has(m.name))
-      throw new GrantflowError(`models depend on each other in a cycle: ${[...path, m.name].join(' -> ')}`);
+      throw new ConfigError(`models depend on each other in a cycle: ${[...path, m.name].join(' -> ')}`);
     visiting.add(m.name);
     for (const dep of m.dependsOn) {
       const d = byName.get(dep);
@@ -168,14 +199,26 @@ export function modelTableDefs(models: readonly ModelDef[] = loadModels()): Tabl
   }));
 }
 
+/** The built-in SQL data tests plus those of `<userDir>/tests/` (a folder it may lack); a name may be used once. */
+export function loadAllSqlTests(userDir?: string): SqlTestDef[] {
+  const builtIn = loadSqlTests();
+  if (userDir === undefined) return builtIn;
+  const names = new Set(builtIn.map((t) => t.name));
+  const user = loadSqlTests(join(userDir, 'tests'), true);
+  for (const t of user) {
+    if (names.has(t.name))
+      throw new ConfigError(`data test ${t.file} has the name of a built-in data test (${t.name})`);
+  }
+  return [...builtIn, ...user];
+}
+
 /** SQL data tests: `models/tests/<name>.sql`, each returning the failing rows. */
-export function loadSqlTests(dir: string = join(defaultModelsDir, 'tests')): SqlTestDef[] {
-  return sqlFiles(dir).map((f) => {
+export function loadSqlTests(dir: string = join(defaultModelsDir, 'tests'), optional = false): SqlTestDef[] {
+  return sqlFiles(dir, optional).map((f) => {
     const file = join(dir, f);
     const h = parseHeader(readFileSync(file, 'utf8'), file);
     const severity = h.severity ?? 'error';
-    if (severity !== 'error' && severity !== 'warn')
-      throw new GrantflowError(`${file}: severity must be error or warn`);
+    if (severity !== 'error' && severity !== 'warn') throw new ConfigError(`${file}: severity must be error or warn`);
     return { name: basename(f, '.sql'), description: h.description, severity, sql: h.body, file };
   });
 }

@@ -3,7 +3,7 @@ import { tables as catalog } from '../normalize/index.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import { firstLine } from '../util/errors.ts';
 import { genericTests, type DataTestDef, type Severity } from './generic-tests.ts';
-import { loadSqlTests } from './model-files.ts';
+import { loadAllSqlTests, loadSqlTests } from './model-files.ts';
 
 export interface DataTestResult {
   readonly name: string;
@@ -20,14 +20,19 @@ export interface DataTestResult {
 export interface DataTestOptions {
   /** Catalog to generate tests from (default: the warehouse catalog). */
   readonly tables?: readonly TableDef[];
-  /** Directory of the SQL tests (default: the package's `models/tests/`). */
+  /** Directory of the SQL tests (default: the package's `models/tests/`, plus `userDir`'s `tests/`). */
   readonly testsDir?: string;
+  /** The user's `--models-dir`: its `tests/` run after the built-in ones. */
+  readonly userDir?: string;
+  /** Run these tests instead of every one (`models test --select`). */
+  readonly tests?: readonly DataTestDef[];
   readonly sampleSize?: number;
 }
 
 /** Every data test: generated ones first, then the SQL ones of `models/tests/`. */
 export function dataTests(options: DataTestOptions = {}): DataTestDef[] {
-  return [...genericTests(options.tables ?? catalog), ...loadSqlTests(options.testsDir)];
+  const sql = options.testsDir ? loadSqlTests(options.testsDir) : loadAllSqlTests(options.userDir);
+  return [...genericTests(options.tables ?? catalog), ...sql];
 }
 
 async function runOne(warehouse: Warehouse, test: DataTestDef, sampleSize: number): Promise<DataTestResult> {
@@ -48,7 +53,8 @@ async function runOne(warehouse: Warehouse, test: DataTestDef, sampleSize: numbe
 /** Runs every data test; a failing query is reported as status `error`, never thrown. */
 export async function runDataTests(warehouse: Warehouse, options: DataTestOptions = {}): Promise<DataTestResult[]> {
   const results: DataTestResult[] = [];
-  for (const test of dataTests(options)) results.push(await runOne(warehouse, test, options.sampleSize ?? 5));
+  for (const test of options.tests ?? dataTests(options))
+    results.push(await runOne(warehouse, test, options.sampleSize ?? 5));
   return results;
 }
 

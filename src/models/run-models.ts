@@ -3,7 +3,8 @@ import { ident } from '../warehouse/values.ts';
 import { firstLine, GrantflowError, throwIfStopped } from '../util/errors.ts';
 import { testPause } from '../util/test-pause.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
-import { loadModels, orderModels, type ModelDef } from './model-files.ts';
+import { loadAllModels, loadModels, orderModels, type ModelDef } from './model-files.ts';
+import { checkUpstreamBuilt, selectModels } from './select-models.ts';
 
 export interface ModelResult {
   readonly name: string;
@@ -18,9 +19,11 @@ export interface ModelRunInfo {
 
 export interface RunModelsOptions {
   readonly logger?: Logger;
-  /** Directory of the model files (default: the package's `models/`). */
+  /** Directory of the model files (default: the package's `models/`, plus `userDir`'s). */
   readonly dir?: string;
-  /** Run only these models (their dependencies are not added). */
+  /** The user's `--models-dir`: its models are built with the built-in ones, in dependency order across both. */
+  readonly userDir?: string;
+  /** Run only these models (their dependencies are not added: a model they read must have been built before). */
   readonly only?: readonly string[];
   /** Aborted (a signal): no further model starts; the one being built finishes. */
   readonly signal?: AbortSignal;
@@ -37,11 +40,10 @@ function materialise(warehouse: Warehouse, model: ModelDef, lockWait?: LockWait)
 export async function runModels(warehouse: Warehouse, options: RunModelsOptions = {}): Promise<ModelRunInfo> {
   const logger = options.logger ?? silentLogger;
   const started = Date.now();
-  let models = orderModels(loadModels(options.dir));
+  let models = options.dir ? orderModels(loadModels(options.dir)) : loadAllModels(options.userDir);
   if (options.only) {
-    const unknown = options.only.filter((n) => !models.some((m) => m.name === n));
-    if (unknown.length > 0) throw new GrantflowError(`unknown model(s): ${unknown.join(', ')}`, 2, 'config');
-    models = models.filter((m) => options.only?.includes(m.name));
+    models = selectModels(models, options.only);
+    checkUpstreamBuilt(models, new Set((await warehouse.schemaTables()).keys()));
   }
   const results: ModelResult[] = [];
   for (const model of models) {

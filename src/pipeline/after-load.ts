@@ -1,5 +1,5 @@
 import type { Settings } from '../config/settings.ts';
-import { runDataTests, runModels } from '../models/index.ts';
+import { loadAllModels, modelsForStreams, runDataTests, runModels } from '../models/index.ts';
 import { writeSnapshots } from '../snapshot/index.ts';
 import { tables } from '../normalize/index.ts';
 import type { Warehouse } from '../warehouse/types.ts';
@@ -47,10 +47,20 @@ export async function afterLoad(
   };
   if ((settings.models || settings.snapshot) && signal?.aborted) return stopped();
   if (settings.models) {
+    const userDir = settings.modelsDir ? { userDir: settings.modelsDir } : {};
     try {
-      const models = await runModels(warehouse, { logger, signal });
+      const only = await modelsToRebuild(warehouse, settings, logger);
+      if (only?.skipped.length) summary.modelsSkipped = [...only.skipped];
+      const models = await runModels(warehouse, {
+        logger,
+        signal,
+        ...userDir,
+        ...(only ? { only: only.rebuild } : {}),
+      });
       modelNames = models.models.map((m) => m.name);
-      lines.push(`models: ${models.models.map((m) => `${m.name} (${m.rows} rows)`).join(', ')}`);
+      lines.push(`models: ${models.models.map((m) => `${m.name} (${m.rows} rows)`).join(', ') || 'none rebuilt'}`);
+      if (only?.skipped.length)
+        lines.push(`models skipped (no table of the selected streams feeds them): ${only.skipped.join(', ')}`);
     } catch (e) {
       if (signal?.aborted) return stopped();
       modelFailed = true;
@@ -58,7 +68,7 @@ export async function afterLoad(
       lines.push(`models: FAILED: ${firstLine(e)}`);
     }
     if (signal?.aborted) return stopped();
-    const tests = await runDataTests(warehouse);
+    const tests = await runDataTests(warehouse, userDir);
     const errors = tests.filter((t) => t.status !== 'pass' && t.severity === 'error');
     const warnings = tests.filter((t) => t.status !== 'pass' && t.severity === 'warn');
     lines.push(
@@ -120,4 +130,20 @@ export async function afterLoad(
     }
   }
   return { failed: failed || modelFailed, stopped: false, lines, summary };
+}
+
+/**
+ * With --streams, only the models reading what those streams load (see modelsForStreams); the others keep the
+ * tables an earlier run built from the same, unchanged rows. Without --streams every model (undefined).
+ */
+async function modelsToRebuild(
+  warehouse: Warehouse,
+  settings: Settings,
+  logger: Logger,
+): Promise<{ rebuild: string[]; skipped: readonly string[] } | undefined> {
+  if (!settings.streams) return undefined;
+  const existing = new Set((await warehouse.schemaTables()).keys());
+  const { rebuild, skipped } = modelsForStreams(loadAllModels(settings.modelsDir), settings.streams, existing);
+  if (skipped.length > 0) logger.info({ skipped }, 'models skipped: no table of the selected streams feeds them');
+  return { rebuild: rebuild.map((m) => m.name), skipped };
 }

@@ -11,7 +11,7 @@ import { openConfiguredWarehouse } from '../warehouse/index.ts';
 import type { LockWait, RunRecord, Warehouse } from '../warehouse/types.ts';
 import { ConfigError, ExitCode } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { modelTableNames } from '../models/index.ts';
+import { loadAllSqlTests, modelTableNames } from '../models/index.ts';
 import { checkWritableDir } from '../util/writable-dir.ts';
 import { testPause } from '../util/test-pause.ts';
 import { afterLoad } from './after-load.ts';
@@ -58,6 +58,9 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
     throw new ConfigError('no site: pass --site URL (or GRANTFLOW_SITE, or "site" in the pipeline file)');
   const site = settings.site.replace(/\/+$/, '');
   const streams = selectStreams(settings.streams ?? null);
+  // A bad file in --models-dir (header, name, cycle) is a configuration error, found before anything is written.
+  const models = settings.models ? modelTableNames(settings.modelsDir) : undefined;
+  if (settings.models) loadAllSqlTests(settings.modelsDir);
   const credentials = await SyncCredentials.read(settings, request.env ?? process.env);
   await checkOutputDirs(settings);
 
@@ -68,7 +71,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       settings,
       logger,
       stop,
-      open: () => openSyncWarehouse(settings, logger, stop.signal, request.loadLockWait),
+      open: () => openSyncWarehouse(settings, logger, stop.signal, request.loadLockWait, models),
       prepare: (opened) => prepareWarehouse(opened, site, settings, logger),
     });
     try {
@@ -109,11 +112,12 @@ function openSyncWarehouse(
   logger: Logger,
   stop: AbortSignal,
   loadLockWait: LockWait | undefined,
+  models: readonly string[] | undefined,
 ): Promise<Warehouse> {
   return openConfiguredWarehouse(settings, logger, {
     stop,
     // Their rebuild replaces them: one another role owns is refused now, not after the load and the models before it.
-    ...(settings.models ? { models: modelTableNames() } : {}),
+    ...(models ? { models } : {}),
     ...(loadLockWait ? { loadLockWait } : {}),
   });
 }

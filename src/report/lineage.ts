@@ -6,8 +6,13 @@ import type { ModelDef } from '../models/model-files.ts';
  * left out first, so a table named only in a comment is not a source.
  */
 export function modelSources(model: ModelDef, known: ReadonlySet<string>): string[] {
+  return sqlSources([model.sql.duckdb, model.sql.postgres], known, model.name);
+}
+
+/** The known tables the statements read (see modelSources), `self` left out. */
+export function sqlSources(statements: readonly string[], known: ReadonlySet<string>, self = ''): string[] {
   const found = new Set<string>();
-  for (const sql of new Set([model.sql.duckdb, model.sql.postgres])) {
+  for (const sql of new Set(statements)) {
     const text = sql
       .replace(/--[^\n]*/g, ' ')
       .replace(/\/\*[\s\S]*?\*\//g, ' ')
@@ -17,7 +22,7 @@ export function modelSources(model: ModelDef, known: ReadonlySet<string>): strin
       ctes.add((m[1] ?? '').toLowerCase());
     for (const m of text.matchAll(/\b(?:from|join)\s+"?([a-z_][a-z0-9_]*)"?(?!\s*\()/gi)) {
       const name = (m[1] ?? '').toLowerCase();
-      if (known.has(name) && !ctes.has(name) && name !== model.name) found.add(name);
+      if (known.has(name) && !ctes.has(name) && name !== self) found.add(name);
     }
   }
   return [...found].sort();

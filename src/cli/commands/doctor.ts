@@ -147,7 +147,7 @@ export function registerDoctor(program: Command): void {
               // As a sync would open it, rebuilding the models.
               warehouse = await openConfiguredWarehouse(settings, logger, {
                 checkOnly: true,
-                models: modelTableNames(),
+                models: modelTableNames(settings.modelsDir),
               });
             } catch (e) {
               if (e instanceof SchemaNotYetCreated) return e.message;

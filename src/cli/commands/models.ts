@@ -3,13 +3,24 @@ import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts'
 import { tables } from '../../normalize/index.ts';
 import { isPostgresTarget, openConfiguredWarehouse, syncedBefore } from '../../warehouse/index.ts';
 import type { Warehouse } from '../../warehouse/types.ts';
-import { hasErrorFailures, modelTableNames, runDataTests, runModels, type DataTestResult } from '../../models/index.ts';
+import {
+  dataTests,
+  hasErrorFailures,
+  loadAllModels,
+  loadAllSqlTests,
+  runDataTests,
+  runModels,
+  selectModels,
+  selectTests,
+  type DataTestResult,
+} from '../../models/index.ts';
+import { commaList } from '../../util/comma-list.ts';
 import { ConfigError, ExitCode } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
 import { addSettingOptions, settingsFrom } from '../settings-options.ts';
 
-const keys = [...warehouseSettingKeys, 'logLevel'] as const satisfies readonly SettingKey[];
+const keys = [...warehouseSettingKeys, 'modelsDir', 'logLevel'] as const satisfies readonly SettingKey[];
 
 type WarehouseAction = (w: Warehouse) => Promise<number>;
 
@@ -83,19 +94,66 @@ export function formatTestResult(r: DataTestResult): string {
   return line;
 }
 
+/**
+ * The tests that did not pass, repeated after all the others with their sample rows (one per line), so a long run
+ * need not be scrolled back through: failures and errors first, then warnings.
+ */
+export function formatFailureSummary(results: readonly DataTestResult[]): string {
+  const notPassed = results.filter((r) => r.status !== 'pass');
+  if (notPassed.length === 0) return '';
+  const ordered = [
+    ...notPassed.filter((r) => r.severity === 'error'),
+    ...notPassed.filter((r) => r.severity === 'warn'),
+  ];
+  const lines = ['', `not passed (${ordered.length}):`];
+  for (const r of ordered) {
+    const label = r.status === 'error' ? 'ERROR' : r.severity === 'error' ? 'FAIL' : 'WARN';
+    if (r.status === 'error') {
+      lines.push(`${label} ${r.name}: query failed: ${r.message ?? 'unknown error'}`);
+      continue;
+    }
+    const shown = r.sample.length < r.failing ? `, first ${r.sample.length}` : '';
+    lines.push(`${label} ${r.name}: ${r.failing} failing row${r.failing === 1 ? '' : 's'}${shown}`);
+    for (const row of r.sample) lines.push(`    ${JSON.stringify(row)}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** `--select a,b`: the names given, or undefined without the flag; an empty list is refused, not read as "all". */
+function selection(options: Record<string, unknown>): string[] | undefined {
+  if (options.select === undefined) return undefined;
+  const names = commaList(String(options.select));
+  if (names.length === 0) throw new ConfigError('--select must name at least one model; leave it out for every one');
+  return names;
+}
+
 export function registerModels(program: Command): void {
-  const models = program.command('models').description('build the SQL models (models/*.sql) or run the data tests');
+  const models = program
+    .command('models')
+    .description('build the SQL models (models/*.sql and --models-dir) or run the data tests');
   const run = models
     .command('run')
-    .description('build every model as a table, in dependency order')
-    .option('--pipeline <file>', 'pipeline JSON file [env GRANTFLOW_PIPELINE]');
+    .description(
+      'build every model as a table, in dependency order; with --select only the named ones (a model they read ' +
+        'and is not selected must have been built before)',
+    )
+    .option('--pipeline <file>', 'pipeline JSON file [env GRANTFLOW_PIPELINE]')
+    .option('--select <a,b>', 'build only these models, in dependency order');
   addSettingOptions(run, keys);
   run.action(
-    runAction(async (options: Record<string, unknown>) =>
-      withWarehouse(
+    runAction(async (options: Record<string, unknown>) => {
+      const select = selection(options);
+      const { modelsDir } = await settingsFrom(options, keys);
+      // Checked before the warehouse is opened: a bad model file or an unknown name changes nothing.
+      const all = loadAllModels(modelsDir);
+      const chosen = select ? selectModels(all, select) : all;
+      return withWarehouse(
         options,
         async (warehouse) => {
-          const info = await runModels(warehouse);
+          const info = await runModels(warehouse, {
+            ...(modelsDir ? { userDir: modelsDir } : {}),
+            ...(select ? { only: select } : {}),
+          });
           for (const m of info.models)
             process.stdout.write(
               `${m.name.padEnd(24)} ${String(m.rows).padStart(9)} rows ${String(m.durationMs).padStart(7)} ms\n`,
@@ -103,30 +161,41 @@ export function registerModels(program: Command): void {
           process.stdout.write(`${info.models.length} models built in ${info.durationMs} ms\n`);
           return ExitCode.ok;
         },
-        modelTableNames(),
-      ),
-    ),
+        chosen.map((m) => m.name),
+      );
+    }),
   );
   const test = models
     .command('test')
     .description(
-      'run the data tests (keys, references, enums, money reconciliation); exit 1 on an error-level failure. ' +
-        'Reads only, unless an older version wrote the warehouse and it must be migrated first',
+      'run the data tests (keys, references, enums, money reconciliation, and --models-dir tests); exit 1 on an ' +
+        'error-level failure, repeated at the end with sample rows. Reads only, unless an older version wrote the ' +
+        'warehouse and it must be migrated first',
     )
-    .option('--pipeline <file>', 'pipeline JSON file [env GRANTFLOW_PIPELINE]');
+    .option('--pipeline <file>', 'pipeline JSON file [env GRANTFLOW_PIPELINE]')
+    .option('--select <a,b>', 'run only the SQL data tests that read these models, or that have these names');
   addSettingOptions(test, keys);
   test.action(
-    runAction(async (options: Record<string, unknown>) =>
-      withWarehouseToRead(options, async (warehouse) => {
-        const results = await runDataTests(warehouse);
+    runAction(async (options: Record<string, unknown>) => {
+      const select = selection(options);
+      const { modelsDir } = await settingsFrom(options, keys);
+      const userDir = modelsDir ? { userDir: modelsDir } : {};
+      const tests = select
+        ? selectTests(select, loadAllModels(modelsDir), loadAllSqlTests(modelsDir))
+        : dataTests(userDir);
+      if (select && tests.length === 0)
+        process.stdout.write(`no data test reads ${select.join(', ')}; nothing to run\n`);
+      return withWarehouseToRead(options, async (warehouse) => {
+        const results = await runDataTests(warehouse, { tests });
         for (const r of results) process.stdout.write(`${formatTestResult(r)}\n`);
         const count = (f: (r: DataTestResult) => boolean): number => results.filter(f).length;
+        process.stdout.write(formatFailureSummary(results));
         process.stdout.write(
           `${count((r) => r.status === 'pass')} passed, ${count((r) => r.status !== 'pass' && r.severity === 'error')} failed, ` +
             `${count((r) => r.status !== 'pass' && r.severity === 'warn')} warnings\n`,
         );
         return hasErrorFailures(results) ? ExitCode.runFailed : ExitCode.ok;
-      }),
-    ),
+      });
+    }),
   );
 }

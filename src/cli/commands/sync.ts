@@ -31,6 +31,7 @@ export const syncKeys: readonly SettingKey[] = [
   'siteTimeZone',
   'retainSnapshots',
   'models',
+  'modelsDir',
   'snapshot',
   'report',
   'logLevel',
