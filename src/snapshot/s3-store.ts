@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
+  CopyObjectCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
@@ -149,6 +150,12 @@ export class S3Store implements ObjectStore {
       if (notFound(e)) return false;
       throw e;
     }
+  }
+
+  async copy(from: string, to: string): Promise<void> {
+    // The source as `bucket/key`, URL-encoded part by part (snapshot folders have `=` in their names).
+    const source = [this.bucket, ...this.key(from).split('/')].map(encodeURIComponent).join('/');
+    await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: this.key(to), CopySource: source }));
   }
 
   async list(prefix: string): Promise<string[]> {
