@@ -153,8 +153,9 @@ export class S3Store implements ObjectStore {
   }
 
   async copy(from: string, to: string): Promise<void> {
-    // The source as `bucket/key`, URL-encoded part by part (snapshot folders have `=` in their names).
-    const source = [this.bucket, ...this.key(from).split('/')].map(encodeURIComponent).join('/');
+    // The source as `bucket/key`, URL-encoded; `/` and `=` (in snapshot folder names) as they are, which S3 accepts
+    // and some compatible stores (s3rver) need: they do not decode `%3D`.
+    const source = encodeURI(`${this.bucket}/${this.key(from)}`);
     await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: this.key(to), CopySource: source }));
   }
 
