@@ -1,6 +1,6 @@
 import type { Settings } from '../config/settings.ts';
 import { loadAllModels, modelsForStreams, runDataTests, runModels } from '../models/index.ts';
-import { writeSnapshots } from '../snapshot/index.ts';
+import { tablesUnchangedByRun, writeSnapshots } from '../snapshot/index.ts';
 import { tables } from '../normalize/index.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import type { Logger } from '../util/logger.ts';
@@ -92,8 +92,11 @@ export async function afterLoad(
           : 'an error-level data test failed';
       lines.push(`snapshots: not written (${why}; the last good snapshot stays current)`);
     } else {
-      const names = [...tables.filter((t) => t.kind !== 'bookkeeping').map((t) => t.name), ...modelNames];
+      const core = tables.filter((t) => t.kind !== 'bookkeeping').map((t) => t.name);
+      const names = [...core, ...modelNames];
       try {
+        // `--streams`: the tables this run did not change keep their snapshot (and latest file) of an earlier run.
+        const unchanged = settings.streams ? await tablesUnchangedByRun(warehouse, runId, core) : undefined;
         const snap = await writeSnapshots(warehouse, {
           dir: settings.snapshots,
           runId,
@@ -103,9 +106,11 @@ export async function afterLoad(
           signal,
           command: `grantflow sync (run ${runId})`,
           s3ForcePathStyle: settings.s3ForcePathStyle,
+          ...(unchanged ? { unchanged } : {}),
         });
+        const kept = snap.kept.length > 0 ? ` (${snap.kept.length} unchanged kept from earlier runs)` : '';
         lines.push(
-          `snapshots: ${snap.tables.length} tables written to ${settings.snapshots} in ${(snap.durationMs / 1000).toFixed(1)} s`,
+          `snapshots: ${snap.tables.length} tables written to ${settings.snapshots} in ${(snap.durationMs / 1000).toFixed(1)} s${kept}`,
         );
         summary.snapshotMs = snap.durationMs;
       } catch (e) {

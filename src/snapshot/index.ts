@@ -10,3 +10,5 @@ export { readManifest, manifestName, type Manifest, type ManifestEntry, type Man
 export type { ParquetCompression } from './parquet-writer.ts';
 export { checkTablesReadable, defaultSnapshotTables } from './table-list.ts';
 export { checkSnapshotTarget, undoKilledSnapshotWrite } from './snapshot-target.ts';
+export { tablesUnchangedByRun } from './changed-tables.ts';
+export { latestFolder, latestPath } from './latest.ts';

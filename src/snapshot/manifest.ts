@@ -13,6 +13,11 @@ export interface ManifestColumn {
 export interface ManifestEntry {
   /** Path of the latest Parquet file, relative to the snapshot directory, with `/` separators. */
   readonly path: string;
+  /**
+   * `latest/<table>.parquet` (see latest.ts): the same file under a stable name. Absent from entries written before
+   * it existed, until the table is written again.
+   */
+  readonly latest?: string;
   readonly snapshot: string;
   readonly rows: number;
   readonly bytes: number;

@@ -14,6 +14,8 @@ export interface ObjectStore {
   /** Downloads `key` to the local file `path`. */
   getFile(key: string, path: string): Promise<void>;
   exists(key: string): Promise<boolean>;
+  /** Copies the object `from` to `to` within the store (server-side): `to` is replaced whole, as by a PUT. */
+  copy(from: string, to: string): Promise<void>;
   /** Every key that starts with `prefix` (relative to the store's own prefix, as are all keys here). */
   list(prefix: string): Promise<string[]>;
   delete(key: string): Promise<void>;

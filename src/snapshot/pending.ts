@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { readManifest } from './manifest.ts';
 import { hiddenFolder, tempFile, tempSuffix } from './snapshot-dir.ts';
 import { createFileDurable, removeDurable } from '../util/durable-file.ts';
+import { placeLatest } from './latest.ts';
 
 /**
  * The snapshot a write is about to publish, noted before its first file and removed once the manifest names it (or
@@ -56,7 +57,8 @@ function readPending(dir: string): Pending | 'none' | 'unreadable' {
 
 /**
  * Undoes the snapshot a killed write left pending: its temporaries, and its `snapshot=` folders unless the manifest
- * already names them (the kill came after the manifest's rename: the snapshot was published). Run before a write
+ * already names them (the kill came after the manifest's rename: the snapshot was published, and its tables' latest
+ * files are placed, the kill may have come before them). Run before a write
  * chooses its folder. Returns the removed paths.
  */
 export function undoPendingSnapshot(dir: string): string[] {
@@ -70,6 +72,10 @@ export function undoPendingSnapshot(dir: string): string[] {
       const published = manifest?.tables[table]?.path === `${table}/${pending.folder}/${table}.parquet`;
       const leftovers = [tempFile(table, pending.folder), hiddenFolder(pending.folder)];
       if (!published) leftovers.push(pending.folder);
+      // Killed after the manifest named it, maybe before its latest file was placed: placed now (again).
+      else if (existsSync(join(tableDir, pending.folder, `${table}.parquet`))) {
+        placeLatest(dir, table, `${table}/${pending.folder}/${table}.parquet`);
+      }
       for (const name of leftovers) {
         const path = join(tableDir, name);
         if (!existsSync(path)) continue;

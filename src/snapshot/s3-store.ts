@@ -3,6 +3,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import {
   AbortMultipartUploadCommand,
+  CopyObjectCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
@@ -149,6 +150,13 @@ export class S3Store implements ObjectStore {
       if (notFound(e)) return false;
       throw e;
     }
+  }
+
+  async copy(from: string, to: string): Promise<void> {
+    // The source as `bucket/key`, URL-encoded; `/` and `=` (in snapshot folder names) as they are, which S3 accepts
+    // and some compatible stores (s3rver) need: they do not decode `%3D`.
+    const source = encodeURI(`${this.bucket}/${this.key(from)}`);
+    await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: this.key(to), CopySource: source }));
   }
 
   async list(prefix: string): Promise<string[]> {

@@ -13,6 +13,7 @@ import { snapshotName } from './retention.ts';
 import { snapshotFolder, snapshotStamp } from './snapshot-dir.ts';
 import { pendingName } from './pending.ts';
 import type { ObjectStore } from './object-store.ts';
+import { latestPath } from './latest.ts';
 import { s3Failure, S3Store } from './s3-store.ts';
 import type { SnapshotOptions, SnapshotResult, TableSnapshot } from './write-snapshots.ts';
 
@@ -92,7 +93,13 @@ export async function undoInterruptedUpload(store: ObjectStore): Promise<string[
     }
     const manifest = await readStoreManifest(store);
     for (const table of pending.tables) {
-      if (manifest?.tables[table]?.path === filePath(table, pending.folder)) continue;
+      if (manifest?.tables[table]?.path === filePath(table, pending.folder)) {
+        // Published, and killed maybe before its latest object was copied: copied now (again).
+        if (await store.exists(filePath(table, pending.folder))) {
+          await store.copy(filePath(table, pending.folder), latestPath(table));
+        }
+        continue;
+      }
       for (const key of await store.list(`${table}/${pending.folder}/`)) {
         await store.delete(key);
         removed.push(key);
@@ -164,18 +171,23 @@ export async function writeSnapshotsToStore(
   warehouse: Warehouse,
   store: ObjectStore,
   options: SnapshotOptions,
-  tableNames: readonly string[],
+  allTables: readonly string[],
   started: number,
   logger: Logger,
 ): Promise<SnapshotResult> {
+  let tableNames = allTables;
   const { signal } = options;
   const where = store.description;
   let removed: string[];
   let folder: string;
+  let kept: string[];
   try {
     removed = await undoInterruptedUpload(store);
     if (removed.length > 0) logger.info({ removed: removed.length }, 'removed the objects of an interrupted upload');
-    folder = chooseFolder(await store.list(''), tableNames, snapshotStamp(options.now ?? new Date()));
+    const keys = await store.list('');
+    kept = await keptTables(store, keys, tableNames, options.unchanged);
+    tableNames = tableNames.filter((t) => !kept.includes(t));
+    folder = chooseFolder(keys, tableNames, snapshotStamp(options.now ?? new Date()));
     const note: PendingUpload = {
       folder,
       tables: tableNames,
@@ -210,6 +222,7 @@ export async function writeSnapshotsToStore(
         const entry: TableSnapshot = {
           table,
           path: key,
+          latest: latestPath(table),
           snapshot,
           rows: info.rows,
           bytes,
@@ -251,8 +264,22 @@ export async function writeSnapshotsToStore(
     await writer?.close();
     rmSync(temp, { recursive: true, force: true });
   }
-  // Published: from here on the manifest names this snapshot, so a stop no longer undoes it.
+  // Published: from here on the manifest names this snapshot, so a stop no longer undoes it. Then each table's
+  // latest object, after the manifest (it never holds a snapshot the manifest does not name) and before the note goes
+  // (a kill in between leaves the note, and the next write copies what the manifest names).
   await testPause('snapshot manifest written');
+  for (const t of written) {
+    try {
+      await store.copy(t.path, latestPath(t.table));
+    } catch (e) {
+      throw s3Failure(
+        `the snapshot was published to ${where} (the manifest names it) but its latest object of ${t.table} could ` +
+          'not be written; the next sync or snapshot brings latest/ in line with the manifest',
+        e,
+      );
+    }
+    await testPause(`snapshot latest placed ${t.table}`);
+  }
   try {
     await store.delete(pendingName);
     await testPause('snapshot published');
@@ -269,6 +296,7 @@ export async function writeSnapshotsToStore(
     snapshot: folder.slice('snapshot='.length),
     manifestPath: `${where}/${manifestName}`,
     tables: written,
+    kept,
     removed,
     durationMs: Date.now() - started,
   };
@@ -287,6 +315,25 @@ async function mergedTables(
   }
   for (const { table, durationMs: _ms, ...entry } of written) tables[table] = entry;
   return tables;
+}
+
+/**
+ * Tables this run did not change whose manifest entry names an object still there and whose latest object exists:
+ * left as they are (see SnapshotOptions.unchanged).
+ */
+async function keptTables(
+  store: ObjectStore,
+  keys: readonly string[],
+  tables: readonly string[],
+  unchanged: ReadonlySet<string> | undefined,
+): Promise<string[]> {
+  if (unchanged === undefined || unchanged.size === 0) return [];
+  const present = new Set(keys);
+  const manifest = await readStoreManifest(store);
+  return tables.filter((t) => {
+    const entry = manifest?.tables[t];
+    return unchanged.has(t) && entry !== undefined && present.has(entry.path) && present.has(latestPath(t));
+  });
 }
 
 /** Deletes this write's objects; the note goes only once they are gone (else the next write retries). */

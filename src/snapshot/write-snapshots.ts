@@ -21,6 +21,7 @@ import { pathProblem } from '../util/path-problem.ts';
 import { fsyncFile, mkdirDurable, removeDurable, renameDurable } from '../util/durable-file.ts';
 import { takeWriterLock } from './writer-lock.ts';
 import { isObjectStoreUrl } from './object-store.ts';
+import { hasLatest, latestFolder, latestPath, placeLatest, removeStrayLatestTemps } from './latest.ts';
 
 export interface SnapshotOptions {
   readonly dir: string;
@@ -43,6 +44,12 @@ export interface SnapshotOptions {
   readonly command?: string;
   /** Path-style addressing when `dir` is an s3:// URL (see s3-store.ts). */
   readonly s3ForcePathStyle?: boolean;
+  /**
+   * Tables of `tables` this run did not change (a `sync --streams` leaves the others' tables as they were): not
+   * written again while the manifest names a file of theirs that is still there and their `latest/` file exists, so
+   * their manifest entry and `latest/` file stay those of the run that last wrote them.
+   */
+  readonly unchanged?: ReadonlySet<string>;
 }
 
 export interface TableSnapshot extends ManifestEntry {
@@ -55,6 +62,8 @@ export interface SnapshotResult {
   readonly snapshot: string;
   readonly manifestPath: string;
   readonly tables: readonly TableSnapshot[];
+  /** Tables of `unchanged` left as they were: their manifest entries still name an earlier run's files. */
+  readonly kept: readonly string[];
   /** Paths removed by retention (old snapshots, stray temporary files). */
   readonly removed: readonly string[];
   readonly durationMs: number;
@@ -124,6 +133,9 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
   const tableNames = [...new Set(options.tables)];
   for (const t of tableNames) {
     if (!tableNamePattern.test(t)) throw new ConfigError(`cannot snapshot table "${t}": not a plain table name`);
+    // Its folder would be the one holding every table's latest file.
+    if (t === latestFolder)
+      throw new ConfigError(`cannot snapshot a table named "${t}": the name of the latest folder`);
   }
   if (isObjectStoreUrl(options.dir)) {
     // Loaded only for an s3:// location (the AWS SDK): see snapshot-target.ts.
@@ -175,12 +187,25 @@ async function writeLocked(
   warehouse: Warehouse,
   options: SnapshotOptions,
   dir: string,
-  tableNames: readonly string[],
+  allTables: readonly string[],
   started: number,
   logger: Logger,
 ): Promise<SnapshotResult> {
+  let tableNames = allTables;
   const { signal } = options;
   const removed = undoPendingSnapshot(dir);
+  removed.push(...removeStrayLatestTemps(dir));
+  const before = readManifest(dir);
+  const kept = tableNames.filter((t) => {
+    const entry = before?.tables[t];
+    return (
+      options.unchanged?.has(t) === true &&
+      entry !== undefined &&
+      existsSync(join(dir, entry.path)) &&
+      hasLatest(dir, t)
+    );
+  });
+  tableNames = tableNames.filter((t) => !kept.includes(t));
   const now = options.now ?? new Date();
   const folder = chooseFolder(dir, tableNames, snapshotStamp(now));
   try {
@@ -222,6 +247,7 @@ async function writeLocked(
         const entry: TableSnapshot = {
           table,
           path: `${table}/${folder}/${table}.parquet`,
+          latest: latestPath(table),
           snapshot: folder.slice('snapshot='.length),
           rows: info.rows,
           bytes,
@@ -286,8 +312,26 @@ async function writeLocked(
   } finally {
     await writer?.close();
   }
-  // Published: from here on the manifest names this snapshot, so a stop no longer undoes it.
+  // Published: from here on the manifest names this snapshot, so a stop no longer undoes it. Then each table's
+  // latest file, after the manifest (it never holds a snapshot the manifest does not name) and before the pending
+  // note goes (a kill in between leaves the note, and the next write points `latest/` at what the manifest names).
   await testPause('snapshot manifest written');
+  for (const t of written) {
+    try {
+      placeLatest(dir, t.table, t.path);
+    } catch (e) {
+      const where = join(dir, latestFolder);
+      throw new GrantflowError(
+        `the snapshot was published (the manifest in ${dir} names it) but the latest file of ${t.table} could not ` +
+          `be written: ${(e as NodeJS.ErrnoException).code === undefined ? firstLine(e) : pathProblem(e, where)}; ` +
+          'the next sync or snapshot brings latest/ in line with the manifest',
+        ExitCode.runFailed,
+        'snapshot_failed',
+        { cause: e },
+      );
+    }
+    await testPause(`snapshot latest placed ${t.table}`);
+  }
   clearPending(dir);
   await testPause('snapshot published');
 
@@ -301,6 +345,7 @@ async function writeLocked(
     snapshot: folder.slice('snapshot='.length),
     manifestPath: join(dir, manifestName),
     tables: written,
+    kept,
     removed,
     durationMs: Date.now() - started,
   };

@@ -1,11 +1,13 @@
 /**
  * SIGKILL of `grantflow snapshot` at each step of publishing a snapshot (all files staged, each folder renamed into
- * place, the manifest renamed, the pending note removed, retention under way), then a normal run: right after the
- * kill the manifest names a complete snapshot (the last good one, or the new one once its rename happened); after the
- * next run no temporary is left, every `snapshot=` folder is one some manifest named, and the folder the manifest
- * named before that run is still there (retention keeps 2), since a reader of the manifest may be using it.
+ * place, the manifest renamed, half the latest files placed, the pending note removed, retention under way), then a
+ * normal run: right after the kill the manifest names a complete snapshot (the last good one, or the new one once its
+ * rename happened) and latest/ holds one complete file per table (of either); after the next run no temporary is
+ * left, every `snapshot=` folder is one some manifest named, the folder the manifest named before that run is still
+ * there (retention keeps 2), since a reader of the manifest may be using it, and latest/ holds what the manifest names.
  */
-import { cpSync, readdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { cpSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
@@ -53,6 +55,11 @@ function hiddenNames(dir: string): string[] {
   return found;
 }
 
+const latestSha = (snapshots: string, table: string): string =>
+  createHash('sha256')
+    .update(readFileSync(join(snapshots, 'latest', `${table}.parquet`)))
+    .digest('hex');
+
 const snapshotFolders = (snapshots: string, table: string): string[] =>
   readdirSync(join(snapshots, table)).filter((n) => n.startsWith('snapshot='));
 
@@ -63,6 +70,7 @@ const cases: { label: string; step: (t: string[]) => string; published: boolean 
   { label: 'half the folders renamed', step: (t) => `snapshot folder placed ${t[t.length >> 1]}`, published: false },
   { label: 'every folder renamed', step: (t) => `snapshot folder placed ${t[t.length - 1]}`, published: false },
   { label: 'manifest renamed', step: () => 'snapshot manifest written', published: true },
+  { label: 'half the latest files placed', step: (t) => `snapshot latest placed ${t[t.length >> 1]}`, published: true },
   { label: 'pending note removed', step: () => 'snapshot published', published: true },
   { label: 'retention under way', step: (t) => `snapshot retention applied ${t[1]}`, published: true },
 ];
@@ -85,6 +93,13 @@ describe('SIGKILL while a snapshot is published, then a normal run', () => {
     const afterKill = readManifestFile(snapshots);
     if (published) expect(afterKill.run_id).not.toBe(before.run_id);
     else expect(afterKill).toEqual(before);
+    // A reader of latest/ finds one complete file per table: the last good snapshot's or the new one's, never none.
+    for (const table of tables) {
+      expect(
+        [before, afterKill].map((m) => m.tables[table]!.sha256),
+        `latest of ${table}`,
+      ).toContain(latestSha(snapshots, table));
+    }
 
     const next = await cli(snapshotArgs(dir));
     expect(next.code, next.stderr).toBe(0);
@@ -102,7 +117,10 @@ describe('SIGKILL while a snapshot is published, then a normal run', () => {
       ).toEqual([]);
       expect(present, table).toContain(folderOf(afterKill.tables[table]!));
       expect(present, table).toContain(folderOf(after.tables[table]!));
+      // latest/ holds exactly what the manifest names, also when the kill came between the two.
+      expect(latestSha(snapshots, table), `latest of ${table}`).toBe(after.tables[table]!.sha256);
     }
+    expect(readdirSync(join(snapshots, 'latest')).sort()).toEqual(tables.map((t) => `${t}.parquet`).sort());
   });
 });
 

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
@@ -48,7 +48,12 @@ afterAll(async () => {
 });
 
 /** `grantflow sync` of the site into `<work>/<name>/` with its snapshots at `s3://bucket/<prefix>`. */
-function syncToBucket(name: string, prefix: string, options: Parameters<typeof cli>[1] = {}): Promise<CliResult> {
+function syncToBucket(
+  name: string,
+  prefix: string,
+  options: Parameters<typeof cli>[1] = {},
+  extra: readonly string[] = [],
+): Promise<CliResult> {
   const dir = join(work.path, name);
   return cli(
     [
@@ -59,6 +64,7 @@ function syncToBucket(name: string, prefix: string, options: Parameters<typeof c
       '2',
       '--log-level',
       'info',
+      ...extra,
     ],
     { ...options, env: { ...s3.env, ...options.env } },
   );
@@ -98,14 +104,29 @@ async function foldersByTable(prefix: string): Promise<Record<string, string[]>>
   return out;
 }
 
-/** Every object the manifest names is there, whole (its checksum), and DuckDB reads its declared rows. */
+const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+
+/** Every object the manifest names is there, whole (its checksum), and so is its latest object, the same bytes. */
 async function expectManifestObjectsPresent(prefix: string, manifest: Manifest): Promise<void> {
   const keys = new Set(await keysUnder(prefix));
   for (const [table, entry] of Object.entries(manifest.tables)) {
     expect(keys.has(entry.path), `${table}: ${entry.path} is missing`).toBe(true);
-    const bytes = await getBytes(`${prefix}/${entry.path}`);
-    expect(createHash('sha256').update(bytes).digest('hex'), `checksum of ${table}`).toBe(entry.sha256);
+    expect(sha256(await getBytes(`${prefix}/${entry.path}`)), `checksum of ${table}`).toBe(entry.sha256);
+    expect(entry.latest).toBe(`latest/${table}.parquet`);
+    expect(sha256(await getBytes(`${prefix}/latest/${table}.parquet`)), `latest of ${table}`).toBe(entry.sha256);
   }
+}
+
+const latestKeys = (manifest: Manifest): string[] => Object.keys(manifest.tables).map((t) => `latest/${t}.parquet`);
+
+/** ETag and modification time of each table's latest object. */
+async function latestStamps(prefix: string, tables: readonly string[]): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const t of tables) {
+    const head = await client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: `${prefix}/latest/${t}.parquet` }));
+    out[t] = `${head.ETag} ${head.LastModified?.toISOString()}`;
+  }
+  return out;
 }
 
 // Each test runs one or more whole CLI syncs, which take minutes on a loaded machine.
@@ -119,9 +140,13 @@ describe('snapshots to an S3-compatible store', { timeout: 300_000 }, () => {
     expect(first.code, first.stderr).toBe(0);
     manifest = await readManifest(prefix);
     expect(Object.keys(manifest.tables).sort()).toEqual(expectedTables);
-    // The layout on disk: <table>/snapshot=<stamp>/<table>.parquet, and nothing else (no temporary, no note).
+    // The layout: <table>/snapshot=<stamp>/<table>.parquet, latest/<table>.parquet, and nothing else (no temporary,
+    // no note).
     const keys = await keysUnder(prefix);
-    expect(keys).toEqual(['_manifest.json', ...Object.values(manifest.tables).map((e) => e.path)].sort());
+    expect(keys).toEqual(
+      ['_manifest.json', ...Object.values(manifest.tables).map((e) => e.path), ...latestKeys(manifest)].sort(),
+    );
+    await expectManifestObjectsPresent(prefix, manifest);
     for (const [table, entry] of Object.entries(manifest.tables)) {
       expect(entry.path).toMatch(
         new RegExp(`^${table}/snapshot=\\d{4}-\\d\\d-\\d\\dT\\d\\d-\\d\\d-\\d\\dZ/${table}\\.parquet$`),
@@ -203,7 +228,7 @@ describe('snapshots to an S3-compatible store', { timeout: 300_000 }, () => {
     await expectManifestObjectsPresent(prefix, before);
     // The killed run's objects are there, in a folder no manifest names, with its note.
     const keys = await keysUnder(prefix);
-    const named = new Set(Object.values(before.tables).map((e) => e.path));
+    const named = new Set([...Object.values(before.tables).map((e) => e.path), ...latestKeys(before)]);
     const orphans = keys.filter((k) => k.endsWith('.parquet') && !named.has(k));
     expect(orphans.length).toBeGreaterThan(0);
     expect(keys).toContain('.snapshot-pending.tmp');
@@ -216,7 +241,7 @@ describe('snapshots to an S3-compatible store', { timeout: 300_000 }, () => {
     });
     expect(early.signal, `the kill landed (${early.stderr.slice(-300)})`).toBe('SIGKILL');
     expect(await keysUnder(prefix)).toEqual(
-      ['_manifest.json', ...Object.values(before.tables).map((e) => e.path)].sort(),
+      ['_manifest.json', ...Object.values(before.tables).map((e) => e.path), ...latestKeys(before)].sort(),
     );
 
     const next = await syncToBucket('main', prefix);
@@ -249,6 +274,55 @@ describe('snapshots to an S3-compatible store', { timeout: 300_000 }, () => {
       const removed = oldest[table]!.filter((f) => !kept.includes(f));
       expect(removed, `${table}: an older snapshot was there to remove`).toHaveLength(1);
     }
+  });
+
+  it('a sync --streams copies only the tables it touched to latest/; a reader meanwhile finds every table', async () => {
+    const before = await readManifest(prefix);
+    const tables = Object.keys(before.tables);
+    const stampsBefore = await latestStamps(prefix, tables);
+    // Paused once latest/ of the first touched table is replaced: what a reader of latest/ sees mid-publish.
+    const step = 'snapshot latest placed';
+    let midPublish: Promise<Record<string, string>> | null = null;
+    const result = await syncToBucket(
+      'main',
+      prefix,
+      {
+        env: { GRANTFLOW_TEST_PAUSE_AT: step, GRANTFLOW_TEST_PAUSE_MS: '3000' },
+        onSpawn: (child) => {
+          let seen = '';
+          child.stderr?.on('data', (d: Buffer) => {
+            seen += d.toString();
+            if (midPublish === null && seen.includes(`grantflow-test: paused at ${step}`)) {
+              midPublish = (async () => {
+                const out: Record<string, string> = {};
+                for (const t of tables) out[t] = sha256(await getBytes(`${prefix}/latest/${t}.parquet`));
+                return out;
+              })();
+            }
+          });
+        },
+      },
+      ['--streams', 'funds'],
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(midPublish, 'the pause was reached').not.toBeNull();
+    const after = await readManifest(prefix);
+    const seen = await midPublish!;
+    for (const t of tables) {
+      expect([before.tables[t]!.sha256, after.tables[t]!.sha256], `latest of ${t} mid-publish`).toContain(seen[t]);
+    }
+    await expectManifestObjectsPresent(prefix, after);
+    const stampsAfter = await latestStamps(prefix, tables);
+    const rewritten = tables.filter((t) => after.tables[t]!.run_id === after.run_id);
+    const kept = tables.filter((t) => after.tables[t]!.run_id !== after.run_id);
+    expect(rewritten).toEqual(expect.arrayContaining(['funds', ...modelNames]));
+    expect(kept).toEqual(expect.arrayContaining(['applications', 'awards', 'payments']));
+    for (const t of kept) {
+      expect(after.tables[t], `${t}: the earlier run's entry`).toEqual(before.tables[t]);
+      expect(stampsAfter[t], `${t}: the same latest object`).toBe(stampsBefore[t]);
+    }
+    // funds rows carry the run that merged them: new bytes, a new object.
+    expect(stampsAfter.funds).not.toBe(stampsBefore.funds);
   });
 });
 

@@ -47,6 +47,9 @@ describe('snapshot publishing survives a crash (fsync order)', () => {
       ['programs', folder],
       ['applications', folder],
       ['snapshots', manifestName],
+      // latest/ only after the manifest names the files it holds.
+      ['latest', 'programs.parquet'],
+      ['latest', 'applications.parquet'],
     ]);
     const firstRename = events.findIndex((e) => e.op === 'rename');
     // Folders the write created have their entries on the disk: the snapshot directory's own, up to the one that was

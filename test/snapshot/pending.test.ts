@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -47,6 +47,19 @@ describe('undoPendingSnapshot (a snapshot write a kill cut short)', () => {
     notePending(dir, { folder, tables: ['a'] });
     expect(undoPendingSnapshot(dir)).toEqual([]);
     expect(existsSync(join(dir, `a/${folder}/a.parquet`))).toBe(true);
+    expect(existsSync(join(dir, pendingName))).toBe(false);
+  });
+
+  it('points latest/ at the files the manifest names when the kill came before it was placed', () => {
+    place('a/snapshot=2026-11-24T07-00-00Z/a.parquet');
+    place(`a/${folder}/a.parquet`);
+    writeFileSync(join(dir, `a/${folder}/a.parquet`), 'new');
+    place('latest/a.parquet');
+    writeFileSync(join(dir, 'latest/a.parquet'), 'old'); // the previous snapshot's, not yet replaced
+    manifestNaming({ a: folder });
+    notePending(dir, { folder, tables: ['a'] });
+    undoPendingSnapshot(dir);
+    expect(readFileSync(join(dir, 'latest/a.parquet'), 'utf8')).toBe('new');
     expect(existsSync(join(dir, pendingName))).toBe(false);
   });
 

@@ -112,7 +112,7 @@ describe('publishing to the store', () => {
     try {
       const good = await writeSnapshots(warehouse, options('fails', ['grants', 'notes']));
       const before = await store.list('');
-      expect(before.sort()).toEqual(['_manifest.json', ...good.tables.map((t) => t.path)].sort());
+      expect(before.sort()).toEqual(['_manifest.json', ...good.tables.flatMap((t) => [t.path, t.latest!])].sort());
       const manifest = await readManifest(store);
 
       const failed = await writeSnapshots(warehouse, {
@@ -145,7 +145,9 @@ describe('publishing to the store', () => {
       );
       const removed = await undoKilledSnapshotWrite(url('killed'), 'test', silentLogger, { s3ForcePathStyle: true });
       expect(removed).toEqual([`grants/${folder}/grants.parquet`]);
-      expect((await store.list('')).sort()).toEqual(['_manifest.json', ...good.tables.map((t) => t.path)].sort());
+      expect((await store.list('')).sort()).toEqual(
+        ['_manifest.json', ...good.tables.flatMap((t) => [t.path, t.latest!])].sort(),
+      );
     } finally {
       store.close();
     }

@@ -134,7 +134,8 @@ describe.each<Dialect>(['duckdb', 'postgres'])('snapshots of a %s warehouse', (d
       'snapshot=2026-01-01T00-00-03Z',
       'snapshot=2026-01-01T00-00-03Z-001',
     ]);
-    expect(readdirSync(sub).sort()).toEqual(['_manifest.json', 'award_rates']);
+    expect(readdirSync(sub).sort()).toEqual(['_manifest.json', 'award_rates', 'latest']);
+    expect(readdirSync(join(sub, 'latest'))).toEqual(['award_rates.parquet']);
     expect(readManifest(sub)?.tables.award_rates?.run_id).toBe('r4');
   });
 
