@@ -23,6 +23,8 @@ const help: Readonly<Record<SettingKey, string>> = {
   streams: 'comma-separated streams to sync (default all); a fan-out stream brings its parent',
   fullRefresh: "fetch every parent's children again, not only changed ones, and read append-only logs whole",
   fullRefreshAfterDays: 'do a full refresh of fan-out streams when the last one is older than this (default 7)',
+  maxDuration:
+    'time budget, e.g. 5h30m: near it no new request starts, what was fetched is committed and the run ends paused (exit 0); the next sync continues it (default none)',
   refreshReports:
     'report ids (or all) to generate with a report job before reading them, so their new files are downloaded (default none: it writes to the site)',
   refreshReportsTimeout: 'seconds to wait for --refresh-reports jobs to finish generating (default 600)',

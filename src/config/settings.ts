@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { setsSearchPath } from './postgres-options.ts';
 import { snapshotTargetProblem } from '../snapshot/object-store.ts';
+import { durationMs } from './duration.ts';
 
 /**
  * DuckDB's memory limit unless told otherwise: DuckDB's documented minimum of ~125 MB per thread for its two
@@ -136,6 +137,14 @@ export const settingsSchema = z
       .optional(),
     fullRefresh: z.boolean().default(false),
     fullRefreshAfterDays: z.number().positive().default(7),
+    // A time budget: past it a sync starts no new work, commits what it fetched and ends `paused` (time-budget.ts).
+    maxDuration: z
+      .string()
+      .refine(
+        (text) => durationMs(text) !== null,
+        'must be a duration such as 5h30m, 90m or 45s (units d, h, m, s, ms; larger than zero)',
+      )
+      .optional(),
     // Opt-in (it writes to the site): report jobs for these reports before they are read (extract/report-refresh.ts).
     refreshReports: z
       .array(
@@ -202,6 +211,7 @@ export const settingKinds: Readonly<Record<SettingKey, 'string' | 'number' | 'bo
   streams: 'list',
   fullRefresh: 'boolean',
   fullRefreshAfterDays: 'number',
+  maxDuration: 'string',
   refreshReports: 'list',
   refreshReportsTimeout: 'number',
   siteMoved: 'boolean',

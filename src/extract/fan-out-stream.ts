@@ -4,7 +4,7 @@ import type { CommitPlan, LoadUnit, ParentMark } from '../warehouse/types.ts';
 import { confirmWalk } from './confirm-walk.ts';
 import { flushBeforeCommit, pageLine } from './raw-landing.ts';
 import { reportFileContext, reportFileLanding } from './report-file.ts';
-import { GrantflowError } from '../util/errors.ts';
+import { GrantflowError, stopReason } from '../util/errors.ts';
 import { RowSink } from './row-sink.ts';
 import { deletedRows, parentDeletions } from './deletions.ts';
 import type { StreamDef } from './stream-def.ts';
@@ -100,7 +100,8 @@ export async function runFanOutStream(
   };
 
   const worker = async (): Promise<void> => {
-    while (failure === null && next < todo.length) {
+    // Past the time budget no parent is started; those under way finish and are committed below.
+    while (failure === null && next < todo.length && !ctx.budget?.aborted) {
       const parent = todo[next++]!;
       try {
         const fetched = await fetchParent(def, parent, ctx, info);
@@ -121,6 +122,7 @@ export async function runFanOutStream(
   };
 
   await Promise.all(Array.from({ length: Math.max(1, ctx.options.fanOutConcurrency) }, worker));
+  if (failure === null && next < todo.length && ctx.budget?.aborted) failure = stopReason(ctx.budget);
   try {
     await checkpoint();
   } catch (error) {

@@ -43,6 +43,12 @@ export interface ExtractContext {
    * such an error rejects runExtract at once.
    */
   readonly stop?: AbortController;
+  /**
+   * Aborted (with a BudgetReachedError) when the sync's time budget runs out: no new unit of work starts (a top-level
+   * list, a parent's children), units under way finish and are committed, and streams left unfinished end
+   * `interrupted`. Unlike `stop`, requests of work under way still go out: a unit cut short is fetched again.
+   */
+  readonly budget?: AbortSignal;
   readonly logger: Logger;
   readonly progress: Progress;
 }

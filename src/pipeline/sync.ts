@@ -18,6 +18,7 @@ import { afterLoad } from './after-load.ts';
 import { SyncCredentials } from './credential-bootstrap.ts';
 import { SyncRun, type SyncResult } from './sync-run.ts';
 import { SyncStop } from './sync-stop.ts';
+import { TimeBudget } from './time-budget.ts';
 import { checkWarehouseSite } from './warehouse-site.ts';
 import { runProgress } from './run-progress.ts';
 import { pruneRawAfterSync } from './raw-retention-step.ts';
@@ -62,6 +63,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   await checkOutputDirs(settings);
 
   const stop = new SyncStop(request.signal);
+  const budget = TimeBudget.of(settings.maxDuration, started);
   try {
     const { client, warehouse, last } = await credentials.connect({
       site,
@@ -79,12 +81,19 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
         streams: streams.map((d) => d.name),
         logger,
       });
-      const infos = await extract(run, last, streams, client, warehouse, stop, settings, logger, request.tty);
+      const infos = await extract(run, last, streams, client, warehouse, stop, budget, settings, logger, request.tty);
+      // The budget cuts the extraction only: once every stream is read, models and snapshots follow.
+      budget.dispose();
       const work = { streams: infos, client: client.stats };
 
       await testPause('sync extraction finished');
       // A stop (during the extraction or since) starts nothing further: no model, data test or snapshot (see afterLoad).
       if (stop.stopped) await run.stopped(stop, work, null);
+      if (budget.reached && infos.some((i) => i.status === 'interrupted')) {
+        const reason = `time budget of ${settings.maxDuration ?? ''} reached: the next sync continues`;
+        logger.info({ runId: run.runId }, `${reason}; models and snapshots wait for the run to complete`);
+        return await run.paused(work, reason);
+      }
       const failed = infos.some((i) => i.status === 'failed');
       // Models and analysts query next; loads took no statistics (see refreshStatistics).
       await warehouse.refreshStatistics();
@@ -99,6 +108,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       await warehouse.close();
     }
   } finally {
+    budget.dispose();
     stop.dispose();
   }
 }
@@ -144,6 +154,7 @@ async function extract(
   client: SiteClient,
   warehouse: Warehouse,
   stop: SyncStop,
+  budget: TimeBudget,
   settings: Settings,
   logger: Logger,
   tty: boolean | undefined,
@@ -161,6 +172,7 @@ async function extract(
         extractedAt: new Date().toISOString(),
         resuming: run.resumed,
         stop: stop.controller,
+        budget: budget.signal,
         logger,
         progress: runProgress({
           logger,
