@@ -23,6 +23,8 @@ const help: Readonly<Record<SettingKey, string>> = {
   streams: 'comma-separated streams to sync (default all); a fan-out stream brings its parent',
   fullRefresh: "fetch every parent's children again, not only changed ones, and read append-only logs whole",
   fullRefreshAfterDays: 'do a full refresh of fan-out streams when the last one is older than this (default 7)',
+  fullRefreshMode:
+    "all-at-once: every parent's children again once the last full refresh is older than --full-refresh-after-days; rolling: in each run those of the 1/N of parents read longest ago (N = those days), so runs cost the same (default all-at-once)",
   maxDuration:
     'time budget, e.g. 5h30m: near it no new request starts, what was fetched is committed and the run ends paused (exit 0); the next sync continues it (default none)',
   refreshReports:

@@ -137,6 +137,10 @@ export const settingsSchema = z
       .optional(),
     fullRefresh: z.boolean().default(false),
     fullRefreshAfterDays: z.number().positive().default(7),
+    // How that refresh is spread: all parents in one run, or the longest-unread 1/N of them in each run.
+    fullRefreshMode: z
+      .enum(['all-at-once', 'rolling'], { message: 'must be "all-at-once" or "rolling"' })
+      .default('all-at-once'),
     // A time budget: past it a sync starts no new work, commits what it fetched and ends `paused` (time-budget.ts).
     maxDuration: z
       .string()
@@ -211,6 +215,7 @@ export const settingKinds: Readonly<Record<SettingKey, 'string' | 'number' | 'bo
   streams: 'list',
   fullRefresh: 'boolean',
   fullRefreshAfterDays: 'number',
+  fullRefreshMode: 'string',
   maxDuration: 'string',
   refreshReports: 'list',
   refreshReportsTimeout: 'number',

@@ -15,6 +15,12 @@ export interface ExtractOptions {
   readonly fullRefreshStreams: ReadonlySet<string>;
   /** Fan-out streams do a full refresh when the last one is older than this (child edits that do not touch the parent). */
   readonly fullRefreshAfterDays: number;
+  /**
+   * `rolling`: instead of every parent at once after `fullRefreshAfterDays`, each run reads again the children of the
+   * 1/N of parents read longest ago (N = those days, runs taken as days), and of any parent unread for N days.
+   * Default `all-at-once`.
+   */
+  readonly fullRefreshMode?: 'all-at-once' | 'rolling';
   /** IANA zone for timestamps the site sends without one. */
   readonly siteTimeZone: string;
   /** Parents whose children are fetched at once per fan-out stream (the throttle still paces them). */
@@ -76,7 +82,16 @@ export interface StreamInfo {
   deleted: number;
   /** Fan-out only. */
   /** Fan-out only; `notFound`: parents that answered 404 where that means "none" (eligibility). */
-  parents?: { total: number; fetched: number; unchanged: number; gone: number; notFound: number; idle?: number };
+  parents?: {
+    total: number;
+    fetched: number;
+    unchanged: number;
+    gone: number;
+    notFound: number;
+    idle?: number;
+    /** Unchanged parents read again by the rolling refresh (fullRefreshMode `rolling`). */
+    rolling?: number;
+  };
   /** reports, with `refreshReports`: the report jobs this run created and what came of them. */
   reportJobs?: ReportRefreshOutcome;
   /** Downloads in a format grantflow does not read (not CSV): no rows, the file kept under the raw landing. */

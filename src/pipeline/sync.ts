@@ -186,6 +186,7 @@ async function extract(
         options: {
           fullRefreshStreams: run.fullRefreshStreams,
           fullRefreshAfterDays: settings.fullRefreshAfterDays,
+          fullRefreshMode: settings.fullRefreshMode,
           siteTimeZone: settings.siteTimeZone,
           fanOutConcurrency: settings.concurrency,
           checkpointParents: 200,

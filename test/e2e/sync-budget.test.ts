@@ -106,7 +106,7 @@ describe('a first sync in time budgets', () => {
     expect(await runStatuses(warehouse)).toEqual(['succeeded']);
     expect(fetchedAgain(requests)).toEqual({});
     await expectSameWarehouse(warehouse, reference);
-  });
+  }, 300_000);
 
   it('Postgres: the same', async () => {
     const pg = await postgresSchema();
@@ -120,7 +120,7 @@ describe('a first sync in time budgets', () => {
     } finally {
       await pg.drop();
     }
-  });
+  }, 300_000);
 });
 
 describe('grantflow sync --max-duration', () => {

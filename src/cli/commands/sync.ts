@@ -22,6 +22,7 @@ export const syncKeys: readonly SettingKey[] = [
   'streams',
   'fullRefresh',
   'fullRefreshAfterDays',
+  'fullRefreshMode',
   'maxDuration',
   'refreshReports',
   'refreshReportsTimeout',
