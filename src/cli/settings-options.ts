@@ -33,7 +33,9 @@ const help: Readonly<Record<SettingKey, string>> = {
   siteMoved:
     'the site moved to --site: accept a warehouse whose last sync was of its old address, once (default false: a sync of another site is refused)',
   rate: 'requests per second the site allows (default 5)',
-  perPage: 'page size to ask for (default 100)',
+  perPage: 'page size to ask for (default 100; see --detect-page-size)',
+  detectPageSize:
+    'find the largest page size the site honours (up to 500) with one request, once per warehouse, and read lists with it; a site refusing it keeps --per-page (default true)',
   concurrency: 'requests in flight at once (default 8)',
   siteTimeZone: 'IANA time zone of timestamps the site sends without one (default UTC)',
   retainSnapshots: 'snapshots kept per table (default 7; 2 or more while readers follow the manifest)',

@@ -162,6 +162,8 @@ export const settingsSchema = z
     siteMoved: z.boolean().default(false),
     rate: z.number().positive().max(1000).default(5),
     perPage: z.number().int().min(1).max(1000).default(100),
+    // Find the largest page size the site honours, once per warehouse (extract/page-size.ts).
+    detectPageSize: z.boolean().default(true),
     concurrency: z.number().int().min(1).max(64).default(8),
     siteTimeZone: z
       .string()
@@ -222,6 +224,7 @@ export const settingKinds: Readonly<Record<SettingKey, 'string' | 'number' | 'bo
   siteMoved: 'boolean',
   rate: 'number',
   perPage: 'number',
+  detectPageSize: 'boolean',
   concurrency: 'number',
   siteTimeZone: 'string',
   retainSnapshots: 'number',

@@ -13,6 +13,7 @@ import { readStreamState } from './state.ts';
 import {
   addSinkCounts,
   emptyInfo,
+  pageQuery,
   type ExtractContext,
   type ParentRef,
   type StreamInfo,
@@ -231,7 +232,7 @@ async function fetchParent(
       return { parent, records, complete: true, pages: 1 };
     }
     const records: JsonObject[] = [];
-    const pages = ctx.client.paginate(path, { keyOf: def.keyOf });
+    const pages = ctx.client.paginate(path, { keyOf: def.keyOf, ...pageQuery(ctx) });
     for (;;) {
       const step = await pages.next();
       if (step.done) {

@@ -28,6 +28,8 @@ export interface ExtractOptions {
   /** A fan-out stream commits after this many parents or this many seconds, whichever comes first. */
   readonly checkpointParents: number;
   readonly checkpointSeconds: number;
+  /** `per_page` of every list walk (see page-size.ts); the client's own setting when absent. */
+  readonly pageSize?: number;
   /** Generate these reports before the reports list is read (opt-in: it writes to the site). */
   readonly refreshReports?: ReportRefreshOptions;
 }
@@ -109,6 +111,11 @@ export interface ParentRef {
   readonly marker: string | null;
 }
 
+/** Paginate options asking for the run's page size, when one was found. */
+export function pageQuery(ctx: Pick<ExtractContext, 'options'>): { query?: { per_page: number } } {
+  return ctx.options.pageSize === undefined ? {} : { query: { per_page: ctx.options.pageSize } };
+}
+
 export function emptyInfo(stream: string): StreamInfo {
   return {
     stream,
@@ -146,6 +153,9 @@ export interface StreamState {
    * parents it read since then: those it read before (a plain attempt, killed) may have had children edited since.
    */
   fullRefreshSince?: string;
+  /** applications: the page size lists are read with, and how it was found (see page-size.ts). */
+  pageSize?: number;
+  pageSizeFound?: string;
   /** append_newest_first streams: the highest id held. */
   maxId?: number;
   records?: number;

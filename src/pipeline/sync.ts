@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { selectStreams, runExtract } from '../extract/extract-run.ts';
 import { Mutex } from '../extract/mutex.ts';
+import { detectPageSize } from '../extract/page-size.ts';
 import { RawLanding } from '../extract/raw-landing.ts';
 import type { StreamDef } from '../extract/stream-def.ts';
 import type { StreamInfo } from '../extract/types.ts';
@@ -160,16 +161,20 @@ async function extract(
   tty: boolean | undefined,
 ): Promise<StreamInfo[]> {
   const raw = settings.landRaw ? new RawLanding(join(settings.rawDir, run.runId)) : null;
+  const mutex = new Mutex();
+  const extractedAt = new Date().toISOString();
+  const probe = { client, warehouse, mutex, runId: run.runId, extractedAt, logger };
+  const pageSize = settings.detectPageSize ? await detectPageSize(probe, settings.perPage) : undefined;
   await raw?.open();
   try {
     return await runExtract(
       {
         client,
         warehouse,
-        mutex: new Mutex(),
+        mutex,
         raw,
         runId: run.runId,
-        extractedAt: new Date().toISOString(),
+        extractedAt,
         resuming: run.resumed,
         stop: stop.controller,
         budget: budget.signal,
@@ -191,6 +196,7 @@ async function extract(
           fanOutConcurrency: settings.concurrency,
           checkpointParents: 200,
           checkpointSeconds: 20,
+          ...(pageSize === undefined ? {} : { pageSize }),
           ...reportRefreshOption(settings),
         },
       },

@@ -198,6 +198,7 @@ async function handle(p: Parts, control: SimulatorControl, req: IncomingMessage,
     query: url.searchParams,
     perPageDefault: p.config.perPageDefault,
     perPageMax: p.config.perPageMax,
+    perPageOverMax: p.config.perPageOverMax,
   });
   return reply(page.status, page.body, { truncate: truncate && page.status === 200 });
 }

@@ -29,6 +29,7 @@ export const syncKeys: readonly SettingKey[] = [
   'siteMoved',
   'rate',
   'perPage',
+  'detectPageSize',
   'concurrency',
   'siteTimeZone',
   'retainSnapshots',
