@@ -24,13 +24,19 @@ const help: Readonly<Record<SettingKey, string>> = {
     'comma-separated streams to sync (default all); a fan-out stream brings its parent; only the models reading what they load are rebuilt',
   fullRefresh: "fetch every parent's children again, not only changed ones, and read append-only logs whole",
   fullRefreshAfterDays: 'do a full refresh of fan-out streams when the last one is older than this (default 7)',
+  fullRefreshMode:
+    "all-at-once: every parent's children again once the last full refresh is older than --full-refresh-after-days; rolling: in each run those of the 1/N of parents read longest ago (N = those days), so runs cost the same (default all-at-once)",
+  maxDuration:
+    'time budget, e.g. 5h30m: near it no new request starts, what was fetched is committed and the run ends paused (exit 0); the next sync continues it (default none)',
   refreshReports:
     'report ids (or all) to generate with a report job before reading them, so their new files are downloaded (default none: it writes to the site)',
   refreshReportsTimeout: 'seconds to wait for --refresh-reports jobs to finish generating (default 600)',
   siteMoved:
     'the site moved to --site: accept a warehouse whose last sync was of its old address, once (default false: a sync of another site is refused)',
   rate: 'requests per second the site allows (default 5)',
-  perPage: 'page size to ask for (default 100)',
+  perPage: 'page size to ask for (default 100; see --detect-page-size)',
+  detectPageSize:
+    'find the largest page size the site honours (up to 500) with one request, once per warehouse, and read lists with it; a site refusing it keeps --per-page (default true)',
   concurrency: 'requests in flight at once (default 8)',
   siteTimeZone: 'IANA time zone of timestamps the site sends without one (default UTC)',
   retainSnapshots: 'snapshots kept per table (default 7; 2 or more while readers follow the manifest)',

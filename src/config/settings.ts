@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { setsSearchPath } from './postgres-options.ts';
 import { snapshotTargetProblem } from '../snapshot/object-store.ts';
+import { durationMs } from './duration.ts';
 
 /**
  * DuckDB's memory limit unless told otherwise: DuckDB's documented minimum of ~125 MB per thread for its two
@@ -136,6 +137,18 @@ export const settingsSchema = z
       .optional(),
     fullRefresh: z.boolean().default(false),
     fullRefreshAfterDays: z.number().positive().default(7),
+    // How that refresh is spread: all parents in one run, or the longest-unread 1/N of them in each run.
+    fullRefreshMode: z
+      .enum(['all-at-once', 'rolling'], { message: 'must be "all-at-once" or "rolling"' })
+      .default('all-at-once'),
+    // A time budget: past it a sync starts no new work, commits what it fetched and ends `paused` (time-budget.ts).
+    maxDuration: z
+      .string()
+      .refine(
+        (text) => durationMs(text) !== null,
+        'must be a duration such as 5h30m, 90m or 45s (units d, h, m, s, ms; larger than zero)',
+      )
+      .optional(),
     // Opt-in (it writes to the site): report jobs for these reports before they are read (extract/report-refresh.ts).
     refreshReports: z
       .array(
@@ -149,6 +162,8 @@ export const settingsSchema = z
     siteMoved: z.boolean().default(false),
     rate: z.number().positive().max(1000).default(5),
     perPage: z.number().int().min(1).max(1000).default(100),
+    // Find the largest page size the site honours, once per warehouse (extract/page-size.ts).
+    detectPageSize: z.boolean().default(true),
     concurrency: z.number().int().min(1).max(64).default(8),
     siteTimeZone: z
       .string()
@@ -204,11 +219,14 @@ export const settingKinds: Readonly<Record<SettingKey, 'string' | 'number' | 'bo
   streams: 'list',
   fullRefresh: 'boolean',
   fullRefreshAfterDays: 'number',
+  fullRefreshMode: 'string',
+  maxDuration: 'string',
   refreshReports: 'list',
   refreshReportsTimeout: 'number',
   siteMoved: 'boolean',
   rate: 'number',
   perPage: 'number',
+  detectPageSize: 'boolean',
   concurrency: 'number',
   siteTimeZone: 'string',
   retainSnapshots: 'number',

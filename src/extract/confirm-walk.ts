@@ -2,7 +2,7 @@ import type { JsonObject } from '../util/json.ts';
 import { unseenRecords } from '../source/index.ts';
 import { pageLine } from './raw-landing.ts';
 import type { StreamDef } from './stream-def.ts';
-import type { ExtractContext, StreamInfo } from './types.ts';
+import { pageQuery, type ExtractContext, type StreamInfo } from './types.ts';
 
 /**
  * Walks a list a second time when its first walk would soft-delete rows. With numbered pages, a record deleted on a
@@ -21,7 +21,7 @@ export async function confirmWalk(
   missed: (records: JsonObject[]) => Promise<void>,
   parentId?: number,
 ): Promise<boolean> {
-  const pages = ctx.client.paginate(path, { keyOf: def.keyOf });
+  const pages = ctx.client.paginate(path, { keyOf: def.keyOf, ...pageQuery(ctx) });
   for (;;) {
     const step = await pages.next();
     if (step.done) return step.value.complete;

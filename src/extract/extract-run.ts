@@ -1,12 +1,12 @@
 import { enumLabelRows } from '../normalize/index.ts';
-import { ConfigError } from '../util/errors.ts';
+import { ConfigError, stopReason } from '../util/errors.ts';
 import { keepFullRefreshPending, runFanOutStream } from './fan-out-stream.ts';
 import type { Mutex } from './mutex.ts';
 import { refreshReports, type ReportRefreshOutcome } from './report-refresh.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import type { StreamDef } from './stream-def.ts';
 import { streamByName, streamCatalog } from './streams/index.ts';
-import { runTopLevelStream } from './top-level-stream.ts';
+import { failOrSkip, runTopLevelStream } from './top-level-stream.ts';
 import { emptyInfo, type ExtractContext, type StreamInfo } from './types.ts';
 
 /** Resolves `--streams a,b`: unknown names are a usage error; a fan-out stream brings its parent along. */
@@ -63,6 +63,12 @@ export async function runExtract(ctx: ExtractContext, streams: readonly StreamDe
           // All children of one parent stream share its marker (the catalog keeps them equal).
           const marker = kids[0]?.parent?.marker ?? null;
           let top;
+          if (ctx.budget?.aborted) {
+            // Out of time before this list began: it and its children wait for the next run.
+            for (const d of [def, ...kids])
+              results.push(failOrSkip(d, emptyInfo(d.name), stopReason(ctx.budget), Date.now(), ctx));
+            return;
+          }
           try {
             const jobs = await refreshBefore(def, ctx);
             top = await runTopLevelStream(def, ctx, marker);

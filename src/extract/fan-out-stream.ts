@@ -4,7 +4,7 @@ import type { CommitPlan, LoadUnit, ParentMark } from '../warehouse/types.ts';
 import { confirmWalk } from './confirm-walk.ts';
 import { flushBeforeCommit, pageLine } from './raw-landing.ts';
 import { reportFileContext, reportFileLanding } from './report-file.ts';
-import { GrantflowError } from '../util/errors.ts';
+import { GrantflowError, stopReason } from '../util/errors.ts';
 import { RowSink } from './row-sink.ts';
 import { deletedRows, parentDeletions } from './deletions.ts';
 import type { StreamDef } from './stream-def.ts';
@@ -13,6 +13,7 @@ import { readStreamState } from './state.ts';
 import {
   addSinkCounts,
   emptyInfo,
+  pageQuery,
   type ExtractContext,
   type ParentRef,
   type StreamInfo,
@@ -49,13 +50,16 @@ export async function runFanOutStream(
   const state = await readStreamState(ctx, def.name);
   const marks = await ctx.mutex.run(() => ctx.warehouse.readParentMarks(def.name));
   const lastFull = state.lastFullRefreshAt ? Date.parse(state.lastFullRefreshAt) : NaN;
+  const periodic = !def.refreshOnlyWhenAsked;
+  const rolling = periodic && ctx.options.fullRefreshMode === 'rolling';
   const fullRefresh =
     ctx.options.fullRefreshStreams.has(def.name) ||
     state.fullRefreshPending === true ||
     !Number.isFinite(lastFull) ||
-    (!def.refreshOnlyWhenAsked && Date.parse(ctx.extractedAt) - lastFull > ctx.options.fullRefreshAfterDays * dayMs);
+    (periodic && !rolling && Date.parse(ctx.extractedAt) - lastFull > ctx.options.fullRefreshAfterDays * dayMs);
   const since = fullRefresh ? await fullRefreshSince(def, state, ctx) : undefined;
   const doneThisRun = ctx.resuming ? await parentsDoneInRun(ctx, def.name, since) : new Set<string>();
+  const rollingDue = rolling && !fullRefresh ? await rollingRefresh(def, parents, ctx) : new Set<string>();
 
   // Parents with nothing to read yet (a report not generated) are listed by their own stream, not read.
   const idle = def.parent?.idleWithoutMarker ? parents.filter((p) => p.marker === null).length : 0;
@@ -63,10 +67,16 @@ export async function runFanOutStream(
     const key = String(p.id);
     if (def.parent?.idleWithoutMarker && p.marker === null) return false;
     if (doneThisRun.has(key)) return false;
-    if (fullRefresh || !marks.has(key)) return true;
+    if (fullRefresh || !marks.has(key) || rollingDue.has(key)) return true;
     const stored = marks.get(key) ?? null;
     return !(def.parent?.unchanged ? def.parent.unchanged(stored, p.marker) : stored === p.marker);
   });
+  const rolled = todo.filter((p) => {
+    const key = String(p.id);
+    if (!rollingDue.has(key)) return false;
+    const stored = marks.get(key) ?? null;
+    return def.parent?.unchanged ? def.parent.unchanged(stored, p.marker) : stored === p.marker;
+  }).length;
   info.fullRefresh = fullRefresh;
   info.parents = {
     total: parents.length,
@@ -75,6 +85,7 @@ export async function runFanOutStream(
     gone: 0,
     notFound: 0,
     ...(def.parent?.idleWithoutMarker ? { idle } : {}),
+    ...(rolling && !fullRefresh ? { rolling: rolled } : {}),
   };
   ctx.progress.parents(def.name, 0, todo.length);
 
@@ -100,7 +111,8 @@ export async function runFanOutStream(
   };
 
   const worker = async (): Promise<void> => {
-    while (failure === null && next < todo.length) {
+    // Past the time budget no parent is started; those under way finish and are committed below.
+    while (failure === null && next < todo.length && !ctx.budget?.aborted) {
       const parent = todo[next++]!;
       try {
         const fetched = await fetchParent(def, parent, ctx, info);
@@ -121,6 +133,7 @@ export async function runFanOutStream(
   };
 
   await Promise.all(Array.from({ length: Math.max(1, ctx.options.fanOutConcurrency) }, worker));
+  if (failure === null && next < todo.length && ctx.budget?.aborted) failure = stopReason(ctx.budget);
   try {
     await checkpoint();
   } catch (error) {
@@ -219,7 +232,7 @@ async function fetchParent(
       return { parent, records, complete: true, pages: 1 };
     }
     const records: JsonObject[] = [];
-    const pages = ctx.client.paginate(path, { keyOf: def.keyOf });
+    const pages = ctx.client.paginate(path, { keyOf: def.keyOf, ...pageQuery(ctx) });
     for (;;) {
       const step = await pages.next();
       if (step.done) {
@@ -383,6 +396,38 @@ async function parentsDoneInRun(ctx: ExtractContext, stream: string, since?: str
   const params = since === undefined ? [stream, ctx.runId] : [stream, ctx.runId, since];
   const rows = await ctx.mutex.run(() => ctx.warehouse.query(sql, params));
   return new Set(rows.map((r) => String(r.parent_id)));
+}
+
+/**
+ * The parents a rolling refresh reads again this run, changed or not: the ceil(1/N) of the parents whose children
+ * were read longest ago (N = fullRefreshAfterDays, one run taken as one day), and any read more than N days ago (runs
+ * further apart than a day). So every run costs about the same, and a child edited without its parent changing is
+ * read within N runs (or N days). Ties (every parent of a first sync was read at one time) go by parent id.
+ */
+async function rollingRefresh(
+  def: StreamDef,
+  parents: readonly ParentRef[],
+  ctx: ExtractContext,
+): Promise<Set<string>> {
+  const days = ctx.options.fullRefreshAfterDays;
+  const cutoff = new Date(Date.parse(ctx.extractedAt) - days * dayMs).toISOString();
+  const rows = await ctx.mutex.run(() =>
+    ctx.warehouse.query(
+      'SELECT parent_id, synced_at < CAST($2 AS TIMESTAMPTZ) AS stale FROM _grantflow_parents WHERE stream = $1 ' +
+        'ORDER BY synced_at, parent_id',
+      [def.name, cutoff],
+    ),
+  );
+  const current = new Set(parents.map((p) => String(p.id)));
+  const quota = Math.ceil(current.size / Math.max(1, days));
+  const due = new Set<string>();
+  for (const r of rows) {
+    const id = String(r.parent_id);
+    if (!current.has(id)) continue;
+    if (due.size < quota || r.stale === true) due.add(id);
+    else break;
+  }
+  return due;
 }
 
 /**

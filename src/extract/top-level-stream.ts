@@ -12,6 +12,7 @@ import type { StreamDef } from './stream-def.ts';
 import {
   addSinkCounts,
   emptyInfo,
+  pageQuery,
   type ExtractContext,
   type ParentRef,
   type StreamInfo,
@@ -76,7 +77,7 @@ export async function runTopLevelStream(
   };
 
   try {
-    const pages = ctx.client.paginate(def.path, { keyOf: def.keyOf });
+    const pages = ctx.client.paginate(def.path, { keyOf: def.keyOf, ...pageQuery(ctx) });
     for (;;) {
       const step = await pages.next();
       if (step.done) {

@@ -15,6 +15,12 @@ export interface ExtractOptions {
   readonly fullRefreshStreams: ReadonlySet<string>;
   /** Fan-out streams do a full refresh when the last one is older than this (child edits that do not touch the parent). */
   readonly fullRefreshAfterDays: number;
+  /**
+   * `rolling`: instead of every parent at once after `fullRefreshAfterDays`, each run reads again the children of the
+   * 1/N of parents read longest ago (N = those days, runs taken as days), and of any parent unread for N days.
+   * Default `all-at-once`.
+   */
+  readonly fullRefreshMode?: 'all-at-once' | 'rolling';
   /** IANA zone for timestamps the site sends without one. */
   readonly siteTimeZone: string;
   /** Parents whose children are fetched at once per fan-out stream (the throttle still paces them). */
@@ -22,6 +28,8 @@ export interface ExtractOptions {
   /** A fan-out stream commits after this many parents or this many seconds, whichever comes first. */
   readonly checkpointParents: number;
   readonly checkpointSeconds: number;
+  /** `per_page` of every list walk (see page-size.ts); the client's own setting when absent. */
+  readonly pageSize?: number;
   /** Generate these reports before the reports list is read (opt-in: it writes to the site). */
   readonly refreshReports?: ReportRefreshOptions;
 }
@@ -43,6 +51,12 @@ export interface ExtractContext {
    * such an error rejects runExtract at once.
    */
   readonly stop?: AbortController;
+  /**
+   * Aborted (with a BudgetReachedError) when the sync's time budget runs out: no new unit of work starts (a top-level
+   * list, a parent's children), units under way finish and are committed, and streams left unfinished end
+   * `interrupted`. Unlike `stop`, requests of work under way still go out: a unit cut short is fetched again.
+   */
+  readonly budget?: AbortSignal;
   readonly logger: Logger;
   readonly progress: Progress;
 }
@@ -70,7 +84,16 @@ export interface StreamInfo {
   deleted: number;
   /** Fan-out only. */
   /** Fan-out only; `notFound`: parents that answered 404 where that means "none" (eligibility). */
-  parents?: { total: number; fetched: number; unchanged: number; gone: number; notFound: number; idle?: number };
+  parents?: {
+    total: number;
+    fetched: number;
+    unchanged: number;
+    gone: number;
+    notFound: number;
+    idle?: number;
+    /** Unchanged parents read again by the rolling refresh (fullRefreshMode `rolling`). */
+    rolling?: number;
+  };
   /** reports, with `refreshReports`: the report jobs this run created and what came of them. */
   reportJobs?: ReportRefreshOutcome;
   /** Downloads in a format grantflow does not read (not CSV): no rows, the file kept under the raw landing. */
@@ -86,6 +109,11 @@ export interface StreamInfo {
 export interface ParentRef {
   readonly id: number;
   readonly marker: string | null;
+}
+
+/** Paginate options asking for the run's page size, when one was found. */
+export function pageQuery(ctx: Pick<ExtractContext, 'options'>): { query?: { per_page: number } } {
+  return ctx.options.pageSize === undefined ? {} : { query: { per_page: ctx.options.pageSize } };
 }
 
 export function emptyInfo(stream: string): StreamInfo {
@@ -125,6 +153,9 @@ export interface StreamState {
    * parents it read since then: those it read before (a plain attempt, killed) may have had children edited since.
    */
   fullRefreshSince?: string;
+  /** applications: the page size lists are read with, and how it was found (see page-size.ts). */
+  pageSize?: number;
+  pageSizeFound?: string;
   /** append_newest_first streams: the highest id held. */
   maxId?: number;
   records?: number;

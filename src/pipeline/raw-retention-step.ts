@@ -9,7 +9,7 @@ const runsChecked = 1000;
 
 /**
  * At the end of a successful sync (before its row says so; the run is spared as the current one): prunes raw pages beyond `keepRawRuns` runs, sparing every run of this warehouse a resume
- * could still continue (running, interrupted, or failed and marked resumable) and the run that just ended.
+ * could still continue (running, interrupted, paused, or failed and marked resumable) and the run that just ended.
  */
 export async function pruneRawAfterSync(
   warehouse: Warehouse,
@@ -32,6 +32,7 @@ export async function pruneRawAfterSync(
         (r) =>
           r.status === 'running' ||
           r.status === 'interrupted' ||
+          r.status === 'paused' ||
           (r.status === 'failed' && isJsonObject(r.summary) && r.summary.resumable === true),
       )
       .map((r) => r.runId),

@@ -1,7 +1,7 @@
 import { isJsonObject, type JsonValue } from '../util/json.ts';
 
 /**
- * Why a run did not succeed, in one line, from the summary its `_grantflow_runs` row keeps: the error that stopped
+ * Why a run did not succeed (or is paused), in one line, from the summary its `_grantflow_runs` row keeps: the error that stopped
  * it, the streams that failed, a model, the data tests or the snapshots. Null when the summary names nothing (a run
  * that succeeded, one still running, or one a killed process left behind).
  */
@@ -9,6 +9,8 @@ export function runReason(summary: JsonValue | undefined): string | null {
   if (!isJsonObject(summary)) return null;
   const parts: string[] = [];
   if (typeof summary.error === 'string') parts.push(summary.error);
+  // A run its time budget paused (sync-run.ts): why it is not finished yet.
+  if (typeof summary.paused === 'string') parts.push(summary.paused);
   const streams = Array.isArray(summary.streams) ? summary.streams.filter(isJsonObject) : [];
   const failed = streams.filter((s) => s.status === 'failed');
   if (failed.length > 0) {

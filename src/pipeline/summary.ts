@@ -26,7 +26,7 @@ export function formatSummary(s: SummaryInput): string {
     const notes: string[] = [];
     if (i.parents)
       notes.push(
-        `parents ${i.parents.fetched}/${i.parents.total} fetched (${i.parents.unchanged} unchanged${i.parents.idle ? `, ${i.parents.idle} with nothing to read` : ''})`,
+        `parents ${i.parents.fetched}/${i.parents.total} fetched (${i.parents.unchanged} unchanged${i.parents.rolling ? `, ${i.parents.rolling} unchanged read again by the rolling refresh` : ''}${i.parents.idle ? `, ${i.parents.idle} with nothing to read` : ''})`,
       );
     if (i.otherFormat) notes.push(`WARNING ${i.otherFormat} files not CSV: no rows loaded (see log)`);
     if (i.reportJobs) notes.push(refreshNote(i.reportJobs));

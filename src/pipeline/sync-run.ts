@@ -11,7 +11,7 @@ import type { SyncStop } from './sync-stop.ts';
 
 export interface SyncResult {
   readonly runId: string;
-  readonly status: 'succeeded' | 'partial' | 'failed' | 'interrupted';
+  readonly status: 'succeeded' | 'partial' | 'failed' | 'interrupted' | 'paused';
   readonly resumed: boolean;
   readonly streams: readonly StreamInfo[];
   readonly client: ClientStats;
@@ -96,7 +96,8 @@ export class SyncRun {
     ]);
     const fullRefresh = fullRefreshStreams.size > 0;
     const options = { fullRefresh, fullRefreshStreams: [...fullRefreshStreams] } satisfies RunOptions;
-    if (resumed) logger.warn({ runId, fullRefresh }, 'the previous run did not finish: resuming it');
+    if (resumed && last?.status === 'paused') logger.info({ runId, fullRefresh }, 'continuing the paused run');
+    else if (resumed) logger.warn({ runId, fullRefresh }, 'the previous run did not finish: resuming it');
     await warehouse.saveRun({ runId, startedAt, status: 'running', summary: { site, options } });
     return new SyncRun(warehouse, site, runId, startedAt, started, resumed, options);
   }
@@ -110,6 +111,16 @@ export class SyncRun {
   ): Promise<SyncResult> {
     const result = this.result(status, work, after, exitCode);
     await this.record(result, work, { after: after.summary });
+    return result;
+  }
+
+  /**
+   * Out of time (--max-duration): what was fetched is committed and the run is recorded `paused`, to be continued by
+   * the next sync. Not a failure (exit 0), but no model, data test or snapshot is built from a half-read site.
+   */
+  async paused(work: RunWork, reason: string): Promise<SyncResult> {
+    const result = this.result('paused', work, null, ExitCode.ok);
+    await this.record(result, work, { paused: reason, resumable: true });
     return result;
   }
 
@@ -172,11 +183,12 @@ export class SyncRun {
 }
 
 /**
- * A run to continue rather than start afresh: one that died (still `running`), one stopped by a signal, or one
+ * A run to continue rather than start afresh: one that died (still `running`), one stopped by a signal or by its time
+ * budget (`paused`), or one
  * stopped by credentials rejected mid-run (`failed`, marked resumable): their committed work is not fetched again.
  */
 function resumable(run: RunRecord): boolean {
-  if (run.status === 'running' || run.status === 'interrupted') return true;
+  if (run.status === 'running' || run.status === 'interrupted' || run.status === 'paused') return true;
   return run.status === 'failed' && isJsonObject(run.summary) && run.summary.resumable === true;
 }
 

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { selectStreams, runExtract } from '../extract/extract-run.ts';
 import { Mutex } from '../extract/mutex.ts';
+import { detectPageSize } from '../extract/page-size.ts';
 import { RawLanding } from '../extract/raw-landing.ts';
 import type { StreamDef } from '../extract/stream-def.ts';
 import type { StreamInfo } from '../extract/types.ts';
@@ -18,6 +19,7 @@ import { afterLoad } from './after-load.ts';
 import { SyncCredentials } from './credential-bootstrap.ts';
 import { SyncRun, type SyncResult } from './sync-run.ts';
 import { SyncStop } from './sync-stop.ts';
+import { TimeBudget } from './time-budget.ts';
 import { checkWarehouseSite } from './warehouse-site.ts';
 import { runProgress } from './run-progress.ts';
 import { pruneRawAfterSync } from './raw-retention-step.ts';
@@ -65,6 +67,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   await checkOutputDirs(settings);
 
   const stop = new SyncStop(request.signal);
+  const budget = TimeBudget.of(settings.maxDuration, started);
   try {
     const { client, warehouse, last } = await credentials.connect({
       site,
@@ -82,12 +85,19 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
         streams: streams.map((d) => d.name),
         logger,
       });
-      const infos = await extract(run, last, streams, client, warehouse, stop, settings, logger, request.tty);
+      const infos = await extract(run, last, streams, client, warehouse, stop, budget, settings, logger, request.tty);
+      // The budget cuts the extraction only: once every stream is read, models and snapshots follow.
+      budget.dispose();
       const work = { streams: infos, client: client.stats };
 
       await testPause('sync extraction finished');
       // A stop (during the extraction or since) starts nothing further: no model, data test or snapshot (see afterLoad).
       if (stop.stopped) await run.stopped(stop, work, null);
+      if (budget.reached && infos.some((i) => i.status === 'interrupted')) {
+        const reason = `time budget of ${settings.maxDuration ?? ''} reached: the next sync continues`;
+        logger.info({ runId: run.runId }, `${reason}; models and snapshots wait for the run to complete`);
+        return await run.paused(work, reason);
+      }
       const failed = infos.some((i) => i.status === 'failed');
       // Models and analysts query next; loads took no statistics (see refreshStatistics).
       await warehouse.refreshStatistics();
@@ -102,6 +112,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       await warehouse.close();
     }
   } finally {
+    budget.dispose();
     stop.dispose();
   }
 }
@@ -148,23 +159,29 @@ async function extract(
   client: SiteClient,
   warehouse: Warehouse,
   stop: SyncStop,
+  budget: TimeBudget,
   settings: Settings,
   logger: Logger,
   tty: boolean | undefined,
 ): Promise<StreamInfo[]> {
   const raw = settings.landRaw ? new RawLanding(join(settings.rawDir, run.runId)) : null;
+  const mutex = new Mutex();
+  const extractedAt = new Date().toISOString();
+  const probe = { client, warehouse, mutex, runId: run.runId, extractedAt, logger };
+  const pageSize = settings.detectPageSize ? await detectPageSize(probe, settings.perPage) : undefined;
   await raw?.open();
   try {
     return await runExtract(
       {
         client,
         warehouse,
-        mutex: new Mutex(),
+        mutex,
         raw,
         runId: run.runId,
-        extractedAt: new Date().toISOString(),
+        extractedAt,
         resuming: run.resumed,
         stop: stop.controller,
+        budget: budget.signal,
         logger,
         progress: runProgress({
           logger,
@@ -178,10 +195,12 @@ async function extract(
         options: {
           fullRefreshStreams: run.fullRefreshStreams,
           fullRefreshAfterDays: settings.fullRefreshAfterDays,
+          fullRefreshMode: settings.fullRefreshMode,
           siteTimeZone: settings.siteTimeZone,
           fanOutConcurrency: settings.concurrency,
           checkpointParents: 200,
           checkpointSeconds: 20,
+          ...(pageSize === undefined ? {} : { pageSize }),
           ...reportRefreshOption(settings),
         },
       },

@@ -70,7 +70,7 @@ export async function handleControl(
   }
 }
 
-/** Body keys: rate, retryAfter, tokenTtlSeconds, perPageMax, latency {ms, jitterMs}, faults {...}, listStyle, listStyleByEndpoint, permissions, features. */
+/** Body keys: rate, retryAfter, tokenTtlSeconds, perPageMax (perPageOverMax cap|reject), latency {ms, jitterMs}, faults {...}, listStyle, listStyleByEndpoint, permissions, features. */
 function applyConfig(control: SimulatorControl, body: JsonObject): void {
   const rate = num(body['rate']);
   if (rate !== undefined) control.setRate(rate);
@@ -79,7 +79,9 @@ function applyConfig(control: SimulatorControl, body: JsonObject): void {
   const ttl = num(body['tokenTtlSeconds']);
   if (ttl !== undefined) control.setTokenTtl(ttl);
   const perPageMax = num(body['perPageMax']);
-  if (perPageMax !== undefined) control.setPerPageMax(perPageMax);
+  const overMax = body['perPageOverMax'];
+  if (perPageMax !== undefined)
+    control.setPerPageMax(perPageMax, overMax === 'cap' || overMax === 'reject' ? overMax : undefined);
   if (isJsonObject(body['latency']))
     control.setLatency({
       ms: num(body['latency']['ms']) ?? 0,

@@ -5,7 +5,15 @@ import { applyChanges, type ChangeRequest, type ChangeResult } from './changes.t
 import type { RequestCounter, RequestCounts } from './counts.ts';
 import type { Dataset } from './dataset.ts';
 import type { FaultInjector } from './faults.ts';
-import type { FaultKind, FaultOptions, Features, LatencyOptions, ListStyle, SimConfig } from './options.ts';
+import type {
+  FaultKind,
+  FaultOptions,
+  Features,
+  LatencyOptions,
+  ListStyle,
+  PerPageOverMax,
+  SimConfig,
+} from './options.ts';
 import { retryAfterSeconds } from './options.ts';
 import type { SlidingWindowLimiter } from './rate-limit.ts';
 import { reportFile, reportTable, type ReportFile, type ReportTable } from './report-files.ts';
@@ -33,7 +41,8 @@ export interface SimulatorControl {
   setLatency(latency: LatencyOptions): void;
   /** Lifetime of access tokens issued from now on. */
   setTokenTtl(seconds: number): void;
-  setPerPageMax(n: number): void;
+  /** The largest per_page honoured, and what a larger one gets (`cap`: pages of `n`; `reject`: a 400). */
+  setPerPageMax(n: number, overMax?: PerPageOverMax): void;
   /** For one path template, or (without template) the default. */
   setListStyle(style: ListStyle, template?: string): void;
   setPermissions(permissions: readonly string[]): void;
@@ -117,8 +126,9 @@ export function createControl(p: ControlParts): SimulatorControl {
     setTokenTtl: (seconds) => {
       p.tokens.ttlSeconds = seconds;
     },
-    setPerPageMax: (n) => {
+    setPerPageMax: (n, overMax) => {
       p.config.perPageMax = n;
+      if (overMax) p.config.perPageOverMax = overMax;
     },
     setListStyle: (style, template) => {
       if (template) p.config.listStyleByEndpoint[template] = style;

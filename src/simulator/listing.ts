@@ -30,13 +30,17 @@ export interface PageRequest {
   readonly query: URLSearchParams;
   readonly perPageDefault: number;
   readonly perPageMax: number;
+  /** `reject`: a per_page above perPageMax is a 400 (as a DRF max_page_size validator would), not clamped. */
+  readonly perPageOverMax?: 'cap' | 'reject';
 }
 
-export type PageResult = { status: 200; body: JsonObject } | { status: 404; body: JsonObject };
+export type PageResult = { status: 200; body: JsonObject } | { status: 400 | 404; body: JsonObject };
 
 /** DRF-style page-number pagination with absolute next/previous URLs; an invalid page is a 404. */
 export function paginate(rows: readonly JsonObject[], desc: boolean, req: PageRequest): PageResult {
   const rawPer = Number.parseInt(req.query.get('per_page') ?? '', 10);
+  if (req.perPageOverMax === 'reject' && rawPer > req.perPageMax)
+    return { status: 400, body: { per_page: [`Ensure this value is less than or equal to ${req.perPageMax}.`] } };
   const perPage = Number.isFinite(rawPer) && rawPer > 0 ? Math.min(rawPer, req.perPageMax) : req.perPageDefault;
   const rawPage = req.query.get('page');
   const page = rawPage === null ? 1 : /^\d+$/.test(rawPage) ? Number(rawPage) : NaN;

@@ -2,6 +2,7 @@ import type { Dataset } from './dataset.ts';
 import type { ScaleName } from './scales.ts';
 
 export type ListStyle = 'envelope' | 'bare';
+export type PerPageOverMax = 'cap' | 'reject';
 export type FaultKind = '5xx' | 'truncate' | 'reset' | 'latency';
 
 export interface FaultOptions {
@@ -43,8 +44,10 @@ export interface SimulatorOptions {
    */
   readonly retryAfter?: boolean | number;
   readonly perPageDefault?: number;
-  /** per_page above this is clamped. Default 100. */
+  /** per_page above this is clamped (or refused, see perPageOverMax). Default 100. */
   readonly perPageMax?: number;
+  /** What a per_page above perPageMax gets: `cap` (default) pages of perPageMax, `reject` a 400. */
+  readonly perPageOverMax?: PerPageOverMax;
   /** Default list style; `bare` returns every row as a JSON array, unpaginated. */
   readonly listStyle?: ListStyle;
   /** Per path template, e.g. `{ '/api/programs/': 'bare' }`. */
@@ -85,6 +88,7 @@ export interface SimConfig {
   retryAfterSeconds: number;
   perPageDefault: number;
   perPageMax: number;
+  perPageOverMax: PerPageOverMax;
   listStyle: ListStyle;
   listStyleByEndpoint: Record<string, ListStyle>;
   permissions: Set<string>;
@@ -99,6 +103,7 @@ export function configFrom(options: SimulatorOptions): SimConfig {
     retryAfterSeconds: retryAfterSeconds(options.retryAfter ?? false),
     perPageDefault: options.perPageDefault ?? 25,
     perPageMax: options.perPageMax ?? 100,
+    perPageOverMax: options.perPageOverMax ?? 'cap',
     listStyle: options.listStyle ?? 'envelope',
     listStyleByEndpoint: { ...options.listStyleByEndpoint },
     permissions: new Set(options.permissions ?? ALL_PERMISSIONS),

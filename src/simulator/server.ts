@@ -96,7 +96,7 @@ async function handle(p: Parts, control: SimulatorControl, req: IncomingMessage,
   const method = req.method ?? 'GET';
   if (path.startsWith('/_sim/')) return handleControl(control, req, res, url);
   const template = path === TOKEN_PATH || path === REVOKE_PATH ? path : (p.router.templateOf(path) ?? path);
-  p.counter.record(method, template, path);
+  p.counter.record(method, template, path, url.search);
   const reply = (
     status: number,
     body?: Parameters<typeof sendJson>[2],
@@ -198,6 +198,7 @@ async function handle(p: Parts, control: SimulatorControl, req: IncomingMessage,
     query: url.searchParams,
     perPageDefault: p.config.perPageDefault,
     perPageMax: p.config.perPageMax,
+    perPageOverMax: p.config.perPageOverMax,
   });
   return reply(page.status, page.body, { truncate: truncate && page.status === 200 });
 }

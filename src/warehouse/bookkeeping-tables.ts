@@ -29,7 +29,7 @@ export const bookkeepingTables: readonly TableDef[] = [
     name: '_grantflow_runs',
     kind: 'bookkeeping',
     description:
-      'One row per sync. The next sync resumes, under the same run id, a run that did not finish: still `running` (killed), `interrupted` (stopped by a signal), or `failed` with `resumable` in its summary (credentials rejected mid-run).',
+      'One row per sync. The next sync resumes, under the same run id, a run that did not finish: still `running` (killed), `interrupted` (stopped by a signal), `paused` (its time budget ran out), or `failed` with `resumable` in its summary (credentials rejected mid-run).',
     primaryKey: ['run_id'],
     columns: [
       text('run_id', 'Run id (UTC start time and a random suffix); also the `_run_id` of the rows it wrote.'),
@@ -37,7 +37,7 @@ export const bookkeepingTables: readonly TableDef[] = [
       at('finished_at', 'When it finished (UTC); NULL while running or when it was killed.', false),
       text(
         'status',
-        '`running`, `succeeded`, `partial` (a stream, an error-level data test, a model or the snapshots failed; the reason in `summary`), `interrupted` or `failed`.',
+        '`running`, `succeeded`, `partial` (a stream, an error-level data test, a model or the snapshots failed; the reason in `summary`), `interrupted`, `paused` (`--max-duration` ran out; the next sync continues it) or `failed`.',
       ),
       json(
         'summary',

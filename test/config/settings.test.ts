@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadSettings } from '../../src/config/load-settings.ts';
 import { settingKinds } from '../../src/config/settings.ts';
+import { durationMs } from '../../src/config/duration.ts';
 import { ConfigError } from '../../src/util/errors.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'gf-settings-'));
@@ -97,6 +98,19 @@ describe('settings', () => {
     );
     const typo = await pipeline('typo-keys.json', JSON.stringify({ rte: 5 }));
     expect(await configError(loadSettings({}, { pipeline: typo, env, keys }))).toMatch(/unknown setting "rte"/);
+  });
+
+  it('read a time budget as a duration with units, and refuse anything else', async () => {
+    expect(durationMs('5h30m')).toBe((5 * 60 + 30) * 60_000);
+    expect(durationMs('1d 2h')).toBe(26 * 3_600_000);
+    expect(durationMs('1m30s')).toBe(90_000);
+    expect(durationMs('1500ms')).toBe(1_500);
+    for (const bad of ['', '30', '0s', '5 hours', 'h', '30m5h']) expect(durationMs(bad), bad).toBeNull();
+    const settings = await loadSettings({}, { env: { GRANTFLOW_MAX_DURATION: '90m' } });
+    expect(settings.maxDuration).toBe('90m');
+    expect(await configError(loadSettings({ maxDuration: '5x' }, { env: {} }))).toMatch(
+      /^--max-duration: must be a duration such as 5h30m/,
+    );
   });
 
   it('refuse a DuckDB memory limit below the minimum a sync needs, in any unit', async () => {

@@ -19,7 +19,13 @@ interface SimFlags {
   latency: string;
   tokenTtl: string;
   perPageMax: string;
+  perPageOverMax: string;
   credentialsOut?: string;
+}
+
+function overMax(raw: string): 'cap' | 'reject' {
+  if (raw === 'cap' || raw === 'reject') return raw;
+  throw new ConfigError(`--per-page-over-max must be cap or reject, got "${raw}"`);
 }
 
 export function integer(flag: string, raw: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -56,6 +62,7 @@ export function parseSimFlags(flags: SimFlags): SimulatorOptions {
     latency: { ms: latency },
     tokenTtlSeconds: integer('--token-ttl', flags.tokenTtl, 1),
     perPageMax: integer('--per-page-max', flags.perPageMax, 1),
+    perPageOverMax: overMax(flags.perPageOverMax),
   };
 }
 
@@ -108,6 +115,7 @@ export function registerSim(program: Command): void {
     .option('--latency <ms>', 'added latency of every /api/ request', '0')
     .option('--token-ttl <seconds>', 'access token lifetime', '7200')
     .option('--per-page-max <n>', 'largest per_page served (larger values are clamped)', '100')
+    .option('--per-page-over-max <cap|reject>', 'a larger per_page gets pages of --per-page-max (cap) or a 400', 'cap')
     .option(
       '--credentials-out <file>',
       'write {client_id, client_secret, access_token, refresh_token} here (mode 0600; must not be empty)',

@@ -22,11 +22,14 @@ export const syncKeys: readonly SettingKey[] = [
   'streams',
   'fullRefresh',
   'fullRefreshAfterDays',
+  'fullRefreshMode',
+  'maxDuration',
   'refreshReports',
   'refreshReportsTimeout',
   'siteMoved',
   'rate',
   'perPage',
+  'detectPageSize',
   'concurrency',
   'siteTimeZone',
   'retainSnapshots',
@@ -59,7 +62,7 @@ Examples:
   grantflow sync --site https://yoursite.example.com --credentials creds.json
   grantflow sync --pipeline pipelines/example.json --streams applications,application_tasks --full-refresh
 
-Exit codes: 0 success; 1 the run failed or was partial (see the summary), or was interrupted (SIGINT/SIGTERM:
+Exit codes: 0 success, or paused by --max-duration (the next sync continues the run); 1 the run failed or was partial (see the summary), or was interrupted (SIGINT/SIGTERM:
 no new requests, commits under way finish (a Postgres one waiting for another session's table lock rolls back
 within 2 s), the next sync resumes it; a second signal exits at once, once a token
 refresh under way is saved; after the extraction no further model, data test or snapshot starts and a snapshot
@@ -95,7 +98,13 @@ being written is abandoned, so the last good one stays current); 2 bad usage or 
       process.on('SIGTERM', onSignal);
       try {
         const result = await runSync({ settings, logger, env, signal: stop.signal });
-        const extra = [...(result.after?.lines ?? []), ...(note ? [note] : [])];
+        const paused =
+          result.status === 'paused'
+            ? [
+                `paused: the time budget (--max-duration ${settings.maxDuration ?? ''}) ran out; what was fetched is committed and the next sync continues run ${result.runId} (models and snapshots wait until it completes)`,
+              ]
+            : [];
+        const extra = [...paused, ...(result.after?.lines ?? []), ...(note ? [note] : [])];
         process.stdout.write(fitForTerminal(formatSummary({ ...result, client: result.client, extra })));
         return result.exitCode;
       } catch (error) {
