@@ -4,6 +4,7 @@ import type { TokenCounts, TokenStore } from './auth.ts';
 import { applyChanges, type ChangeRequest, type ChangeResult } from './changes.ts';
 import type { RequestCounter, RequestCounts } from './counts.ts';
 import type { Dataset } from './dataset.ts';
+import type { Drift, DriftReport } from './drift.ts';
 import type { FaultInjector } from './faults.ts';
 import type { FaultKind, FaultOptions, Features, LatencyOptions, ListStyle, SimConfig } from './options.ts';
 import { retryAfterSeconds } from './options.ts';
@@ -51,6 +52,10 @@ export interface SimulatorControl {
   reportFile(id: number): { table: ReportTable; file: ReportFile } | undefined;
   /** Serve this file for the report's download instead of its CSV (null: the CSV again). */
   setReportFile(id: number, file: ReportFile | null): void;
+  /** Schema drift on or off (see drift.ts); what it added so far stays recorded. */
+  setDrift(on: boolean): void;
+  /** What drift added to the answers served so far. */
+  driftReport(): DriftReport;
 }
 
 export const collectionNames = [
@@ -86,6 +91,7 @@ export interface ControlParts {
   readonly counter: RequestCounter;
   readonly faults: FaultInjector;
   readonly limiter: SlidingWindowLimiter;
+  readonly drift: Drift;
 }
 
 export function createControl(p: ControlParts): SimulatorControl {
@@ -143,6 +149,10 @@ export function createControl(p: ControlParts): SimulatorControl {
       if (file) p.ds.reportFileOverrides.set(id, file);
       else p.ds.reportFileOverrides.delete(id);
     },
+    setDrift: (on) => {
+      p.drift.enabled = on;
+    },
+    driftReport: () => p.drift.report(),
   };
 }
 
