@@ -137,7 +137,7 @@ function known(
     }
     const path = join(parent, key);
     for (const k in o) {
-      const child = node.fields[k];
+      const child = node.fields.get(k);
       if (child === undefined) unmapped(o[k]!, `${path}.${k}`, k, out, obs);
       else known(o[k]!, child, path, k, out, obs);
     }
@@ -161,7 +161,7 @@ export function walkRecord(record: JsonObject, root: FieldNode, out: MappedRow[]
   const fields = root.fields;
   if (fields === undefined) return;
   for (const k in record) {
-    const child = fields[k];
+    const child = fields.get(k);
     const v = record[k]!;
     if (child === undefined) unmapped(v, k, k, out, obs);
     else known(v, child, '', k, out, obs);

@@ -18,7 +18,7 @@ export interface FieldNode {
   /** JSON kinds the field may hold (a bit set of the constants above). */
   readonly kinds: number;
   /** Known members of an object value; absent: the value is kept whole (a JSON column), not looked into for drift. */
-  readonly fields?: Readonly<Record<string, FieldNode>>;
+  readonly fields?: ReadonlyMap<string, FieldNode>;
   /** Known shape of array items; absent: items are kept whole. */
   readonly items?: FieldNode;
   /** The mapping reads this value as a reference and feeds its dimension itself: the walk does not again. */
@@ -34,16 +34,17 @@ const I = leaf(NUMBER | STRING);
 const M = leaf(NUMBER | STRING);
 /** Kept whole (a JSON column or a value only `_raw` keeps): members are not drift, references in it still count. */
 const ANY: FieldNode = { kinds: ANY_KIND };
+// Maps, not objects: the walk looks every key of every record up, and a Map lookup costs half as much.
 const obj = (fields: Record<string, FieldNode>, extra: Partial<FieldNode> = {}): FieldNode => ({
   kinds: OBJECT,
-  fields,
+  fields: new Map(Object.entries(fields)),
   ...extra,
 });
 const arrOf = (items: FieldNode): FieldNode => ({ kinds: ARRAY, items });
 /** A reference read by the mapping: an object, or a bare id (the write shape), or `[]` (PHP's empty map). */
 const refTo = (fields: Record<string, FieldNode>): FieldNode => ({
   kinds: OBJECT | NUMBER | STRING | ARRAY,
-  fields,
+  fields: new Map(Object.entries(fields)),
   ref: true,
 });
 const USER = refTo({ id: I, first_name: S, last_name: S, email: S });

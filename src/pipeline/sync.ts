@@ -4,7 +4,6 @@ import { Mutex } from '../extract/mutex.ts';
 import { RawLanding } from '../extract/raw-landing.ts';
 import type { StreamDef } from '../extract/stream-def.ts';
 import type { StreamInfo } from '../extract/types.ts';
-import { tables } from '../normalize/index.ts';
 import type { SiteClient } from '../source/types.ts';
 import type { Settings } from '../config/settings.ts';
 import { openConfiguredWarehouse } from '../warehouse/index.ts';
@@ -15,6 +14,10 @@ import { modelTableNames } from '../models/index.ts';
 import { checkWritableDir } from '../util/writable-dir.ts';
 import { testPause } from '../util/test-pause.ts';
 import { afterLoad } from './after-load.ts';
+import { recordDrift } from './drift-catalog.ts';
+import { migrateWithPromotions, promotionsOf } from './promote-step.ts';
+import type { Promotion } from '../normalize/promotions.ts';
+import { UnknownFields } from '../extract/unknown-fields.ts';
 import { SyncCredentials } from './credential-bootstrap.ts';
 import { SyncRun, type SyncResult } from './sync-run.ts';
 import { SyncStop } from './sync-stop.ts';
@@ -58,6 +61,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
     throw new ConfigError('no site: pass --site URL (or GRANTFLOW_SITE, or "site" in the pipeline file)');
   const site = settings.site.replace(/\/+$/, '');
   const streams = selectStreams(settings.streams ?? null);
+  const promotions = promotionsOf(settings);
   const credentials = await SyncCredentials.read(settings, request.env ?? process.env);
   await checkOutputDirs(settings);
 
@@ -69,7 +73,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       logger,
       stop,
       open: () => openSyncWarehouse(settings, logger, stop.signal, request.loadLockWait),
-      prepare: (opened) => prepareWarehouse(opened, site, settings, logger),
+      prepare: (opened) => prepareWarehouse(opened, site, settings, logger, promotions),
     });
     try {
       const run = await SyncRun.begin(warehouse, last, {
@@ -79,8 +83,13 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
         streams: streams.map((d) => d.name),
         logger,
       });
-      const infos = await extract(run, last, streams, client, warehouse, stop, settings, logger, request.tty);
-      const work = { streams: infos, client: client.stats };
+      const unknownFields = new UnknownFields();
+      const infos = await extract(run, last, streams, client, warehouse, stop, settings, logger, request.tty, {
+        unknownFields,
+        promotions,
+      });
+      const drift = await recordDrift(warehouse, unknownFields.list(), run.runId, logger);
+      const work = { streams: infos, client: client.stats, ...(drift ? { drift } : {}) };
 
       await testPause('sync extraction finished');
       // A stop (during the extraction or since) starts nothing further: no model, data test or snapshot (see afterLoad).
@@ -127,10 +136,11 @@ async function prepareWarehouse(
   site: string,
   settings: Settings,
   logger: Logger,
+  promotions: readonly Promotion[],
 ): Promise<RunRecord | undefined> {
   await warehouse.acquireLock(`grantflow sync (pid ${process.pid})`);
   if (settings.snapshot) await undoKilledSnapshot(settings, logger);
-  await warehouse.migrate(tables);
+  await migrateWithPromotions(warehouse, promotions);
   const last = (await warehouse.listRuns(1))[0];
   checkWarehouseSite(last, site, settings.siteMoved, warehouse.description);
   return last;
@@ -147,6 +157,7 @@ async function extract(
   settings: Settings,
   logger: Logger,
   tty: boolean | undefined,
+  normalise: { unknownFields: UnknownFields; promotions: readonly Promotion[] },
 ): Promise<StreamInfo[]> {
   const raw = settings.landRaw ? new RawLanding(join(settings.rawDir, run.runId)) : null;
   await raw?.open();
@@ -161,6 +172,7 @@ async function extract(
         extractedAt: new Date().toISOString(),
         resuming: run.resumed,
         stop: stop.controller,
+        ...normalise,
         logger,
         progress: runProgress({
           logger,

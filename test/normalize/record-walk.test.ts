@@ -129,7 +129,7 @@ function covers(root: FieldNode, path: string): boolean {
       items++;
     }
     if (node.fields === undefined) return true; // kept whole
-    node = node.fields[name];
+    node = node.fields.get(name);
     if (node === undefined) return false;
     for (let i = 0; i < items; i++) {
       if (node.items === undefined) return true;

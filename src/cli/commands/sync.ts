@@ -33,6 +33,7 @@ export const syncKeys: readonly SettingKey[] = [
   'models',
   'snapshot',
   'report',
+  'promote',
   'logLevel',
 ];
 
