@@ -13,6 +13,7 @@ import { openWarehouse } from '../../src/warehouse/index.ts';
 import type { Warehouse } from '../../src/warehouse/types.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import type { JsonObject, JsonValue } from '../../src/util/json.ts';
+import { driftLines } from '../../src/cli/commands/status.ts';
 import { postgresSchema, startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
 
 /** The list endpoint of each stream the drift can reach, and the simulator collection behind it. */
@@ -141,6 +142,17 @@ describe('the drift catalog', () => {
     expect(rows.every((r) => r.first_run_id === t.first!.runId)).toBe(true);
     const seenAgain = rows.filter((r) => r.last_run_id === again.runId).map((r) => r.stream);
     expect(seenAgain).toContain('applications');
+    // `grantflow status` lists them newest first: those this run saw again before the others.
+    const lines = await withWarehouse(t, driftLines);
+    expect(lines[1]).toContain(`${rows.length} in _grantflow_unknown_fields`);
+    const listed = lines.slice(2).filter((l) => l.includes('last run'));
+    expect(listed.length).toBe(Math.min(rows.length, 50));
+    expect(listed[0]).toContain(again.runId);
+    const seenAt = rows.map((r) => Date.parse(r.last_seen_at));
+    expect(seenAt).toEqual([...seenAt].sort((x, y) => y - x));
+    expect(rows.findIndex((r) => r.last_run_id !== again.runId)).toBeGreaterThan(
+      rows.findLastIndex((r) => r.last_run_id === again.runId),
+    );
   });
 });
 

@@ -100,7 +100,7 @@ const DRIFT_SHOWN = 50;
  * The drift catalog, newest first: source fields the streams' definitions do not map (promotable with the `promote`
  * setting) and mapped fields seen with another JSON type. A warehouse from before the catalog existed has none.
  */
-async function driftLines(warehouse: Warehouse): Promise<string[]> {
+export async function driftLines(warehouse: Warehouse): Promise<string[]> {
   const rows = await warehouse.listUnknownFields().catch((e: unknown) => {
     if (/does not exist|not found/i.test(e instanceof Error ? e.message : String(e))) return [];
     throw e;
