@@ -47,6 +47,8 @@ const help: Readonly<Record<SettingKey, string>> = {
   snapshot: 'write Parquet snapshots after a successful sync (default true)',
   report: 'directory to write the HTML report into after each successful sync (default: none; see docs/report.md)',
   logLevel: 'fatal|error|warn|info|debug|trace|silent (default info)',
+  promote:
+    'JSON list of unmapped source paths to make typed columns, e.g. [{"stream":"applications","path":"extra.score","column":"score","type":"integer"}] (types json, integer, number, text, boolean, reference; default none; see docs/drift.md)',
 };
 
 /** Adds `--<setting>` options for the given settings; each notes its GRANTFLOW_* variable. */
@@ -58,7 +60,12 @@ export function addSettingOptions(command: Command, keys: readonly SettingKey[])
     if (kind === 'boolean') {
       command.addOption(new Option(`--${flag} [bool]`, text));
     } else {
-      command.addOption(new Option(`--${flag} <${kind === 'list' ? 'a,b' : kind === 'number' ? 'n' : 'value'}>`, text));
+      command.addOption(
+        new Option(
+          `--${flag} <${kind === 'list' ? 'a,b' : kind === 'number' ? 'n' : kind === 'json' ? 'json' : 'value'}>`,
+          text,
+        ),
+      );
     }
   }
   return command;

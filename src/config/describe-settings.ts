@@ -37,7 +37,7 @@ export function maskValue(value: string): string {
 
 function valueText(value: unknown): string {
   if (value === undefined) return '(not set)';
-  if (Array.isArray(value)) return value.join(',');
+  if (Array.isArray(value)) return value.some((v) => typeof v === 'object') ? JSON.stringify(value) : value.join(',');
   return maskValue(String(value));
 }
 

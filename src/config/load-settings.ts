@@ -202,6 +202,12 @@ export function parseSettingText(key: SettingKey, text: string, where: string): 
       throw new ConfigError(`${where} must be true or false, got "${text}"`);
     case 'list':
       return commaList(text);
+    case 'json':
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        throw new ConfigError(`${where} must be JSON, got "${text.length > 60 ? `${text.slice(0, 57)}...` : text}"`);
+      }
     default:
       return text;
   }

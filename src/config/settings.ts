@@ -1,3 +1,4 @@
+import { promotionTypes } from '../normalize/promotions.ts';
 import { z } from 'zod';
 import { setsSearchPath } from './postgres-options.ts';
 import { snapshotTargetProblem } from '../snapshot/object-store.ts';
@@ -183,6 +184,20 @@ export const settingsSchema = z
     snapshot: z.boolean().default(true),
     report: z.string().min(1).optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    // Unmapped source paths made typed columns (normalize/promotions.ts); checked against the catalog by planPromotions.
+    promote: z
+      .array(
+        z
+          .object({
+            stream: z.string().min(1),
+            path: z.string().min(1),
+            column: z.string().min(1),
+            type: z.enum(promotionTypes),
+            references: z.string().min(1).optional(),
+          })
+          .strict(),
+      )
+      .default([]),
   })
   .strict();
 
@@ -205,7 +220,7 @@ export type WarehouseSettings = Pick<Settings, (typeof warehouseSettingKeys)[num
 export const flagOnlySettings: ReadonlySet<SettingKey> = new Set<SettingKey>(['siteMoved']);
 
 /** How a setting is parsed from a flag or environment string. */
-export const settingKinds: Readonly<Record<SettingKey, 'string' | 'number' | 'boolean' | 'list'>> = {
+export const settingKinds: Readonly<Record<SettingKey, 'string' | 'number' | 'boolean' | 'list' | 'json'>> = {
   site: 'string',
   credentials: 'string',
   warehouse: 'string',
@@ -235,6 +250,7 @@ export const settingKinds: Readonly<Record<SettingKey, 'string' | 'number' | 'bo
   snapshot: 'boolean',
   report: 'string',
   logLevel: 'string',
+  promote: 'json',
 };
 
 export const envName = (key: string): string => `GRANTFLOW_${key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;

@@ -6,9 +6,12 @@ import {
   quarantineRow,
   streamMappings,
   untypedValues,
+  type FieldObserver,
   type MappedRow,
   type StreamName,
 } from '../normalize/index.ts';
+import type { UnknownFields } from './unknown-fields.ts';
+import { promotedValue, type Promotion } from '../normalize/promotions.ts';
 import { HoldTracker, type DeletionHolds } from './deletion-holds.ts';
 import { ReferenceDedup } from './reference-dedup.ts';
 
@@ -49,6 +52,10 @@ export interface BatchContext {
   readonly runId: string;
   readonly extractedAt: string;
   readonly siteTimeZone: string;
+  /** The run's drift catalog, told each record's unmapped and retyped paths; none: not looked for. */
+  readonly unknownFields?: UnknownFields;
+  /** Columns of the `promote` setting: those of this stream are filled on its entity rows. */
+  readonly promotions?: readonly Promotion[];
 }
 
 /**
@@ -70,7 +77,12 @@ export class RowBatcher {
     private readonly context: BatchContext,
   ) {
     this.holdTracker = new HoldTracker(streamMappings[stream].owns);
+    this.fields = context.unknownFields?.observer(stream);
+    this.promotions = (context.promotions ?? []).filter((p) => p.stream === stream);
   }
+
+  private readonly fields: FieldObserver | undefined;
+  private readonly promotions: readonly Promotion[];
 
   /** What the deletions of a complete walk over the records added so far must spare. */
   holds(): DeletionHolds {
@@ -92,8 +104,15 @@ export class RowBatcher {
       try {
         const standIn = standInItem(record);
         if (standIn !== undefined) throw new NotAnObjectError(standIn.item);
-        mapped = mapping.map(record, { parentId, siteTimeZone: this.context.siteTimeZone });
+        mapped = mapping.map(record, {
+          parentId,
+          siteTimeZone: this.context.siteTimeZone,
+          ...(this.fields ? { fields: this.fields } : {}),
+        });
         this.counts.untyped += untypedValues.count - untypedBefore;
+        const own = mapped[0];
+        if (own !== undefined && own.merge === 'replace')
+          for (const p of this.promotions) if (own.table === p.table) own.row[p.column] = promotedValue(record, p);
         if (this.holdTracker.loaded(record, parentId)) this.counts.silent++;
       } catch (error) {
         if (!(error instanceof QuarantineError)) throw error;

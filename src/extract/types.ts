@@ -1,3 +1,5 @@
+import type { Promotion } from '../normalize/promotions.ts';
+import type { UnknownFields } from './unknown-fields.ts';
 import type { Logger } from '../util/logger.ts';
 import type { SiteClient } from '../source/types.ts';
 import type { Warehouse } from '../warehouse/types.ts';
@@ -59,6 +61,10 @@ export interface ExtractContext {
   readonly budget?: AbortSignal;
   readonly logger: Logger;
   readonly progress: Progress;
+  /** The run's drift catalog (see unknown-fields.ts); none: drift is not looked for. */
+  readonly unknownFields?: UnknownFields;
+  /** Columns of the `promote` setting, filled from each record (see normalize/promotions.ts). */
+  readonly promotions?: readonly Promotion[];
 }
 
 /** `interrupted`: the run was stopped (a signal, or another stream's credentials rejected) before it ended. */

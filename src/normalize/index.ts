@@ -2,7 +2,9 @@
  * Normalisation: the table catalog (single source of the warehouse schema) and the declarative mapping of
  * each stream's records to typed rows. See tables/ for the schema and streams/ for the mappings.
  */
-import type { MappedRow, StreamMapping, StreamName } from './mapping.ts';
+import { streamNames, type MappedRow, type StreamMapping, type StreamName } from './mapping.ts';
+import { walkRecord } from './record-walk.ts';
+import { sourceFields } from './source-fields.ts';
 import {
   applicationNotesStream,
   applicationsStream,
@@ -32,6 +34,8 @@ export { tables };
 export { enumLabelRows, enums, enumNames, type EnumName } from './enums.ts';
 export { QuarantineError, isQuarantineError, quarantineRow, recordKey, canonicalJson } from './quarantine.ts';
 export { parseTimestamp } from './timestamp.ts';
+export { walkRecord, type FieldObserver } from './record-walk.ts';
+export { sourceFields, jsonTypeName, type FieldNode } from './source-fields.ts';
 export { parseMoney } from './money.ts';
 export { untypedValues } from './coerce.ts';
 export {
@@ -44,7 +48,8 @@ export {
   type OwnedScope,
 } from './mapping.ts';
 
-export const streamMappings: Readonly<Record<StreamName, StreamMapping>> = {
+/** The mappings alone, without the record walk (tests compare what they read with source-fields.ts). */
+export const definedMappings: Readonly<Record<StreamName, StreamMapping>> = {
   activity: activityStream,
   applications: applicationsStream,
   application_stages: applicationStagesStream,
@@ -67,6 +72,35 @@ export const streamMappings: Readonly<Record<StreamName, StreamMapping>> = {
   reports: reportsStream,
   report_downloads: reportDownloadsStream,
 };
+
+/** Rows of references found beside the mapping; reused (map is synchronous) so a record allocates no array for it. */
+const found: MappedRow[] = [];
+
+/**
+ * A stream's mapping plus the record walk (record-walk.ts): references wherever they are feed their dimensions, and
+ * drift is told to `ctx.fields`. The walk runs first, so a record the mapping quarantines still reports its drift.
+ */
+function withRecordWalk(name: StreamName, mapping: StreamMapping): StreamMapping {
+  const root = sourceFields[name];
+  if (root === null) return mapping;
+  return {
+    owns: mapping.owns,
+    cascades: mapping.cascades,
+    map(record, ctx) {
+      ctx.fields?.startRecord();
+      found.length = 0;
+      walkRecord(record, root, found, ctx.fields);
+      const out = mapping.map(record, ctx);
+      for (const row of found) out.push(row);
+      found.length = 0;
+      return out;
+    },
+  };
+}
+
+export const streamMappings = Object.fromEntries(
+  streamNames.map((name) => [name, withRecordWalk(name, definedMappings[name])]),
+) as Readonly<Record<StreamName, StreamMapping>>;
 
 const byName = new Map(tables.map((t) => [t.name, t]));
 

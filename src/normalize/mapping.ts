@@ -1,5 +1,6 @@
 import type { JsonObject } from '../util/json.ts';
 import type { Cascade } from '../warehouse/types.ts';
+import type { FieldObserver } from './record-walk.ts';
 import type { CellValue, MergeMode, Row } from './table-def.ts';
 
 export const streamNames = [
@@ -36,6 +37,8 @@ export interface NormalizeContext {
   parentId?: number;
   /** IANA zone in which naive timestamps of the site are read. */
   siteTimeZone: string;
+  /** Told every unmapped and retyped path of the record (the drift catalog of a run); optional, changes no row. */
+  fields?: FieldObserver;
 }
 
 export interface MappedRow {

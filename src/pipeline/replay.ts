@@ -5,7 +5,8 @@ import { deletedRows, parentDeletions, scanDeletions } from '../extract/deletion
 import { streamCatalog } from '../extract/streams/index.ts';
 import type { StreamDef } from '../extract/stream-def.ts';
 import { addSinkCounts, emptyInfo, type StreamInfo } from '../extract/types.ts';
-import { tables } from '../normalize/index.ts';
+import type { Promotion } from '../normalize/promotions.ts';
+import { migrateWithPromotions } from './promote-step.ts';
 import { loadEnumLabels } from '../extract/extract-run.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import { ConfigError } from '../util/errors.ts';
@@ -24,6 +25,8 @@ export interface ReplayRequest {
   readonly rawDir: string;
   readonly runId: string;
   readonly siteTimeZone: string;
+  /** Checked `promote` setting (promote-step.ts): its columns are added, filled for rows held and for rows loaded. */
+  readonly promotions?: readonly Promotion[];
   /**
    * Parse and normalise in a worker thread while the main thread loads. Default: for DuckDB, whose Appender keeps
    * the main thread busy (medium measured ~12 % faster, ~30 MB more memory); not for Postgres, whose server's
@@ -40,10 +43,11 @@ export interface ReplayRequest {
 export async function runReplay(request: ReplayRequest): Promise<StreamInfo[]> {
   const dir = await rawRunDir(request.rawDir, request.runId);
   const { warehouse } = request;
-  await warehouse.migrate(tables);
+  const promotions = request.promotions ?? [];
+  await migrateWithPromotions(warehouse, promotions);
   const mutex = new Mutex();
   const extractedAt = new Date().toISOString();
-  const ctx = { runId: request.runId, extractedAt, siteTimeZone: request.siteTimeZone };
+  const ctx = { runId: request.runId, extractedAt, siteTimeZone: request.siteTimeZone, promotions };
   const queue = await landedStreams(dir);
   const infos: StreamInfo[] = [];
 

@@ -1,6 +1,7 @@
 import { refreshNote } from '../extract/report-refresh.ts';
 import type { StreamInfo } from '../extract/types.ts';
 import type { ClientStats } from '../source/types.ts';
+import type { DriftSummary } from './drift-catalog.ts';
 
 export interface SummaryInput {
   readonly runId: string;
@@ -9,6 +10,7 @@ export interface SummaryInput {
   readonly streams: readonly StreamInfo[];
   readonly client: ClientStats;
   readonly durationMs: number;
+  readonly drift?: DriftSummary;
   readonly extra?: readonly string[];
 }
 
@@ -62,6 +64,10 @@ export function formatSummary(s: SummaryInput): string {
   if (otherFormat)
     lines.push(
       `  WARNING: ${otherFormat} report files were not CSV: no rows loaded for them; each is kept whole in the raw landing (unless --land-raw false)`,
+    );
+  if (s.drift && s.drift.unmapped + s.drift.retyped > 0)
+    lines.push(
+      `  schema drift: ${s.drift.newPaths} new unmapped source fields this run (${s.drift.unmapped} seen, ${s.drift.retyped} mapped fields of another JSON type): see grantflow status, table _grantflow_unknown_fields`,
     );
   if (skipped.length) lines.push(`  skipped: ${skipped.join(', ')}`);
   if (failed.length) lines.push(`  FAILED: ${failed.join(', ')}`);

@@ -6,6 +6,7 @@ import { isJsonObject, type JsonValue } from '../util/json.ts';
 import type { Logger } from '../util/logger.ts';
 import { redact } from '../util/redact.ts';
 import type { AfterLoadInfo } from './after-load.ts';
+import type { DriftSummary } from './drift-catalog.ts';
 import { newRunId } from './run-id.ts';
 import type { SyncStop } from './sync-stop.ts';
 
@@ -18,6 +19,8 @@ export interface SyncResult {
   readonly after: AfterLoadInfo | null;
   readonly durationMs: number;
   readonly exitCode: number;
+  /** Schema drift the run saw (none when it could not be recorded). */
+  readonly drift?: DriftSummary;
 }
 
 /**
@@ -45,6 +48,7 @@ interface RunOptions {
 export interface RunWork {
   readonly streams: StreamInfo[];
   readonly client: ClientStats;
+  readonly drift?: DriftSummary;
 }
 
 /**
@@ -166,12 +170,20 @@ export class SyncRun {
       after,
       durationMs: Date.now() - this.started,
       exitCode,
+      ...(work.drift ? { drift: work.drift } : {}),
     };
   }
 
   private record(result: SyncResult, work: RunWork, extra: Record<string, unknown>): Promise<void> {
     const { site, options } = this;
-    const summary = { site, streams: work.streams, client: work.client, durationMs: result.durationMs, options };
+    const summary = {
+      site,
+      streams: work.streams,
+      client: work.client,
+      durationMs: result.durationMs,
+      options,
+      ...(work.drift ? { drift: work.drift } : {}),
+    };
     return this.warehouse.saveRun({
       runId: this.runId,
       startedAt: this.startedAt,

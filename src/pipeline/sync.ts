@@ -5,7 +5,6 @@ import { detectPageSize } from '../extract/page-size.ts';
 import { RawLanding } from '../extract/raw-landing.ts';
 import type { StreamDef } from '../extract/stream-def.ts';
 import type { StreamInfo } from '../extract/types.ts';
-import { tables } from '../normalize/index.ts';
 import type { SiteClient } from '../source/types.ts';
 import type { Settings } from '../config/settings.ts';
 import { openConfiguredWarehouse } from '../warehouse/index.ts';
@@ -16,6 +15,10 @@ import { loadAllSqlTests, modelTableNames } from '../models/index.ts';
 import { checkWritableDir } from '../util/writable-dir.ts';
 import { testPause } from '../util/test-pause.ts';
 import { afterLoad } from './after-load.ts';
+import { recordDrift } from './drift-catalog.ts';
+import { migrateWithPromotions, promotionsOf } from './promote-step.ts';
+import type { Promotion } from '../normalize/promotions.ts';
+import { UnknownFields } from '../extract/unknown-fields.ts';
 import { SyncCredentials } from './credential-bootstrap.ts';
 import { SyncRun, type SyncResult } from './sync-run.ts';
 import { SyncStop } from './sync-stop.ts';
@@ -63,6 +66,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   // A bad file in --models-dir (header, name, cycle) is a configuration error, found before anything is written.
   const models = settings.models ? modelTableNames(settings.modelsDir) : undefined;
   if (settings.models) loadAllSqlTests(settings.modelsDir);
+  const promotions = promotionsOf(settings);
   const credentials = await SyncCredentials.read(settings, request.env ?? process.env);
   await checkOutputDirs(settings);
 
@@ -75,7 +79,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       logger,
       stop,
       open: () => openSyncWarehouse(settings, logger, stop.signal, request.loadLockWait, models),
-      prepare: (opened) => prepareWarehouse(opened, site, settings, logger),
+      prepare: (opened) => prepareWarehouse(opened, site, settings, logger, promotions),
     });
     try {
       const run = await SyncRun.begin(warehouse, last, {
@@ -85,10 +89,15 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
         streams: streams.map((d) => d.name),
         logger,
       });
-      const infos = await extract(run, last, streams, client, warehouse, stop, budget, settings, logger, request.tty);
+      const unknownFields = new UnknownFields();
+      const infos = await extract(run, last, streams, client, warehouse, stop, budget, settings, logger, request.tty, {
+        unknownFields,
+        promotions,
+      });
       // The budget cuts the extraction only: once every stream is read, models and snapshots follow.
       budget.dispose();
-      const work = { streams: infos, client: client.stats };
+      const drift = await recordDrift(warehouse, unknownFields.list(), run.runId, logger);
+      const work = { streams: infos, client: client.stats, ...(drift ? { drift } : {}) };
 
       await testPause('sync extraction finished');
       // A stop (during the extraction or since) starts nothing further: no model, data test or snapshot (see afterLoad).
@@ -142,10 +151,11 @@ async function prepareWarehouse(
   site: string,
   settings: Settings,
   logger: Logger,
+  promotions: readonly Promotion[],
 ): Promise<RunRecord | undefined> {
   await warehouse.acquireLock(`grantflow sync (pid ${process.pid})`);
   if (settings.snapshot) await undoKilledSnapshot(settings, logger);
-  await warehouse.migrate(tables);
+  await migrateWithPromotions(warehouse, promotions);
   const last = (await warehouse.listRuns(1))[0];
   checkWarehouseSite(last, site, settings.siteMoved, warehouse.description);
   return last;
@@ -163,6 +173,7 @@ async function extract(
   settings: Settings,
   logger: Logger,
   tty: boolean | undefined,
+  normalise: { unknownFields: UnknownFields; promotions: readonly Promotion[] },
 ): Promise<StreamInfo[]> {
   const raw = settings.landRaw ? new RawLanding(join(settings.rawDir, run.runId)) : null;
   const mutex = new Mutex();
@@ -182,6 +193,7 @@ async function extract(
         resuming: run.resumed,
         stop: stop.controller,
         budget: budget.signal,
+        ...normalise,
         logger,
         progress: runProgress({
           logger,

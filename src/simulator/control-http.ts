@@ -48,6 +48,8 @@ export async function handleControl(
       applyConfig(control, body);
       return sendJson(res, 200, { ok: true });
     }
+    if (method === 'GET' && path === '/_sim/drift')
+      return sendJson(res, 200, control.driftReport() as unknown as JsonValue);
     if (method === 'GET' && path === '/_sim/faults') return sendJson(res, 200, { ...control.faultsInjected() });
     if (method === 'POST' && path === '/_sim/credentials')
       return sendJson(res, 201, {
@@ -96,6 +98,7 @@ function applyConfig(control: SimulatorControl, body: JsonObject): void {
   }
   if (Array.isArray(body['permissions']))
     control.setPermissions(body['permissions'].filter((p): p is string => typeof p === 'string'));
+  if (typeof body['drift'] === 'boolean') control.setDrift(body['drift']);
   if (isJsonObject(body['features'])) {
     const f = body['features'];
     control.setFeatures({

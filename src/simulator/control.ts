@@ -4,6 +4,7 @@ import type { TokenCounts, TokenStore } from './auth.ts';
 import { applyChanges, type ChangeRequest, type ChangeResult } from './changes.ts';
 import type { RequestCounter, RequestCounts } from './counts.ts';
 import type { Dataset } from './dataset.ts';
+import type { Drift, DriftReport } from './drift.ts';
 import type { FaultInjector } from './faults.ts';
 import type {
   FaultKind,
@@ -60,6 +61,10 @@ export interface SimulatorControl {
   reportFile(id: number): { table: ReportTable; file: ReportFile } | undefined;
   /** Serve this file for the report's download instead of its CSV (null: the CSV again). */
   setReportFile(id: number, file: ReportFile | null): void;
+  /** Schema drift on or off (see drift.ts); what it added so far stays recorded. */
+  setDrift(on: boolean): void;
+  /** What drift added to the answers served so far. */
+  driftReport(): DriftReport;
 }
 
 export const collectionNames = [
@@ -95,6 +100,7 @@ export interface ControlParts {
   readonly counter: RequestCounter;
   readonly faults: FaultInjector;
   readonly limiter: SlidingWindowLimiter;
+  readonly drift: Drift;
 }
 
 export function createControl(p: ControlParts): SimulatorControl {
@@ -153,6 +159,10 @@ export function createControl(p: ControlParts): SimulatorControl {
       if (file) p.ds.reportFileOverrides.set(id, file);
       else p.ds.reportFileOverrides.delete(id);
     },
+    setDrift: (on) => {
+      p.drift.enabled = on;
+    },
+    driftReport: () => p.drift.report(),
   };
 }
 

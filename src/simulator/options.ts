@@ -59,6 +59,8 @@ export interface SimulatorOptions {
   readonly features?: Partial<Features>;
   readonly faults?: FaultOptions;
   readonly latency?: LatencyOptions;
+  /** Schema drift: records gain fields the spec does not list (see drift.ts). Default false. */
+  readonly drift?: boolean;
 }
 
 export const ALL_PERMISSIONS = [

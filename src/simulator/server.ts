@@ -6,6 +6,7 @@ import { createControl, type SimulatorControl } from './control.ts';
 import { handleControl } from './control-http.ts';
 import { RequestCounter } from './counts.ts';
 import type { Dataset } from './dataset.ts';
+import { Drift } from './drift.ts';
 import { FaultInjector, type Fault } from './faults.ts';
 import { generateDataset } from './generate.ts';
 import { parseFormOrJson, parseJsonBody, readBody, sendHtmlError, sendJson, sleep } from './http-io.ts';
@@ -39,6 +40,7 @@ interface Parts {
   limiter: SlidingWindowLimiter;
   router: Router;
   filterCache: FilterCache;
+  drift: Drift;
   baseUrl: string;
 }
 
@@ -57,6 +59,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     limiter: new SlidingWindowLimiter(config.rate),
     router: new Router([...readRoutes, ...writeRoutes, ...reportRoutes]),
     filterCache: new FilterCache(),
+    drift: new Drift(options.drift ?? false),
     baseUrl: '',
   };
   const control = createControl(parts);
@@ -103,7 +106,9 @@ async function handle(p: Parts, control: SimulatorControl, req: IncomingMessage,
     opts?: Parameters<typeof sendJson>[3],
   ): void => {
     p.counter.status(status);
-    sendJson(res, status, body, opts);
+    // The one point where drift (off by default) reaches answers: records of a 200 GET gain unlisted fields.
+    const sent = status === 200 && method === 'GET' ? p.drift.decorateBody(p.ds, template, body) : body;
+    sendJson(res, status, sent as typeof body, opts);
   };
   if (!path.startsWith('/api/')) return reply(404, { detail: 'Not found.' });
 

@@ -148,6 +148,12 @@ export abstract class BaseWarehouse implements Warehouse {
   listRuns(limit: number): Promise<RunRecord[]> {
     return bk.listRuns(this.db, limit);
   }
+  listUnknownFields(): Promise<bk.UnknownFieldRow[]> {
+    return bk.listUnknownFields(this.db);
+  }
+  saveUnknownFields(rows: readonly bk.UnknownFieldRow[]): Promise<void> {
+    return bk.saveUnknownFields(this.db, rows);
+  }
   readCredentials(site: string): Promise<StoredCredentials | null> {
     return bk.readCredentials(this.db, site);
   }

@@ -102,4 +102,31 @@ export const bookkeepingTables: readonly TableDef[] = [
       json('tables', 'The catalog: every table with its columns.', true),
     ],
   },
+  {
+    name: '_grantflow_unknown_fields',
+    kind: 'bookkeeping',
+    description:
+      'The drift catalog: every source field path records of a stream held that its definition does not map (`unmapped`; promotable with the `promote` setting), and every mapped path seen holding another JSON type (`retyped`). Written at the end of each sync; `grantflow status` lists it newest first.',
+    primaryKey: ['stream', 'path'],
+    columns: [
+      text('stream', 'Stream whose records held the path.'),
+      text(
+        'path',
+        'Dotted member path from the record root; `[]` marks the items of an array (`collaborators[].nickname`).',
+      ),
+      text('kind', '`unmapped` (outside the definition) or `retyped` (a mapped path holding another JSON type).'),
+      text('json_types', 'JSON types seen at the path, sorted and comma-separated (`null,number`).'),
+      {
+        name: 'records_seen',
+        type: 'bigint',
+        notNull: true,
+        description: 'Records that held the path, over every run.',
+      },
+      text('example', 'One value seen (the first), as JSON text cut at 200 characters, secrets redacted.', false),
+      text('first_run_id', 'Run that first saw the path.'),
+      text('last_run_id', 'Run that last saw the path.'),
+      at('first_seen_at', 'When the path was first seen (UTC).'),
+      at('last_seen_at', 'When the path was last seen (UTC).'),
+    ],
+  },
 ];

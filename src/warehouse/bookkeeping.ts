@@ -31,6 +31,24 @@ export interface BookkeepingDb {
     updated_at: string;
   };
   _grantflow_catalog: { fingerprint: string; applied_at: string; tables: string };
+  _grantflow_unknown_fields: UnknownFieldRow;
+}
+
+/** A row of the drift catalog `_grantflow_unknown_fields` (sql/004_unknown_fields.sql). */
+export interface UnknownFieldRow {
+  stream: string;
+  path: string;
+  /** `unmapped`: outside the stream's definition; `retyped`: a mapped path holding another JSON type. */
+  kind: string;
+  /** JSON types seen, sorted, comma-separated (`number,string`). */
+  json_types: string;
+  records_seen: number;
+  /** One value seen, as JSON text, secrets redacted. */
+  example: string | null;
+  first_run_id: string;
+  last_run_id: string;
+  first_seen_at: string;
+  last_seen_at: string;
 }
 
 export type BookkeepingKysely = Kysely<BookkeepingDb>;
@@ -112,6 +130,40 @@ function pickCreds(c: StoredCredentials): StoredCredentials {
     refresh_token: c.refresh_token,
     seeded_from: c.seeded_from ?? null,
   };
+}
+
+/** The drift catalog, newest first (by the run that last saw a path, then by when it was first seen). */
+export async function listUnknownFields(db: BookkeepingKysely): Promise<UnknownFieldRow[]> {
+  const rows = await db
+    .selectFrom('_grantflow_unknown_fields')
+    .selectAll()
+    .orderBy('last_seen_at', 'desc')
+    .orderBy('first_seen_at', 'desc')
+    .orderBy('stream')
+    .orderBy('path')
+    .execute();
+  return rows.map((r) => ({ ...r, records_seen: Number(r.records_seen) }));
+}
+
+/** Writes the catalog rows given (already merged with what was stored): one statement, all or nothing. */
+export async function saveUnknownFields(db: BookkeepingKysely, rows: readonly UnknownFieldRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await db
+    .insertInto('_grantflow_unknown_fields')
+    .values([...rows])
+    .onConflict((oc) =>
+      oc.columns(['stream', 'path']).doUpdateSet((eb) => ({
+        kind: eb.ref('excluded.kind'),
+        json_types: eb.ref('excluded.json_types'),
+        records_seen: eb.ref('excluded.records_seen'),
+        example: eb.ref('excluded.example'),
+        first_run_id: eb.ref('excluded.first_run_id'),
+        last_run_id: eb.ref('excluded.last_run_id'),
+        first_seen_at: eb.ref('excluded.first_seen_at'),
+        last_seen_at: eb.ref('excluded.last_seen_at'),
+      })),
+    )
+    .execute();
 }
 
 const markChunk = 1000;

@@ -44,6 +44,7 @@ class SqlFileProvider implements MigrationProvider {
       '001_bookkeeping': migration('001_bookkeeping.sql'),
       '002_catalog': migration('002_catalog.sql'),
       '003_credentials_seed': migration('003_credentials_seed.sql'),
+      '004_unknown_fields': migration('004_unknown_fields.sql'),
     };
   }
 }

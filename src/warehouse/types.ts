@@ -1,3 +1,4 @@
+import type { UnknownFieldRow } from './bookkeeping.ts';
 import type { JsonValue } from '../util/json.ts';
 import type { CellValue, Row, TableDef } from '../normalize/table-def.ts';
 
@@ -158,6 +159,10 @@ export interface Warehouse {
   readParentMarks(stream: string): Promise<Map<string, string | null>>;
   saveRun(run: RunRecord): Promise<void>;
   listRuns(limit: number): Promise<RunRecord[]>;
+  /** The drift catalog `_grantflow_unknown_fields`, newest first. */
+  listUnknownFields(): Promise<UnknownFieldRow[]>;
+  /** Upserts drift catalog rows (merged by the caller with what listUnknownFields returned). */
+  saveUnknownFields(rows: readonly UnknownFieldRow[]): Promise<void>;
 
   /** Credentials kept in the warehouse when they came from read-only environment variables; keyed by site. */
   readCredentials(site: string): Promise<StoredCredentials | null>;

@@ -5,51 +5,56 @@ import { dictionaryPath, renderDataDictionary } from '../../docs/data-dictionary
 import { ConfigError, ExitCode } from '../../util/errors.ts';
 import { runAction } from '../run-action.ts';
 import { pathProblem } from '../../util/path-problem.ts';
+import { addSettings, settingsFrom } from '../settings-options.ts';
+import { tables } from '../../normalize/index.ts';
+import { promotedCatalog } from '../../normalize/promotions.ts';
+import { promotionsOf } from '../../pipeline/promote-step.ts';
 
 export function registerDocs(program: Command): void {
   const docs = program.command('docs').description('generated documentation');
-  docs
+  const dictionary = docs
     .command('dictionary')
     .description('regenerate docs/data-dictionary.md from the table catalog and the model headers')
     .option('--check', 'do not write; exit 1 when the file is stale')
-    .option('--out <file>', 'where the dictionary lives', dictionaryPath)
-    .action(
-      runAction(async (options: { check?: boolean; out: string }) => {
-        const path = resolve(options.out);
-        const fresh = renderDataDictionary();
-        let current: string | null = null;
-        try {
-          current = readFileSync(path, 'utf8');
-        } catch {
-          current = null;
-        }
-        if (options.check) {
-          if (current === fresh) {
-            process.stdout.write(`${path} is up to date\n`);
-            return ExitCode.ok;
-          }
-          process.stderr.write(
-            `grantflow: ${path} is stale; run \`grantflow docs dictionary\` and commit the result\n`,
-          );
-          return ExitCode.runFailed;
-        }
+    .option('--out <file>', 'where the dictionary lives', dictionaryPath);
+  addSettings(dictionary, ['promote']);
+  dictionary.action(
+    runAction(async (options: { check?: boolean; out: string } & Record<string, unknown>) => {
+      const path = resolve(options.out);
+      // With the `promote` setting, the promoted columns show in their tables.
+      const settings = await settingsFrom(options, ['promote']);
+      const fresh = renderDataDictionary(promotedCatalog(tables, promotionsOf(settings)));
+      let current: string | null = null;
+      try {
+        current = readFileSync(path, 'utf8');
+      } catch {
+        current = null;
+      }
+      if (options.check) {
         if (current === fresh) {
-          process.stdout.write(`${path} already up to date\n`);
+          process.stdout.write(`${path} is up to date\n`);
           return ExitCode.ok;
         }
-        try {
-          mkdirSync(dirname(path), { recursive: true });
-          writeFileSync(path, fresh);
-        } catch (e) {
-          throw new ConfigError(
-            `cannot write ${path} (${pathProblem(e, dirname(path))}); choose another path with --out`,
-            {
-              cause: e,
-            },
-          );
-        }
-        process.stdout.write(`wrote ${path}\n`);
+        process.stderr.write(`grantflow: ${path} is stale; run \`grantflow docs dictionary\` and commit the result\n`);
+        return ExitCode.runFailed;
+      }
+      if (current === fresh) {
+        process.stdout.write(`${path} already up to date\n`);
         return ExitCode.ok;
-      }),
-    );
+      }
+      try {
+        mkdirSync(dirname(path), { recursive: true });
+        writeFileSync(path, fresh);
+      } catch (e) {
+        throw new ConfigError(
+          `cannot write ${path} (${pathProblem(e, dirname(path))}); choose another path with --out`,
+          {
+            cause: e,
+          },
+        );
+      }
+      process.stdout.write(`wrote ${path}\n`);
+      return ExitCode.ok;
+    }),
+  );
 }

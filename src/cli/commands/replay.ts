@@ -1,12 +1,19 @@
 import type { Command } from 'commander';
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 import { rawRunDir, runReplay } from '../../pipeline/replay.ts';
+import { promotionsOf } from '../../pipeline/promote-step.ts';
 import { openConfiguredWarehouse } from '../../warehouse/index.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
 
-const keys = [...warehouseSettingKeys, 'rawDir', 'siteTimeZone', 'logLevel'] as const satisfies readonly SettingKey[];
+const keys = [
+  ...warehouseSettingKeys,
+  'rawDir',
+  'siteTimeZone',
+  'promote',
+  'logLevel',
+] as const satisfies readonly SettingKey[];
 
 export function registerReplay(program: Command): void {
   const command = program
@@ -23,6 +30,7 @@ export function registerReplay(program: Command): void {
     runAction(async (options: Record<string, unknown>) => {
       const settings = await settingsFrom(options, keys);
       const logger = createLogger({ level: settings.logLevel });
+      const promotions = promotionsOf(settings);
       // A wrong run id is found before the warehouse is opened (and, for a new DuckDB file, created).
       await rawRunDir(settings.rawDir, String(options.run));
       const warehouse = await openConfiguredWarehouse(settings, logger);
@@ -34,6 +42,7 @@ export function registerReplay(program: Command): void {
           rawDir: settings.rawDir,
           runId: String(options.run),
           siteTimeZone: settings.siteTimeZone,
+          promotions,
         });
         const records = infos.reduce((a, i) => a + i.records, 0);
         const secs = (Date.now() - started) / 1000;

@@ -71,6 +71,7 @@ export function registerStatus(program: Command): void {
           if (state.lastFullRefreshAt) parts.push(`full refresh ${String(state.lastFullRefreshAt)}`);
           out.push(`  ${String(s.stream).padEnd(24)} ${parts.join('  ')}`);
         }
+        out.push(...(await driftLines(warehouse)));
         out.push('', 'tables (live rows / soft-deleted):');
         for (const t of tables) {
           const table = warehouse.qualify(t.name);
@@ -91,6 +92,27 @@ export function registerStatus(program: Command): void {
       process.stdout.write(out.join('\n') + '\n');
     }),
   );
+}
+
+const DRIFT_SHOWN = 50;
+
+/**
+ * The drift catalog, newest first: source fields the streams' definitions do not map (promotable with the `promote`
+ * setting) and mapped fields seen with another JSON type. A warehouse from before the catalog existed has none.
+ */
+export async function driftLines(warehouse: Warehouse): Promise<string[]> {
+  const rows = await warehouse.listUnknownFields().catch((e: unknown) => {
+    if (/does not exist|not found/i.test(e instanceof Error ? e.message : String(e))) return [];
+    throw e;
+  });
+  if (rows.length === 0) return ['', 'unmapped source fields: none seen'];
+  const out = ['', `unmapped source fields (newest first; ${rows.length} in _grantflow_unknown_fields):`];
+  for (const r of rows.slice(0, DRIFT_SHOWN))
+    out.push(
+      `  ${r.stream.padEnd(24)} ${r.path.padEnd(32)} ${r.kind === 'retyped' ? 'RETYPED ' : ''}${r.json_types}  ${r.records_seen} records  last run ${r.last_run_id}  e.g. ${oneLine(r.example ?? 'null', 60)}`,
+    );
+  if (rows.length > DRIFT_SHOWN) out.push(`  ... ${rows.length - DRIFT_SHOWN} more`);
+  return out;
 }
 
 /**

@@ -37,6 +37,7 @@ export const syncKeys: readonly SettingKey[] = [
   'modelsDir',
   'snapshot',
   'report',
+  'promote',
   'logLevel',
 ];
 
