@@ -142,7 +142,7 @@ export function siteFolder(location: string, name: string): string {
  * variables (GRANTFLOW_NORTH_CLIENT_ID...) under the names the one-site sync reads. Returned as a ConfigError when
  * they are missing or incomplete, for that site alone to fail with.
  */
-function siteEnvironment(env: NodeJS.ProcessEnv, site: PortfolioSite): NodeJS.ProcessEnv | ConfigError {
+export function siteEnvironment(env: NodeJS.ProcessEnv, site: PortfolioSite): NodeJS.ProcessEnv | ConfigError {
   const out = { ...env };
   for (const variable of Object.values(envKeys)) delete out[variable];
   if (site.credentials) return out;

@@ -93,6 +93,7 @@ export async function openWarehouse(target: string, options: OpenWarehouseOption
     memoryLimit: options.duckdbMemoryLimit ?? defaultDuckDBMemoryLimit,
     readOnly: options.readOnly === true,
     ...(options.duckdbSchema ? { schema: checkedSchema(options.duckdbSchema) } : {}),
+    missingSchema: options.checkOnly ? 'check' : options.existingOnly ? 'refuse' : 'create',
   });
 }
 

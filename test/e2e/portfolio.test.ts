@@ -280,6 +280,11 @@ describe('grantflow sync --pipeline with "sites"', () => {
     expect(out.stdout).toMatch(/^ {2}north +SUCCEEDED +0 /m);
     expect(out.stdout).toMatch(/^ {2}nocreds +FAILED +2 .*GRANTFLOW_NOCREDS_CLIENT_ID/m);
     expect(out.stdout).not.toMatch(/^ {2}south /m);
+    // Doctor checks each site as its sync would run: its own schema and credentials.
+    const doctor = await runCli(['doctor', '--pipeline', pipeline], { env });
+    expect(doctor.code, doctor.stdout).toBe(2);
+    expect(doctor.stdout).toMatch(/^site north .*schema site_north\)\n(?:(?:ok|warn) .*\n)+site south /m);
+    expect(doctor.stdout).toMatch(/^site nocreds .*\nFAIL +credentials +no credentials for site nocreds/m);
     const unknown = await runCli(['sync', '--pipeline', pipeline, '--sites', 'west'], { env });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/--sites names "west"/);

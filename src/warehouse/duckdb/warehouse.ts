@@ -2,6 +2,7 @@ import { Kysely } from 'kysely';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import type { Logger } from '../../util/logger.ts';
 import { ConfigError } from '../../util/errors.ts';
+import { SchemaNotYetCreated } from '../postgres/warehouse.ts';
 import { BaseWarehouse } from '../base-warehouse.ts';
 import type { BookkeepingDb } from '../bookkeeping.ts';
 import type { StagingBackend } from '../load-unit.ts';
@@ -50,14 +51,18 @@ export class DuckDBWarehouse extends BaseWarehouse {
   static async open(
     target: string,
     logger: Logger,
-    settings: InstanceSettings & { readonly schema?: string },
+    settings: InstanceSettings & {
+      readonly schema?: string;
+      /** A missing schema: made (a writer, default), found missing to a check (doctor), or a ConfigError. */
+      readonly missingSchema?: 'create' | 'check' | 'refuse';
+    },
   ): Promise<DuckDBWarehouse> {
     const schema = settings.schema ?? 'main';
     const { path, instance, readOnly } = await acquireInstance(target, settings);
     try {
       const main = new DuckDBSession(await instance.connect());
       try {
-        await useSchema(main, schema, readOnly, path);
+        await useSchema(main, schema, readOnly ? 'refuse' : (settings.missingSchema ?? 'create'), path);
       } catch (e) {
         main.close();
         throw e;
@@ -179,19 +184,27 @@ export class DuckDBWarehouse extends BaseWarehouse {
 }
 
 /**
- * Points a connection at `schema`: created when missing (a writer), or a ConfigError for a reader (a mistyped site
- * must not read as an empty warehouse).
+ * Points a connection at `schema`: created when missing (a writer), or, for a reader, a ConfigError (a mistyped site
+ * must not read as an empty warehouse), and for a check (doctor, which creates nothing) a SchemaNotYetCreated.
  */
-async function useSchema(session: DuckDBSession, schema: string, readOnly: boolean, path: string): Promise<void> {
+async function useSchema(
+  session: DuckDBSession,
+  schema: string,
+  missing: 'create' | 'check' | 'refuse',
+  path: string,
+): Promise<void> {
   if (schema === 'main') return;
-  if (readOnly) {
-    const { rows } = await session.run(`SELECT 1 AS found FROM information_schema.schemata WHERE schema_name = $1`, [
-      schema,
-    ]);
+  if (missing === 'create') {
+    await session.run(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
+  } else {
+    const { rows } = await session.run(
+      `SELECT 1 AS found FROM information_schema.schemata WHERE catalog_name = current_database() AND schema_name = $1`,
+      [schema],
+    );
+    if (rows.length === 0 && missing === 'check')
+      throw new SchemaNotYetCreated(`warehouse ${path} has no schema ${schema} yet; the first sync creates it`);
     if (rows.length === 0)
       throw new ConfigError(`warehouse ${path} has no schema ${schema}; run \`grantflow sync\` first`);
-  } else {
-    await session.run(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
   }
   await session.run(`SET schema = ${literal(schema)}`);
 }
