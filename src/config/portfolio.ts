@@ -82,7 +82,7 @@ export async function readPortfolioSites(pipeline: string | undefined): Promise<
   const parsed = sitesSchema.safeParse((value as { sites: unknown }).sites);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? `sites[${issue.path.join('].')}` : 'sites';
+    const where = `sites${(issue?.path ?? []).map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('')}`;
     throw new ConfigError(`"${where}" in pipeline file ${path}: ${issue?.message ?? 'is not valid'}`);
   }
   const folder = dirname(path);

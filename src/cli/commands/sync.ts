@@ -55,7 +55,8 @@ Every option but --site-moved (a flag only) can also come from the GRANTFLOW_* v
 pipeline file (camelCase keys); flags win over variables, which win over the file. Credentials may instead come
 from GRANTFLOW_CLIENT_ID, GRANTFLOW_CLIENT_SECRET, GRANTFLOW_ACCESS_TOKEN and GRANTFLOW_REFRESH_TOKEN (rotations
 are kept in the warehouse); --credentials FILE wins over those variables, and they win over a credentials file
-named in the pipeline file.
+named in the pipeline file. A pipeline file listing "sites" is a portfolio: every site syncs at once into a schema
+of its own (site_<name>), with "portfolio" views over them all; --sites a,b syncs some (docs/portfolio.md).
 
 Examples:
   grantflow sync --site https://yoursite.example.com --credentials creds.json
