@@ -62,7 +62,7 @@ beforeAll(async () => {
     alone[name] = await dumpWarehouse(warehouse, { models: modelNames });
   }
   await dropPostgresPortfolio();
-}, 120_000);
+}, 240_000);
 
 afterAll(async () => {
   for (const sim of Object.values(sims ?? {})) await sim.close();
@@ -132,7 +132,7 @@ describe.each(['duckdb', 'postgres'] as const)('a portfolio of two sites (%s)', 
       logger: silentLogger,
       env,
     });
-  }, 120_000);
+  }, 240_000);
 
   it('syncs every site into a schema of its own, each equal to a sync of that site alone', async () => {
     expect(first.sites.map((o) => [o.site.name, o.exitCode, o.error])).toEqual([
@@ -229,7 +229,7 @@ describe.each(['duckdb', 'postgres'] as const)('a portfolio of two sites (%s)', 
     expect(JSON.stringify(result)).not.toContain(sims.south.credentials.client_secret);
     // South's earlier sync stays, and the views still cover it.
     expect(Object.keys(await siteCounts('applications')).sort()).toEqual(['north', 'south']);
-  });
+  }, 180_000);
 
   it('rebuilds the views for the sites listed: a site removed leaves them, and --sites syncs only some', async () => {
     const north = sites.filter((s) => s.name === 'north');
@@ -252,7 +252,7 @@ describe.each(['duckdb', 'postgres'] as const)('a portfolio of two sites (%s)', 
     });
     expect(again.sites.map((o) => o.site.name)).toEqual(['north']);
     expect(Object.keys(await siteCounts('applications')).sort()).toEqual(['north', 'south']);
-  });
+  }, 180_000);
 });
 
 describe('grantflow sync --pipeline with "sites"', () => {
@@ -288,5 +288,5 @@ describe('grantflow sync --pipeline with "sites"', () => {
     const unknown = await runCli(['sync', '--pipeline', pipeline, '--sites', 'west'], { env });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/--sites names "west"/);
-  });
+  }, 180_000);
 });
