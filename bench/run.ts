@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only rate,requests,load,snapshot,naive,report] [--scale small] [--load-scales medium,large]
+ * `npm run bench [-- --only rate,requests,load,snapshot,naive,report,portfolio] [--scale small] [--load-scales medium,large]
  * [--seed 42]`: runs the benchmarks one after another (never in parallel: they would skew each other), stores
  * each figure's result under bench/results/ (committed, so a partial run on a fresh clone keeps the other figures) and
  * rewrites BENCHMARKS.md from the latest result of each.
@@ -18,10 +18,11 @@ import { loadFigure } from './figures/load.ts';
 import { snapshotFigure } from './figures/snapshot.ts';
 import { naiveFigure } from './figures/naive.ts';
 import { reportFigure } from './figures/report.ts';
+import { portfolioFigure } from './figures/portfolio.ts';
 
-const names = ['rate', 'requests', 'load', 'snapshot', 'naive', 'report'] as const;
+const names = ['rate', 'requests', 'load', 'snapshot', 'naive', 'report', 'portfolio'] as const;
 /** Stored result files, in report order (`requests` produces two). */
-const order = ['rate', 'requests', 'incremental', 'load', 'snapshot', 'naive', 'report'];
+const order = ['rate', 'requests', 'incremental', 'load', 'snapshot', 'naive', 'report', 'portfolio'];
 
 const { values } = parseArgs({
   options: {
@@ -92,6 +93,9 @@ for (const name of selected) {
       break;
     case 'report':
       await store(await reportFigure(options));
+      break;
+    case 'portfolio':
+      await store(await portfolioFigure(options));
       break;
     case 'naive': {
       // Compare against figures 1-3 as last measured; measure the request counts now if there are none.

@@ -22,8 +22,8 @@ export function renderReport(results: readonly FigureResult[], run: RunInfo, not
     `Machine: ${m.cores} cores (${m.cpu}), ${m.memoryGb} GB memory, Node ${m.node}, ${m.platform}.`,
     `Last run: \`${run.command}\` on ${run.startedAt}, took ${(run.durationMs / 60_000).toFixed(1)} min ` +
       `(figures: ${run.figures.join(', ')}). A full run is \`npm run bench\`; one part: \`npm run bench -- --only <name>\` ` +
-      `with name one of rate, requests, load, snapshot, naive, report (\`requests\` gives figures 2 and 3). Options: ` +
-      '`--scale tiny|small|medium|large` (figures 2, 3, 5, 7; default small), `--load-scales medium,large` (figure 4), ' +
+      `with name one of rate, requests, load, snapshot, naive, report, portfolio (\`requests\` gives figures 2 and 3). Options: ` +
+      '`--scale tiny|small|medium|large` (figures 2, 3, 5, 7, 8; default small), `--load-scales medium,large` (figure 4), ' +
       '`--seed N` (42). Raw pages for figure 4 are cached in `data/bench/raw/` (delete it to re-land).',
     '',
     'Each section says when and by which command it was measured: a partial run replaces only its own sections.',

@@ -103,6 +103,7 @@ export function settingsFrom<K extends SettingKey>(
   options: Record<string, unknown>,
   keys: readonly K[],
   flags: Partial<Record<SettingKey, unknown>> = flagsFrom(options, keys),
+  portfolio = false,
 ): Promise<Pick<Settings, K>> {
-  return loadSettings(flags, { pipeline: options.pipeline as string | undefined, keys });
+  return loadSettings(flags, { pipeline: options.pipeline as string | undefined, keys, portfolio });
 }

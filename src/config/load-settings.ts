@@ -48,13 +48,19 @@ function flagOnlyReason(key: SettingKey): string {
  */
 export async function loadSettings<K extends SettingKey = SettingKey>(
   flags: Raw,
-  options: { pipeline?: string; env?: NodeJS.ProcessEnv; keys?: readonly K[] } = {},
+  options: {
+    pipeline?: string;
+    env?: NodeJS.ProcessEnv;
+    keys?: readonly K[];
+    /** The command reads a portfolio's `sites` (config/portfolio.ts) itself; others refuse a file listing them. */
+    portfolio?: boolean;
+  } = {},
 ): Promise<Pick<Settings, K>> {
   const env = options.env ?? process.env;
   const keys: readonly SettingKey[] = options.keys ?? allSettingKeys;
   const given = options.pipeline ?? env.GRANTFLOW_PIPELINE;
   const pipelinePath = given ? resolve(given) : undefined;
-  const fromFile = pipelinePath ? await readPipelineFile(pipelinePath) : {};
+  const fromFile = pipelinePath ? await readPipelineFile(pipelinePath, options.portfolio === true) : {};
   const fromEnv = readEnv(env, keys);
   const origin = new Map<SettingKey, SettingSource>();
   const merged: Raw = {};
@@ -115,7 +121,7 @@ function checkOverridden(
   }
 }
 
-async function readPipelineFile(path: string): Promise<Raw> {
+async function readPipelineFile(path: string, portfolio: boolean): Promise<Raw> {
   let text: string;
   try {
     text = await readFile(path, 'utf8');
@@ -133,8 +139,15 @@ async function readPipelineFile(path: string): Promise<Raw> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ConfigError(`pipeline file ${path} must hold a JSON object of settings`);
   }
+  // A portfolio's sites are read by the commands that run one (config/portfolio.ts); any other would ignore them.
+  if ('sites' in value && !portfolio)
+    throw new ConfigError(
+      `pipeline file ${path} lists "sites" (a portfolio), which only sync and doctor read; give this command one site's settings`,
+    );
   // "$comment" keys document a pipeline file without being settings.
-  const settings = Object.fromEntries(Object.entries(value).filter(([k]) => !k.startsWith('$'))) as Raw;
+  const settings = Object.fromEntries(
+    Object.entries(value).filter(([k]) => !k.startsWith('$') && k !== 'sites'),
+  ) as Raw;
   const unknown = Object.keys(settings).filter((k) => !(k in settingKinds));
   if (unknown.length > 0) {
     throw new ConfigError(

@@ -211,7 +211,13 @@ export const warehouseSettingKeys = [
   'schema',
   'duckdbMemoryLimit',
 ] as const satisfies readonly SettingKey[];
-export type WarehouseSettings = Pick<Settings, (typeof warehouseSettingKeys)[number]>;
+export type WarehouseSettings = Pick<Settings, (typeof warehouseSettingKeys)[number]> & {
+  /**
+   * Not a setting: the schema of one site of a portfolio (config/portfolio.ts), on DuckDB and Postgres alike; it wins
+   * over `schema`, which DuckDB otherwise ignores (its tables are in `main`).
+   */
+  readonly siteSchema?: string;
+};
 
 /**
  * Settings taken from a flag only, never from a GRANTFLOW_* variable or a pipeline file: `--site-moved` lifts the

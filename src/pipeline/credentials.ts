@@ -8,7 +8,8 @@ import { settingSource } from '../config/load-settings.ts';
 import type { Settings } from '../config/settings.ts';
 import { isSealed, StateKey, stateKeyVariable, StateKeyMismatch } from './state-key.ts';
 
-const envKeys = {
+/** The variables that carry a credential pair, by its fields. */
+export const envKeys = {
   client_id: 'GRANTFLOW_CLIENT_ID',
   client_secret: 'GRANTFLOW_CLIENT_SECRET',
   access_token: 'GRANTFLOW_ACCESS_TOKEN',

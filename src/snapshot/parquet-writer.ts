@@ -69,17 +69,22 @@ class PostgresWarehouseWriter implements ParquetWriter {
     private readonly compression: ParquetCompression,
     private readonly instance: DuckDBInstance,
     private readonly duck: DuckDBConnection,
+    private readonly viewKeys: ViewKeys,
   ) {}
 
-  static async open(warehouse: Warehouse, compression: ParquetCompression): Promise<PostgresWarehouseWriter> {
+  static async open(
+    warehouse: Warehouse,
+    compression: ParquetCompression,
+    viewKeys: ViewKeys,
+  ): Promise<PostgresWarehouseWriter> {
     const instance = await DuckDBInstance.create(':memory:');
     const duck = await instance.connect();
-    return new PostgresWarehouseWriter(warehouse, compression, instance, duck);
+    return new PostgresWarehouseWriter(warehouse, compression, instance, duck, viewKeys);
   }
 
   async write(table: string, path: string): Promise<void> {
     const staged = '_snapshot_copy';
-    await copyPostgresTable(this.warehouse, this.duck, table, staged);
+    await copyPostgresTable(this.warehouse, this.duck, table, staged, this.viewKeys[table]);
     await this.duck.run(copySql(`SELECT * FROM ${ident(staged)}`, path, this.compression));
     await this.duck.run(`DROP TABLE ${ident(staged)}`);
   }
@@ -99,8 +104,15 @@ class PostgresWarehouseWriter implements ParquetWriter {
   }
 }
 
-export async function openParquetWriter(warehouse: Warehouse, compression: ParquetCompression): Promise<ParquetWriter> {
+/** Per view, columns that order its rows uniquely: Postgres pages a view's rows by them (see copyPostgresTable). */
+export type ViewKeys = Readonly<Record<string, readonly string[]>>;
+
+export async function openParquetWriter(
+  warehouse: Warehouse,
+  compression: ParquetCompression,
+  viewKeys: ViewKeys = {},
+): Promise<ParquetWriter> {
   return warehouse.inProcess
     ? new DuckDBWarehouseWriter(warehouse, compression)
-    : PostgresWarehouseWriter.open(warehouse, compression);
+    : PostgresWarehouseWriter.open(warehouse, compression, viewKeys);
 }

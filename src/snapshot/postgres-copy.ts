@@ -43,14 +43,17 @@ function appendCell(appender: DuckDBAppender, column: DuckColumn, v: CellValue |
 }
 
 /**
- * Copies one Postgres table into an in-memory DuckDB table of the same types, in batches (keyset on ctid, so
- * memory stays bounded whatever the table's key), through the appender. Returns the rows copied.
+ * Copies one Postgres table (or view) into an in-memory DuckDB table of the same types, in batches, through the
+ * appender, so memory stays bounded whatever the table's key: a table is paged by ctid, a view (which has none) by
+ * `viewKey`, columns that order its rows uniquely (a portfolio's view: its site, then the table's primary key). A
+ * view without one (a portfolio's model: an aggregate, small) is read in one query. Returns the rows copied.
  */
 export async function copyPostgresTable(
   warehouse: Warehouse,
   duck: DuckDBConnection,
   table: string,
   target: string,
+  viewKey?: readonly string[],
 ): Promise<number> {
   const columns = await pgColumns(warehouse, table);
   if (columns.length === 0) {
@@ -62,15 +65,11 @@ export async function copyPostgresTable(
     `CREATE OR REPLACE TABLE ${ident(target)} (${columns.map((c) => `${ident(c.name)} ${c.duckType}`).join(', ')})`,
   );
   const select = columns.map((c) => ident(c.name)).join(', ');
-  let after: string | null = null;
+  const pages = (await isView(warehouse, table))
+    ? viewPages(warehouse, table, select, viewKey)
+    : ctidPages(warehouse, table, select);
   let total = 0;
-  for (;;) {
-    const rows = await warehouse.query(
-      after === null
-        ? `SELECT ctid::text AS "__ctid", ${select} FROM ${ident(table)} ORDER BY ctid LIMIT ${batchSize}`
-        : `SELECT ctid::text AS "__ctid", ${select} FROM ${ident(table)} WHERE ctid > $1::tid ORDER BY ctid LIMIT ${batchSize}`,
-      after === null ? [] : [after],
-    );
+  for await (const rows of pages) {
     if (rows.length === 0) break;
     const appender = await duck.createAppender(target);
     for (const row of rows) {
@@ -80,8 +79,56 @@ export async function copyPostgresTable(
     appender.flushSync();
     appender.closeSync();
     total += rows.length;
-    after = String(rows[rows.length - 1]?.__ctid);
-    if (rows.length < batchSize) break;
   }
   return total;
+}
+
+type Rows = Record<string, CellValue>[];
+
+async function* ctidPages(warehouse: Warehouse, table: string, select: string): AsyncGenerator<Rows> {
+  let after: string | null = null;
+  for (;;) {
+    const rows: Rows = await warehouse.query(
+      after === null
+        ? `SELECT ctid::text AS "__ctid", ${select} FROM ${ident(table)} ORDER BY ctid LIMIT ${batchSize}`
+        : `SELECT ctid::text AS "__ctid", ${select} FROM ${ident(table)} WHERE ctid > $1::tid ORDER BY ctid LIMIT ${batchSize}`,
+      after === null ? [] : [after],
+    );
+    yield rows;
+    if (rows.length < batchSize) return;
+    after = String(rows[rows.length - 1]?.__ctid);
+  }
+}
+
+async function* viewPages(
+  warehouse: Warehouse,
+  view: string,
+  select: string,
+  key: readonly string[] | undefined,
+): AsyncGenerator<Rows> {
+  if (!key || key.length === 0) {
+    yield await warehouse.query(`SELECT ${select} FROM ${ident(view)}`);
+    return;
+  }
+  const keyList = key.map(ident).join(', ');
+  let after: CellValue[] | null = null;
+  for (;;) {
+    const where: string = after === null ? '' : `WHERE (${keyList}) > (${key.map((_, i) => `$${i + 1}`).join(', ')})`;
+    const rows: Rows = await warehouse.query(
+      `SELECT ${select} FROM ${ident(view)} ${where} ORDER BY ${keyList} LIMIT ${batchSize}`,
+      after ?? [],
+    );
+    yield rows;
+    if (rows.length < batchSize) return;
+    const last = rows[rows.length - 1] ?? {};
+    after = key.map((k) => last[k] ?? null);
+  }
+}
+
+async function isView(warehouse: Warehouse, table: string): Promise<boolean> {
+  const rows = await warehouse.query(
+    `SELECT 1 AS found FROM information_schema.views WHERE table_schema = current_schema() AND table_name = $1`,
+    [table],
+  );
+  return rows.length > 0;
 }

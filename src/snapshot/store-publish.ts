@@ -205,7 +205,7 @@ export async function writeSnapshotsToStore(
   let published = false;
   let writer: Awaited<ReturnType<typeof openParquetWriter>> | null = null;
   try {
-    writer = await openParquetWriter(warehouse, options.compression ?? 'zstd');
+    writer = await openParquetWriter(warehouse, options.compression ?? 'zstd', options.viewKeys);
     for (const table of tableNames) {
       throwIfStopped(signal);
       const t0 = Date.now();

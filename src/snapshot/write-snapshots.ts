@@ -14,7 +14,7 @@ import {
 import { testPause } from '../util/test-pause.ts';
 import { checkSnapshotDir, hiddenFolder, snapshotFolder, snapshotStamp, tempFile } from './snapshot-dir.ts';
 import { manifestName, readManifest, sha256File, writeManifest, type ManifestEntry } from './manifest.ts';
-import { openParquetWriter, type ParquetCompression } from './parquet-writer.ts';
+import { openParquetWriter, type ParquetCompression, type ViewKeys } from './parquet-writer.ts';
 import { applyRetention, removeStrayManifestTemps } from './retention.ts';
 import { clearPending, notePending, pendingNoted, undoPendingSnapshot } from './pending.ts';
 import { pathProblem } from '../util/path-problem.ts';
@@ -50,6 +50,8 @@ export interface SnapshotOptions {
    * their manifest entry and `latest/` file stay those of the run that last wrote them.
    */
   readonly unchanged?: ReadonlySet<string>;
+  /** Views among `tables`, with columns that order their rows uniquely (Postgres pages them by those). */
+  readonly viewKeys?: ViewKeys;
 }
 
 export interface TableSnapshot extends ManifestEntry {
@@ -226,7 +228,7 @@ async function writeLocked(
   let published = false;
   let writer: Awaited<ReturnType<typeof openParquetWriter>> | null = null;
   try {
-    writer = await openParquetWriter(warehouse, options.compression ?? 'zstd');
+    writer = await openParquetWriter(warehouse, options.compression ?? 'zstd', options.viewKeys);
     for (const table of tableNames) {
       throwIfStopped(signal);
       const t0 = Date.now();

@@ -16,6 +16,11 @@ export { syncedBefore } from './synced-before.ts';
 export interface OpenWarehouseOptions {
   /** Postgres schema holding every table (default `public`, created if missing). Ignored for DuckDB. */
   readonly schema?: string;
+  /**
+   * DuckDB schema holding every table (default `main`): a portfolio's site (config/portfolio.ts). Created if missing
+   * unless `existingOnly` or `readOnly`. Ignored for Postgres, whose schema is `schema`.
+   */
+  readonly duckdbSchema?: string;
   /** DuckDB's memory limit (e.g. `256MB`); ignored for Postgres. Default: `defaultDuckDBMemoryLimit`. */
   readonly duckdbMemoryLimit?: string;
   readonly logger?: Logger;
@@ -87,6 +92,8 @@ export async function openWarehouse(target: string, options: OpenWarehouseOption
   return DuckDBWarehouse.open(target, logger, {
     memoryLimit: options.duckdbMemoryLimit ?? defaultDuckDBMemoryLimit,
     readOnly: options.readOnly === true,
+    ...(options.duckdbSchema ? { schema: checkedSchema(options.duckdbSchema) } : {}),
+    missingSchema: options.checkOnly ? 'check' : options.existingOnly ? 'refuse' : 'create',
   });
 }
 
@@ -107,7 +114,12 @@ export async function warehouseMayHoldCredentials(
   logger: Logger,
 ): Promise<boolean> {
   if (!isPostgresTarget(settings.warehouse)) return !isNewDuckDBFile(settings.warehouse);
-  return PostgresWarehouse.holdsCredentials(settings.warehouse, checkedSchema(settings.schema), site, logger);
+  return PostgresWarehouse.holdsCredentials(
+    settings.warehouse,
+    checkedSchema(settings.siteSchema ?? settings.schema),
+    site,
+    logger,
+  );
 }
 
 /** The warehouse a command's settings name, opened with their schema and DuckDB memory limit. */
@@ -120,7 +132,8 @@ export function openConfiguredWarehouse(
   > = {},
 ): Promise<Warehouse> {
   return openWarehouse(settings.warehouse, {
-    schema: settings.schema,
+    schema: settings.siteSchema ?? settings.schema,
+    ...(settings.siteSchema ? { duckdbSchema: settings.siteSchema } : {}),
     duckdbMemoryLimit: settings.duckdbMemoryLimit,
     logger,
     ...options,

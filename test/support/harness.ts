@@ -217,9 +217,13 @@ export interface TableDump {
 /** Every catalog table (and optionally models) of a warehouse, in key order, comparable across dialects and runs. */
 export async function dumpWarehouse(
   target: string,
-  options: { schema?: string; models?: readonly string[] } = {},
+  options: { schema?: string; duckdbSchema?: string; models?: readonly string[] } = {},
 ): Promise<Record<string, TableDump>> {
-  const warehouse = await openWarehouse(target, { schema: options.schema, logger: silentLogger });
+  const warehouse = await openWarehouse(target, {
+    schema: options.schema,
+    ...(options.duckdbSchema ? { duckdbSchema: options.duckdbSchema } : {}),
+    logger: silentLogger,
+  });
   const out: Record<string, TableDump> = {};
   try {
     for (const table of tables) {

@@ -24,7 +24,10 @@ import { checkWarehouseSite } from '../../pipeline/warehouse-site.ts';
 import { checkSnapshotTarget } from '../../snapshot/index.ts';
 import { modelTableNames } from '../../models/index.ts';
 import { ConfigError, ExitCode, isGrantflowError } from '../../util/errors.ts';
-import { createLogger } from '../../util/logger.ts';
+import { createLogger, type Logger } from '../../util/logger.ts';
+import type { Settings } from '../../config/settings.ts';
+import { readPortfolioSites, selectPortfolioSites, siteSchema } from '../../config/portfolio.ts';
+import { siteEnvironment, siteSettings } from '../../pipeline/portfolio.ts';
 import { redact } from '../../util/redact.ts';
 import { checkWritableDir } from '../../util/writable-dir.ts';
 import { runAction } from '../run-action.ts';
@@ -51,187 +54,214 @@ export function registerDoctor(program: Command): void {
       'check the setup without syncing: settings, credentials (the client id and secret checked without rotating anything), site reachable and accepting them, warehouse writable (and its version) and not of another site, the stored credential pair and its key, snapshot and raw page directories writable. Takes every sync option: put doctor in place of sync in a sync command line',
     );
   addSettings(command, keys);
+  command.option('--sites <a,b>', 'with a pipeline file listing "sites" (a portfolio): check only these of them');
   command.action(
     runAction(async (options: Record<string, unknown>) => {
-      const settings = await settingsFrom(options, keys);
+      const settings = await settingsFrom(options, keys, undefined, true);
       const logger = createLogger({ level: settings.logLevel === 'info' ? 'warn' : settings.logLevel });
-      const fromEnv = credentialsSource(settings, process.env) === 'environment';
-      const site = settings.site?.replace(/\/+$/, '');
-      const noSite = (): never => {
-        throw new ConfigError('no site: pass --site URL (or GRANTFLOW_SITE, or "site" in the pipeline file)');
-      };
-      /** Checks that need the site say so once, in the site check; the others are not run. */
-      const notWithoutSite = new Warning('not checked without a site (see the site check)');
-      const checks: Check[] = [
-        {
-          name: 'streams',
-          run: () => {
-            const streams = selectStreams(settings.streams ?? null);
-            const full = settings.fullRefresh ? ', full refresh' : '';
-            return Promise.resolve(
-              settings.streams ? `${streams.map((d) => d.name).join(', ')}${full}` : `all ${streams.length}${full}`,
-            );
-          },
-        },
-        {
-          name: 'credentials',
-          run: async () => {
-            if (fromEnv) {
-              envCredentials(process.env);
-              const where = 'from GRANTFLOW_* environment variables; their rotations are kept in the warehouse';
-              if (StateKey.fromEnv(process.env)) return `${where}, encrypted with ${stateKeyVariable}`;
-              return new Warning(
-                `${where} UNENCRYPTED (table _grantflow_credentials, which anyone who may read the warehouse can read): set ${stateKeyVariable} to encrypt them (docs/credentials.md)`,
-              );
-            }
-            await fileCredentialStore(settings.credentials);
-            const mode = (await stat(settings.credentials!)).mode & 0o777;
-            const text = `${settings.credentials} (mode ${mode.toString(8)})`;
-            if (mode & 0o077)
-              return new Warning(`${text}: other users may read or change it; run chmod 600 ${settings.credentials}`);
-            return text;
-          },
-        },
-        {
-          name: 'client',
-          run: async () => {
-            if (!site) return notWithoutSite;
-            const creds = fromEnv
-              ? envCredentials(process.env)
-              : await (await fileCredentialStore(settings.credentials)).load();
-            const advice = fromEnv
-              ? 'update the CI secrets GRANTFLOW_CLIENT_ID and GRANTFLOW_CLIENT_SECRET with them'
-              : `put them in ${settings.credentials}`;
-            const found = await checkClient(site, creds, advice);
-            return found instanceof ClientCheckUndecided ? new Warning(found.message) : found;
-          },
-        },
-        {
-          name: 'site',
-          run: async () => {
-            if (!site) return noSite();
-            if (fromEnv) {
-              // Using them would rotate a pair the operator cannot rewrite: reachability and the API only.
-              const seen = await probeSiteWithoutCredentials(site);
-              return `${site} answers like the grant API (${seen}); no token was sent (a sync uses them, keeping rotations in the warehouse)`;
-            }
-            const client = createSiteClient({
-              baseUrl: site,
-              store: await fileCredentialStore(settings.credentials),
-              rate: settings.rate,
-              logger,
-              maxRetries: 2,
-            });
-            try {
-              await preflight(client);
-              return `${site} answers and accepts the credentials (${client.stats.refreshes} token refreshes)`;
-            } finally {
-              await client.close();
-            }
-          },
-        },
-        {
-          name: 'warehouse',
-          run: async () => {
-            // Syncs nothing, so creates nothing: a DuckDB file that does not exist yet is checked by its directory.
-            if (isNewDuckDBFile(settings.warehouse)) {
-              checkWritableDir(
-                dirname(resolve(settings.warehouse)),
-                'warehouse directory',
-                'choose another --warehouse or fix its permissions',
-              );
-              return `${resolve(settings.warehouse)} does not exist yet; the first sync creates it there (DuckDB ${duckdbVersion()})`;
-            }
-            let warehouse;
-            try {
-              // As a sync would open it, rebuilding the models.
-              warehouse = await openConfiguredWarehouse(settings, logger, {
-                checkOnly: true,
-                models: modelTableNames(settings.modelsDir),
-              });
-            } catch (e) {
-              if (e instanceof SchemaNotYetCreated) return e.message;
-              throw e;
-            }
-            try {
-              await warehouse.acquireLock(`grantflow doctor (pid ${process.pid})`);
-              await warehouse.exec('CREATE TABLE _grantflow_doctor (x INTEGER); DROP TABLE _grantflow_doctor;');
-              // A sync refuses a warehouse of another site (exit 2): a setup doctor passes must not be one sync refuses.
-              if (settings.site && (await syncedBefore(warehouse)))
-                checkWarehouseSite(
-                  (await warehouse.listRuns(1))[0],
-                  settings.site,
-                  settings.siteMoved,
-                  warehouse.description,
-                );
-              const [v] = await warehouse.query('SELECT version() AS v');
-              return `${warehouse.description} is writable; ${String(v?.v ?? '').split(' on ')[0]}`;
-            } finally {
-              await warehouse.close();
-            }
-          },
-        },
-        {
-          name: 'stored pair',
-          run: async () => {
-            if (!site) return notWithoutSite;
-            if (!(await warehouseMayHoldCredentials(settings, site, logger)))
-              return `none stored for ${site} yet: the first sync refreshes with the variables and stores the pair it gets`;
-            const warehouse = await openConfiguredWarehouse(settings, logger, { existingOnly: true, readOnly: true });
-            try {
-              const store = new WarehouseCredentialStore(warehouse, site, envCredentials(process.env), logger);
-              const state = await store.storedState();
-              if (state === 'none') return `none stored for ${site} yet: the first sync stores the pair it gets`;
-              if (state === 'older')
-                return `the pair stored for ${site} is of an older credential set: the next sync starts from the variables' new set`;
-              if (state === 'encrypted')
-                return `the pair stored for ${site} is encrypted and opens with ${stateKeyVariable}`;
-              return new Warning(
-                store.encrypted
-                  ? `the pair stored for ${site} is unencrypted: the next sync rewrites it encrypted with ${stateKeyVariable}`
-                  : `the pair stored for ${site} is UNENCRYPTED: set ${stateKeyVariable} and the next sync encrypts it`,
-              );
-            } finally {
-              await warehouse.close();
-            }
-          },
-        },
-        {
-          name: 'snapshots',
-          run: async () => {
-            if (!settings.snapshot) return 'not written (--snapshot false)';
-            return checkSnapshotTarget(settings.snapshots, settings);
-          },
-        },
-        {
-          name: 'raw pages',
-          run: () => {
-            if (!settings.landRaw) return Promise.resolve('not kept (--land-raw false)');
-            checkWritableDir(
-              settings.rawDir,
-              'raw page directory',
-              'choose another one with --raw-dir or fix its permissions',
-            );
-            return Promise.resolve(`${resolve(settings.rawDir)} is writable`);
-          },
-        },
-      ];
+      const pipeline = (options.pipeline as string | undefined) ?? process.env.GRANTFLOW_PIPELINE;
+      const portfolio = await readPortfolioSites(pipeline);
+      if (!portfolio) {
+        if (options.sites !== undefined)
+          throw new ConfigError('--sites needs a pipeline file listing "sites" (a portfolio; see docs/portfolio.md)');
+        return runChecks(settings, process.env, logger);
+      }
+      // Every site of a portfolio, as its sync would run (pipeline/portfolio.ts): its own schema, folders, credentials.
       let worst: number = ExitCode.ok;
-      // A credentials file keeps its own rotations: only variables' rotations are stored in the warehouse.
-      for (const check of checks.filter((c) => fromEnv || c.name !== 'stored pair')) {
-        try {
-          const found = await check.run();
-          const [mark, text] = found instanceof Warning ? ['warn', found.message] : ['ok', found];
-          process.stdout.write(`${mark.padEnd(6)}${check.name.padEnd(12)} ${redact(text)}\n`);
-        } catch (error) {
-          const code = isGrantflowError(error) ? error.exitCode : ExitCode.runFailed;
-          worst = Math.max(worst, code);
-          process.stdout.write(
-            `FAIL  ${check.name.padEnd(12)} ${redact(error instanceof Error ? error.message : String(error))}\n`,
-          );
+      for (const site of selectPortfolioSites(portfolio, options.sites as string | undefined, settings)) {
+        process.stdout.write(`site ${site.name} (${site.site}, schema ${siteSchema(site.name)})\n`);
+        const env = siteEnvironment(process.env, site);
+        if (env instanceof ConfigError) {
+          process.stdout.write(`FAIL  ${'credentials'.padEnd(12)} ${env.message}\n`);
+          worst = Math.max(worst, env.exitCode);
+          continue;
         }
+        worst = Math.max(worst, await runChecks(siteSettings(settings, site), env, logger));
       }
       return worst;
     }),
   );
+}
+
+/** Every check of one site's setup, one line each; returns the worst exit code. */
+async function runChecks(
+  settings: Settings & { readonly siteSchema?: string },
+  env: NodeJS.ProcessEnv,
+  logger: Logger,
+): Promise<number> {
+  const fromEnv = credentialsSource(settings, env) === 'environment';
+  const site = settings.site?.replace(/\/+$/, '');
+  const noSite = (): never => {
+    throw new ConfigError('no site: pass --site URL (or GRANTFLOW_SITE, or "site" in the pipeline file)');
+  };
+  /** Checks that need the site say so once, in the site check; the others are not run. */
+  const notWithoutSite = new Warning('not checked without a site (see the site check)');
+  const checks: Check[] = [
+    {
+      name: 'streams',
+      run: () => {
+        const streams = selectStreams(settings.streams ?? null);
+        const full = settings.fullRefresh ? ', full refresh' : '';
+        return Promise.resolve(
+          settings.streams ? `${streams.map((d) => d.name).join(', ')}${full}` : `all ${streams.length}${full}`,
+        );
+      },
+    },
+    {
+      name: 'credentials',
+      run: async () => {
+        if (fromEnv) {
+          envCredentials(env);
+          const where = 'from GRANTFLOW_* environment variables; their rotations are kept in the warehouse';
+          if (StateKey.fromEnv(env)) return `${where}, encrypted with ${stateKeyVariable}`;
+          return new Warning(
+            `${where} UNENCRYPTED (table _grantflow_credentials, which anyone who may read the warehouse can read): set ${stateKeyVariable} to encrypt them (docs/credentials.md)`,
+          );
+        }
+        await fileCredentialStore(settings.credentials);
+        const mode = (await stat(settings.credentials!)).mode & 0o777;
+        const text = `${settings.credentials} (mode ${mode.toString(8)})`;
+        if (mode & 0o077)
+          return new Warning(`${text}: other users may read or change it; run chmod 600 ${settings.credentials}`);
+        return text;
+      },
+    },
+    {
+      name: 'client',
+      run: async () => {
+        if (!site) return notWithoutSite;
+        const creds = fromEnv ? envCredentials(env) : await (await fileCredentialStore(settings.credentials)).load();
+        const advice = fromEnv
+          ? 'update the CI secrets GRANTFLOW_CLIENT_ID and GRANTFLOW_CLIENT_SECRET with them'
+          : `put them in ${settings.credentials}`;
+        const found = await checkClient(site, creds, advice);
+        return found instanceof ClientCheckUndecided ? new Warning(found.message) : found;
+      },
+    },
+    {
+      name: 'site',
+      run: async () => {
+        if (!site) return noSite();
+        if (fromEnv) {
+          // Using them would rotate a pair the operator cannot rewrite: reachability and the API only.
+          const seen = await probeSiteWithoutCredentials(site);
+          return `${site} answers like the grant API (${seen}); no token was sent (a sync uses them, keeping rotations in the warehouse)`;
+        }
+        const client = createSiteClient({
+          baseUrl: site,
+          store: await fileCredentialStore(settings.credentials),
+          rate: settings.rate,
+          logger,
+          maxRetries: 2,
+        });
+        try {
+          await preflight(client);
+          return `${site} answers and accepts the credentials (${client.stats.refreshes} token refreshes)`;
+        } finally {
+          await client.close();
+        }
+      },
+    },
+    {
+      name: 'warehouse',
+      run: async () => {
+        // Syncs nothing, so creates nothing: a DuckDB file that does not exist yet is checked by its directory.
+        if (isNewDuckDBFile(settings.warehouse)) {
+          checkWritableDir(
+            dirname(resolve(settings.warehouse)),
+            'warehouse directory',
+            'choose another --warehouse or fix its permissions',
+          );
+          return `${resolve(settings.warehouse)} does not exist yet; the first sync creates it there (DuckDB ${duckdbVersion()})`;
+        }
+        let warehouse;
+        try {
+          // As a sync would open it, rebuilding the models.
+          warehouse = await openConfiguredWarehouse(settings, logger, {
+            checkOnly: true,
+            models: modelTableNames(settings.modelsDir),
+          });
+        } catch (e) {
+          if (e instanceof SchemaNotYetCreated) return e.message;
+          throw e;
+        }
+        try {
+          await warehouse.acquireLock(`grantflow doctor (pid ${process.pid})`);
+          await warehouse.exec('CREATE TABLE _grantflow_doctor (x INTEGER); DROP TABLE _grantflow_doctor;');
+          // A sync refuses a warehouse of another site (exit 2): a setup doctor passes must not be one sync refuses.
+          if (settings.site && (await syncedBefore(warehouse)))
+            checkWarehouseSite(
+              (await warehouse.listRuns(1))[0],
+              settings.site,
+              settings.siteMoved,
+              warehouse.description,
+            );
+          const [v] = await warehouse.query('SELECT version() AS v');
+          return `${warehouse.description} is writable; ${String(v?.v ?? '').split(' on ')[0]}`;
+        } finally {
+          await warehouse.close();
+        }
+      },
+    },
+    {
+      name: 'stored pair',
+      run: async () => {
+        if (!site) return notWithoutSite;
+        if (!(await warehouseMayHoldCredentials(settings, site, logger)))
+          return `none stored for ${site} yet: the first sync refreshes with the variables and stores the pair it gets`;
+        const warehouse = await openConfiguredWarehouse(settings, logger, { existingOnly: true, readOnly: true });
+        try {
+          const store = new WarehouseCredentialStore(warehouse, site, envCredentials(env), logger);
+          const state = await store.storedState();
+          if (state === 'none') return `none stored for ${site} yet: the first sync stores the pair it gets`;
+          if (state === 'older')
+            return `the pair stored for ${site} is of an older credential set: the next sync starts from the variables' new set`;
+          if (state === 'encrypted')
+            return `the pair stored for ${site} is encrypted and opens with ${stateKeyVariable}`;
+          return new Warning(
+            store.encrypted
+              ? `the pair stored for ${site} is unencrypted: the next sync rewrites it encrypted with ${stateKeyVariable}`
+              : `the pair stored for ${site} is UNENCRYPTED: set ${stateKeyVariable} and the next sync encrypts it`,
+          );
+        } finally {
+          await warehouse.close();
+        }
+      },
+    },
+    {
+      name: 'snapshots',
+      run: async () => {
+        if (!settings.snapshot) return 'not written (--snapshot false)';
+        return checkSnapshotTarget(settings.snapshots, settings);
+      },
+    },
+    {
+      name: 'raw pages',
+      run: () => {
+        if (!settings.landRaw) return Promise.resolve('not kept (--land-raw false)');
+        checkWritableDir(
+          settings.rawDir,
+          'raw page directory',
+          'choose another one with --raw-dir or fix its permissions',
+        );
+        return Promise.resolve(`${resolve(settings.rawDir)} is writable`);
+      },
+    },
+  ];
+  let worst: number = ExitCode.ok;
+  // A credentials file keeps its own rotations: only variables' rotations are stored in the warehouse.
+  for (const check of checks.filter((c) => fromEnv || c.name !== 'stored pair')) {
+    try {
+      const found = await check.run();
+      const [mark, text] = found instanceof Warning ? ['warn', found.message] : ['ok', found];
+      process.stdout.write(`${mark.padEnd(6)}${check.name.padEnd(12)} ${redact(text)}\n`);
+    } catch (error) {
+      const code = isGrantflowError(error) ? error.exitCode : ExitCode.runFailed;
+      worst = Math.max(worst, code);
+      process.stdout.write(
+        `FAIL  ${check.name.padEnd(12)} ${redact(error instanceof Error ? error.message : String(error))}\n`,
+      );
+    }
+  }
+  return worst;
 }

@@ -3,9 +3,12 @@ import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts'
 import { environmentForCredentials, storedPairNote } from '../../pipeline/credentials.ts';
 import { runSync, SyncStoppedError } from '../../pipeline/sync.ts';
 import { refreshesSettled } from '../../source/token-manager.ts';
-import { ExitCode, StoppedError } from '../../util/errors.ts';
+import { ConfigError, ExitCode, StoppedError } from '../../util/errors.ts';
+import { readPortfolioSites, selectPortfolioSites } from '../../config/portfolio.ts';
+import { runPortfolio } from '../../pipeline/portfolio.ts';
+import { formatPortfolioSummary } from '../../pipeline/portfolio-summary.ts';
 import { formatSummary } from '../../pipeline/summary.ts';
-import { createLogger } from '../../util/logger.ts';
+import { createLogger, type Logger } from '../../util/logger.ts';
 import { fitForTerminal } from '../../util/pretty-log.ts';
 import { runAction } from '../run-action.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
@@ -57,7 +60,8 @@ Every option but --site-moved (a flag only) can also come from the GRANTFLOW_* v
 pipeline file (camelCase keys); flags win over variables, which win over the file. Credentials may instead come
 from GRANTFLOW_CLIENT_ID, GRANTFLOW_CLIENT_SECRET, GRANTFLOW_ACCESS_TOKEN and GRANTFLOW_REFRESH_TOKEN (rotations
 are kept in the warehouse); --credentials FILE wins over those variables, and they win over a credentials file
-named in the pipeline file.
+named in the pipeline file. A pipeline file listing "sites" is a portfolio: every site syncs at once into a schema
+of its own (site_<name>), with "portfolio" views over them all; --sites a,b syncs some (docs/portfolio.md).
 
 Examples:
   grantflow sync --site https://yoursite.example.com --credentials creds.json
@@ -70,60 +74,88 @@ refresh under way is saved; after the extraction no further model, data test or 
 being written is abandoned, so the last good one stays current); 2 bad usage or configuration, including credentials the site rejects (also mid-run: committed streams are kept).`,
     );
   addSettings(command, syncKeys);
+  command.option(
+    '--sites <a,b>',
+    'with a pipeline file listing "sites" (a portfolio): sync only these of them (default all; see docs/portfolio.md)',
+  );
   command.action(
     runAction(async (options: Record<string, unknown>) => {
-      const settings = await settingsFrom(options, syncKeys);
+      const settings = await settingsFrom(options, syncKeys, undefined, true);
       const logger = createLogger({ level: settings.logLevel });
+      const pipeline = (options.pipeline as string | undefined) ?? process.env.GRANTFLOW_PIPELINE;
+      const portfolio = await readPortfolioSites(pipeline);
+      if (portfolio) {
+        const run = selectPortfolioSites(portfolio, options.sites as string | undefined, settings);
+        return whileSignalsStop(logger, async (signal) => {
+          const result = await runPortfolio({ settings, sites: portfolio, run, logger, env: process.env, signal });
+          process.stdout.write(fitForTerminal(formatPortfolioSummary(result)));
+          return result.exitCode;
+        });
+      }
+      if (options.sites !== undefined)
+        throw new ConfigError('--sites needs a pipeline file listing "sites" (a portfolio; see docs/portfolio.md)');
       // --credentials FILE wins over GRANTFLOW_CLIENT_ID and friends (flags win over variables).
       const env = environmentForCredentials(settings, process.env);
       const note = storedPairNote(env);
-      const stop = new AbortController();
-      let signals = 0;
-      const onSignal = (signal: NodeJS.Signals): void => {
-        signals++;
-        if (signals === 2) {
-          // A second signal: no more waiting for commits (they stay; the next sync resumes the run), but a token
-          // refresh under way must save its new pair first: the site has already killed the old one.
-          process.stderr.write(`grantflow: ${signal} again: exiting now; the next sync resumes the run\n`);
-          void refreshesSettled().finally(() => process.exit(ExitCode.runFailed));
-          return;
+      return whileSignalsStop(logger, async (signal) => {
+        try {
+          const result = await runSync({ settings, logger, env, signal });
+          const paused =
+            result.status === 'paused'
+              ? [
+                  `paused: the time budget (--max-duration ${settings.maxDuration ?? ''}) ran out; what was fetched is committed and the next sync continues run ${result.runId} (models and snapshots wait until it completes)`,
+                ]
+              : [];
+          const extra = [...paused, ...(result.after?.lines ?? []), ...(note ? [note] : [])];
+          process.stdout.write(fitForTerminal(formatSummary({ ...result, client: result.client, extra })));
+          return result.exitCode;
+        } catch (error) {
+          // Stopped mid-run: report what was committed, then the one line saying why (runAction prints it).
+          if (error instanceof SyncStoppedError)
+            process.stdout.write(
+              fitForTerminal(
+                formatSummary({
+                  ...error.result,
+                  extra: [...(error.result.after?.lines ?? []), ...(note ? [note] : [])],
+                }),
+              ),
+            );
+          throw error;
         }
-        if (signals > 2) process.exit(ExitCode.runFailed);
-        logger.info(
-          { signal },
-          'stopping: no new requests; commits under way finish, or roll back if waiting for a lock (send it again to exit at once)',
-        );
-        stop.abort(new StoppedError(`interrupted by ${signal}`));
-      };
-      process.on('SIGINT', onSignal);
-      process.on('SIGTERM', onSignal);
-      try {
-        const result = await runSync({ settings, logger, env, signal: stop.signal });
-        const paused =
-          result.status === 'paused'
-            ? [
-                `paused: the time budget (--max-duration ${settings.maxDuration ?? ''}) ran out; what was fetched is committed and the next sync continues run ${result.runId} (models and snapshots wait until it completes)`,
-              ]
-            : [];
-        const extra = [...paused, ...(result.after?.lines ?? []), ...(note ? [note] : [])];
-        process.stdout.write(fitForTerminal(formatSummary({ ...result, client: result.client, extra })));
-        return result.exitCode;
-      } catch (error) {
-        // Stopped mid-run: report what was committed, then the one line saying why (runAction prints it).
-        if (error instanceof SyncStoppedError)
-          process.stdout.write(
-            fitForTerminal(
-              formatSummary({
-                ...error.result,
-                extra: [...(error.result.after?.lines ?? []), ...(note ? [note] : [])],
-              }),
-            ),
-          );
-        throw error;
-      } finally {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-      }
+      });
     }),
   );
+}
+
+/**
+ * Runs `fn` with a signal that SIGINT or SIGTERM aborts (a stop: no new requests, commits under way finish); a second
+ * signal exits at once.
+ */
+async function whileSignalsStop(logger: Logger, fn: (signal: AbortSignal) => Promise<number>): Promise<number> {
+  const stop = new AbortController();
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signals++;
+    if (signals === 2) {
+      // A second signal: no more waiting for commits (they stay; the next sync resumes the run), but a token
+      // refresh under way must save its new pair first: the site has already killed the old one.
+      process.stderr.write(`grantflow: ${signal} again: exiting now; the next sync resumes the run\n`);
+      void refreshesSettled().finally(() => process.exit(ExitCode.runFailed));
+      return;
+    }
+    if (signals > 2) process.exit(ExitCode.runFailed);
+    logger.info(
+      { signal },
+      'stopping: no new requests; commits under way finish, or roll back if waiting for a lock (send it again to exit at once)',
+    );
+    stop.abort(new StoppedError(`interrupted by ${signal}`));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    return await fn(stop.signal);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
 }

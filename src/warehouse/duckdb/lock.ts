@@ -104,8 +104,14 @@ function mayBeGrantflow(pid: number | null): boolean {
   }
 }
 
-/** Paths whose run lock this process holds (DuckDB's own file lock does not separate callers in one process). */
+/**
+ * Run locks this process holds, per file and schema (DuckDB's own file lock does not separate callers in one
+ * process): a portfolio's sites sync into schemas of one file at once, each under its own lock.
+ */
 const heldLocks = new Set<string>();
+const lockKey = (path: string, schema: string): string => `${path}\0${schema}`;
+/** Notes this process wrote, by how many of its run locks need them: a portfolio's sites share the file's note. */
+const notesInUse = new Map<string, number>();
 
 /** The run lock of one open warehouse: the note it wrote, removed on release. */
 export class RunLock {
@@ -117,24 +123,35 @@ export class RunLock {
     private readonly path: string,
     private readonly readOnly: boolean,
     private readonly logger: Logger,
+    private readonly schema = 'main',
   ) {}
+
+  private get key(): string {
+    return lockKey(this.path, this.schema);
+  }
 
   get taken(): boolean {
     return this.held;
   }
 
   /** DuckDB lets one process open the file at a time: only this process can hold the lock while it has it open. */
-  static heldHere(path: string): boolean {
-    return heldLocks.has(path);
+  static heldHere(path: string, schema = 'main'): boolean {
+    return heldLocks.has(lockKey(path, schema));
   }
 
   async take(owner: string): Promise<void> {
-    if (heldLocks.has(this.path)) {
+    if (heldLocks.has(this.key)) {
       const info = readLockInfo(this.path);
       throw new LockedError(lockedMessage(this.path, process.pid, info?.owner));
     }
     await testPause('duckdb lock note'); // the file is open, its note not yet written: see noteOfHolder
     if (this.readOnly) return this.takeAsReader(owner);
+    const note = lockFilePath(this.path);
+    if ((notesInUse.get(note) ?? 0) > 0) {
+      // Another schema of this file is locked by this process: its note names this process already.
+      this.hold(note);
+      return;
+    }
     const info = readLockInfo(this.path);
     if (info && info.pid !== process.pid && pidAlive(info.pid) && existsSync(lockFilePath(this.path))) {
       // DuckDB let us open the file, so the recorded holder no longer has it open: the lock file is stale.
@@ -148,15 +165,19 @@ export class RunLock {
       'warehouse folder',
       "a writer needs it for DuckDB's .wal file and the lock note; fix its permissions or choose another --warehouse",
     );
-    const note = lockFilePath(this.path);
     try {
       writeNote(note, owner);
     } catch (e) {
       throw new ConfigError(`warehouse lock note ${note} cannot be written (${pathProblem(e, note)})`, { cause: e });
     }
-    heldLocks.add(this.path);
+    this.hold(note);
+  }
+
+  private hold(note: string | null): void {
+    heldLocks.add(this.key);
     this.held = true;
-    this.note = lockFilePath(this.path);
+    this.note = note;
+    if (note !== null) notesInUse.set(note, (notesInUse.get(note) ?? 0) + 1);
   }
 
   /**
@@ -166,14 +187,14 @@ export class RunLock {
    * warehouse they may not write) does not stop a command that only reads.
    */
   private takeAsReader(owner: string): void {
-    heldLocks.add(this.path);
-    this.held = true;
     const note = readerNotePath(this.path, process.pid);
+    if ((notesInUse.get(note) ?? 0) > 0) return this.hold(note);
     try {
       writeNote(note, owner);
-      this.note = note;
+      this.hold(note);
     } catch (e) {
       this.logger.debug({ err: e }, 'could not write the lock note of a read-only warehouse; going on without it');
+      this.hold(null);
     }
   }
 
@@ -191,13 +212,23 @@ export class RunLock {
   }
 
   release(): void {
-    if (this.held) heldLocks.delete(this.path);
+    if (this.held) heldLocks.delete(this.key);
+    const note = this.note;
+    this.held = false;
+    this.note = null;
+    if (note === null) return;
+    const users = (notesInUse.get(note) ?? 1) - 1;
+    if (users > 0) {
+      notesInUse.set(note, users);
+      return;
+    }
+    notesInUse.delete(note);
     try {
-      if (this.note !== null) rmSync(this.note, { force: true });
+      rmSync(note, { force: true });
     } catch (e) {
       // A folder made unwritable meanwhile: the note of a process that is gone is ignored by the next one; failing
       // here would leave DuckDB open and hide the error the run is reporting.
-      this.logger.warn({ err: e, note: this.note }, 'could not remove the warehouse lock note');
+      this.logger.warn({ err: e, note }, 'could not remove the warehouse lock note');
     }
   }
 }

@@ -32,6 +32,8 @@ export class DuckDBStaging implements StagingBackend {
     private readonly connect: () => Promise<DuckDBSession>,
     private readonly compileBookkeeping: (plan: CommitPlan) => SqlStatement[],
     private readonly onRelease?: (session: DuckDBSession) => void,
+    /** The schema of the warehouse's tables (`main`, or a portfolio site's). */
+    private readonly schema = 'main',
   ) {}
 
   private async session(): Promise<DuckDBSession> {
@@ -46,7 +48,7 @@ export class DuckDBStaging implements StagingBackend {
   }
 
   qualify(table: string): string {
-    return `main.${ident(table)}`;
+    return `${ident(this.schema)}.${ident(table)}`;
   }
 
   bookkeeping(plan: CommitPlan): SqlStatement[] {

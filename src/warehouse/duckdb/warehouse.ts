@@ -1,11 +1,13 @@
 import { Kysely } from 'kysely';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import type { Logger } from '../../util/logger.ts';
+import { ConfigError } from '../../util/errors.ts';
+import { SchemaNotYetCreated } from '../postgres/warehouse.ts';
 import { BaseWarehouse } from '../base-warehouse.ts';
 import type { BookkeepingDb } from '../bookkeeping.ts';
 import type { StagingBackend } from '../load-unit.ts';
 import type { SqlRunner } from '../sql-runner.ts';
-import { ident } from '../values.ts';
+import { ident, literal } from '../values.ts';
 import { acquireInstance, type InstanceSettings, releaseInstance } from './instance.ts';
 import { DuckDBDialect } from './kysely-dialect.ts';
 import { RunLock } from './lock.ts';
@@ -16,8 +18,9 @@ export class DuckDBWarehouse extends BaseWarehouse {
   readonly dialect = 'duckdb' as const;
   readonly inProcess = true;
   readonly description: string;
-  protected readonly schemaName = 'main';
-  protected readonly migrationSchema = null;
+  protected readonly schemaName: string;
+  /** `null` in `main` (the SQL files name their tables unqualified), else the site's schema (see DuckDBSchema). */
+  protected readonly migrationSchema: string | null;
   protected readonly db: Kysely<BookkeepingDb>;
   protected readonly migrationDb: Kysely<unknown>;
   private readonly sessions = new Set<DuckDBSession>();
@@ -30,19 +33,41 @@ export class DuckDBWarehouse extends BaseWarehouse {
     private readonly main: DuckDBSession,
     private readonly readOnly: boolean,
     logger: Logger,
+    schema: string,
   ) {
     super(logger);
-    this.description = path;
-    this.lock = new RunLock(path, readOnly, logger);
+    this.schemaName = schema;
+    this.migrationSchema = schema === 'main' ? null : schema;
+    this.description = schema === 'main' ? path : `${path} (schema ${schema})`;
+    this.lock = new RunLock(path, readOnly, logger, schema);
     this.db = new Kysely<BookkeepingDb>({ dialect: new DuckDBDialect(main) });
     this.migrationDb = this.db as unknown as Kysely<unknown>;
   }
 
-  static async open(target: string, logger: Logger, settings: InstanceSettings): Promise<DuckDBWarehouse> {
+  /**
+   * `schema` (default `main`): the schema holding every table, as a portfolio's site keeps its own in one file
+   * (pipeline/portfolio.ts). Each connection resolves unqualified names there (models, bookkeeping, analysts' SQL).
+   */
+  static async open(
+    target: string,
+    logger: Logger,
+    settings: InstanceSettings & {
+      readonly schema?: string;
+      /** A missing schema: made (a writer, default), found missing to a check (doctor), or a ConfigError. */
+      readonly missingSchema?: 'create' | 'check' | 'refuse';
+    },
+  ): Promise<DuckDBWarehouse> {
+    const schema = settings.schema ?? 'main';
     const { path, instance, readOnly } = await acquireInstance(target, settings);
     try {
       const main = new DuckDBSession(await instance.connect());
-      return new DuckDBWarehouse(path, instance, main, readOnly, logger);
+      try {
+        await useSchema(main, schema, readOnly ? 'refuse' : (settings.missingSchema ?? 'create'), path);
+      } catch (e) {
+        main.close();
+        throw e;
+      }
+      return new DuckDBWarehouse(path, instance, main, readOnly, logger, schema);
     } catch (e) {
       releaseInstance(path);
       throw e;
@@ -50,7 +75,7 @@ export class DuckDBWarehouse extends BaseWarehouse {
   }
 
   qualify(table: string): string {
-    return `main.${ident(table)}`;
+    return `${ident(this.schemaName)}.${ident(table)}`;
   }
 
   protected runner(): SqlRunner {
@@ -58,7 +83,7 @@ export class DuckDBWarehouse extends BaseWarehouse {
   }
 
   protected transaction<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T> {
-    return new DuckDBStaging(async () => this.main, this.compileBookkeeping).atomically(fn);
+    return new DuckDBStaging(async () => this.main, this.compileBookkeeping, undefined, this.schemaName).atomically(fn);
   }
 
   protected async openStaging(): Promise<StagingBackend> {
@@ -66,13 +91,15 @@ export class DuckDBWarehouse extends BaseWarehouse {
     const connect = async (): Promise<DuckDBSession> => {
       const session = new DuckDBSession(await this.instance.connect());
       this.sessions.add(session);
+      // The commit's bookkeeping statements name their tables unqualified: they must land in this schema too.
+      if (this.schemaName !== 'main') await session.run(`SET schema = ${literal(this.schemaName)}`);
       return session;
     };
     const release = (session: DuckDBSession): void => {
       this.sessions.delete(session);
       session.close();
     };
-    return new DuckDBStaging(connect, this.compileBookkeeping, release);
+    return new DuckDBStaging(connect, this.compileBookkeeping, release, this.schemaName);
   }
 
   /**
@@ -143,7 +170,7 @@ export class DuckDBWarehouse extends BaseWarehouse {
   }
 
   runLockHeld(): Promise<boolean> {
-    return Promise.resolve(RunLock.heldHere(this.path));
+    return Promise.resolve(RunLock.heldHere(this.path, this.schemaName));
   }
 
   async close(): Promise<void> {
@@ -154,4 +181,30 @@ export class DuckDBWarehouse extends BaseWarehouse {
     this.main.close();
     releaseInstance(this.path);
   }
+}
+
+/**
+ * Points a connection at `schema`: created when missing (a writer), or, for a reader, a ConfigError (a mistyped site
+ * must not read as an empty warehouse), and for a check (doctor, which creates nothing) a SchemaNotYetCreated.
+ */
+async function useSchema(
+  session: DuckDBSession,
+  schema: string,
+  missing: 'create' | 'check' | 'refuse',
+  path: string,
+): Promise<void> {
+  if (schema === 'main') return;
+  if (missing === 'create') {
+    await session.run(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
+  } else {
+    const { rows } = await session.run(
+      `SELECT 1 AS found FROM information_schema.schemata WHERE catalog_name = current_database() AND schema_name = $1`,
+      [schema],
+    );
+    if (rows.length === 0 && missing === 'check')
+      throw new SchemaNotYetCreated(`warehouse ${path} has no schema ${schema} yet; the first sync creates it`);
+    if (rows.length === 0)
+      throw new ConfigError(`warehouse ${path} has no schema ${schema}; run \`grantflow sync\` first`);
+  }
+  await session.run(`SET schema = ${literal(schema)}`);
 }

@@ -1,0 +1,155 @@
+import { portfolioSchema, siteSchema, type PortfolioSite } from '../config/portfolio.ts';
+import { tables as catalog } from '../normalize/index.ts';
+import type { Warehouse } from '../warehouse/types.ts';
+import { ident, literal } from '../warehouse/values.ts';
+
+/**
+ * Totals across a portfolio's sites, where one means something: per site, since ids (programs, funds) are each
+ * site's own and never match across sites. Built on the union views of the models they read, when those exist.
+ */
+const portfolioModels: readonly { readonly name: string; readonly reads: string; readonly sql: string }[] = [
+  {
+    name: 'award_rates_by_site',
+    reads: 'award_rates',
+    // A site's awarded value is NULL when one of its programs' is (unknown, not zero), as award_rates says it.
+    sql: `SELECT site,
+  count(*) AS programs,
+  sum(applications) AS applications,
+  sum(awarded) AS awarded,
+  sum(declined) AS declined,
+  CAST(CASE WHEN sum(awarded) + sum(declined) > 0
+    THEN CAST(sum(awarded) AS DECIMAL(18,6)) / (sum(awarded) + sum(declined)) END AS DECIMAL(9,6)) AS award_rate,
+  CASE WHEN count(awarded_value) = count(*) THEN sum(awarded_value) END AS awarded_value
+FROM ${portfolioSchema}.award_rates
+GROUP BY site`,
+  },
+  {
+    name: 'funding_flow_by_site',
+    reads: 'funding_flow',
+    sql: `SELECT site,
+  count(*) AS fund_programs,
+  sum(transfers) AS transfers,
+  CASE WHEN count(transferred) = count(*) THEN sum(transferred) END AS transferred,
+  sum(budget) AS budget,
+  sum(paid) AS paid,
+  sum(balance) AS balance,
+  count(*) FILTER (WHERE NOT reconciled) AS unreconciled
+FROM ${portfolioSchema}.funding_flow
+GROUP BY site`,
+  },
+];
+
+/**
+ * Rebuilds the `portfolio` schema's views: for every table and model of the sites' schemas (bookkeeping aside), one
+ * view that unions the sites having it, with a `site` column first (the site's name), then the per-site totals
+ * (portfolioModels). Views of a site no longer listed, or of a table no site has, are dropped: all in one
+ * transaction, so readers see the old views or the new ones. `warehouse` is opened on the portfolio schema and holds
+ * its run lock. Returns the views, by name, with the keys their rows are ordered by.
+ */
+export interface PortfolioViews {
+  readonly views: readonly string[];
+  /** Per view of a catalog table: `site` and the table's primary key, which order its rows uniquely. */
+  readonly keys: Readonly<Record<string, readonly string[]>>;
+}
+
+export async function rebuildPortfolioViews(
+  warehouse: Warehouse,
+  sites: readonly PortfolioSite[],
+): Promise<PortfolioViews> {
+  const tables = await siteTables(warehouse, sites);
+  const statements: string[] = [];
+  for (const name of await existingViews(warehouse)) {
+    statements.push(`DROP VIEW IF EXISTS ${ident(portfolioSchema)}.${ident(name)}`);
+  }
+  const views: string[] = [];
+  const keys: Record<string, readonly string[]> = {};
+  const primaryKeys = new Map(catalog.map((t) => [t.name, t.primaryKey]));
+  for (const [table, bySite] of tables) {
+    const columns = sharedColumns([...bySite.values()]);
+    const selects = [...bySite.keys()].map(
+      (site) =>
+        `SELECT ${literal(site)} AS site, ${columns.map(ident).join(', ')} FROM ${ident(siteSchema(site))}.${ident(table)}`,
+    );
+    statements.push(`CREATE VIEW ${ident(portfolioSchema)}.${ident(table)} AS ${selects.join('\nUNION ALL ')}`);
+    views.push(table);
+    const key = primaryKeys.get(table);
+    if (key && key.every((c) => columns.includes(c))) keys[table] = ['site', ...key];
+  }
+  for (const model of portfolioModels) {
+    if (!tables.has(model.reads)) continue;
+    statements.push(`CREATE VIEW ${ident(portfolioSchema)}.${ident(model.name)} AS ${model.sql}`);
+    views.push(model.name);
+  }
+  await inOneTransaction(warehouse, statements);
+  return { views: views.sort(), keys };
+}
+
+/** Columns of each site's tables (bookkeeping aside), in their order: table -> site name -> columns. */
+async function siteTables(
+  warehouse: Warehouse,
+  sites: readonly PortfolioSite[],
+): Promise<Map<string, Map<string, string[]>>> {
+  const bySchema = new Map(sites.map((s) => [siteSchema(s.name), s.name]));
+  const rows = await warehouse.query(
+    `SELECT table_schema, table_name, column_name FROM information_schema.columns
+      WHERE table_catalog = current_database() AND table_schema IN (${[...bySchema.keys()].map(literal).join(', ')})
+      ORDER BY table_schema, table_name, ordinal_position`,
+  );
+  const tables = new Map<string, Map<string, string[]>>();
+  for (const r of rows) {
+    const table = String(r.table_name);
+    const site = bySchema.get(String(r.table_schema));
+    // Bookkeeping is each site's own business; `_gf_next_*` is a model being rebuilt (postgres/replace-table.ts).
+    if (site === undefined || table.startsWith('_grantflow_') || table.startsWith('_gf_')) continue;
+    const ofTable = tables.get(table) ?? new Map<string, string[]>();
+    tables.set(table, ofTable);
+    const columns = ofTable.get(site) ?? [];
+    ofTable.set(site, columns);
+    columns.push(String(r.column_name));
+  }
+  // Sites in the pipeline file's order, so a view reads the way the file does.
+  const order = sites.map((s) => s.name);
+  for (const [table, ofTable] of tables)
+    tables.set(table, new Map(order.filter((s) => ofTable.has(s)).map((s) => [s, ofTable.get(s) ?? []])));
+  return new Map([...tables].sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/**
+ * The columns every site's table has, in the first one's order: sites synced by different grantflow versions may
+ * differ by a column an upgrade added, until each has synced again.
+ */
+function sharedColumns(perSite: readonly string[][]): string[] {
+  const [first = [], ...rest] = perSite;
+  return first.filter((c) => rest.every((cols) => cols.includes(c)));
+}
+
+async function existingViews(warehouse: Warehouse): Promise<string[]> {
+  const rows = await warehouse.query(
+    `SELECT table_name FROM information_schema.views WHERE table_catalog = current_database() AND table_schema = $1`,
+    [portfolioSchema],
+  );
+  const names = rows.map((r) => String(r.table_name));
+  // The totals read the union views: dropped first (Postgres refuses to drop a view another depends on).
+  const derived = new Set(portfolioModels.map((m) => m.name));
+  return [...names.filter((n) => derived.has(n)), ...names.filter((n) => !derived.has(n))];
+}
+
+/**
+ * DuckDB: an explicit transaction, rolled back on failure. Postgres: one multi-statement text is one implicit
+ * transaction (an explicit BEGIN would leave a pooled connection in an aborted transaction on failure), and dropping
+ * a view an analyst's open transaction reads waits as model rebuilds do (execExclusive).
+ */
+async function inOneTransaction(warehouse: Warehouse, statements: readonly string[]): Promise<void> {
+  if (statements.length === 0) return;
+  const body = statements.join(';\n');
+  if (warehouse.dialect === 'postgres') {
+    await warehouse.execExclusive(body, portfolioSchema, 'portfolio views');
+    return;
+  }
+  try {
+    await warehouse.exec(`BEGIN TRANSACTION;\n${body};\nCOMMIT`);
+  } catch (e) {
+    await warehouse.exec('ROLLBACK').catch(() => undefined);
+    throw e;
+  }
+}
