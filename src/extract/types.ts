@@ -67,8 +67,10 @@ export interface StreamInfo {
   complete: boolean;
   /** An append-only stream stopped paging at records already held (by design, not a partial scan). */
   caughtUp?: boolean;
+  /** Rows of the stream's own tables soft-deleted. */
   deleted: number;
-  /** Fan-out only. */
+  /** Rows of other streams' tables soft-deleted with their deleted parents (cascades), per table. */
+  cascaded?: Record<string, number>;
   /** Fan-out only; `notFound`: parents that answered 404 where that means "none" (eligibility). */
   parents?: { total: number; fetched: number; unchanged: number; gone: number; notFound: number; idle?: number };
   /** reports, with `refreshReports`: the report jobs this run created and what came of them. */

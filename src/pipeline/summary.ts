@@ -31,6 +31,7 @@ export function formatSummary(s: SummaryInput): string {
     if (i.otherFormat) notes.push(`WARNING ${i.otherFormat} files not CSV: no rows loaded (see log)`);
     if (i.reportJobs) notes.push(refreshNote(i.reportJobs));
     if (i.fullRefresh) notes.push('full refresh');
+    if (i.cascaded) notes.push(`deleted with them: ${cascadedNote(i.cascaded)}`);
     if (i.duplicates) notes.push(`${i.duplicates} duplicates skipped`);
     if (i.untyped) notes.push(`${i.untyped} values untyped`);
     if (i.silent)
@@ -67,4 +68,12 @@ export function formatSummary(s: SummaryInput): string {
   if (failed.length) lines.push(`  FAILED: ${failed.join(', ')}`);
   for (const e of s.extra ?? []) lines.push(`  ${e}`);
   return lines.join('\n') + '\n';
+}
+
+/** `application_tasks 30, task_responses 10`: child rows of other streams that went with this stream's deletions. */
+function cascadedNote(cascaded: Readonly<Record<string, number>>): string {
+  return Object.entries(cascaded)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([table, n]) => `${table} ${n}`)
+    .join(', ');
 }
