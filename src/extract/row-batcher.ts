@@ -5,6 +5,7 @@ import {
   QuarantineError,
   quarantineRow,
   streamMappings,
+  naiveTimestamps,
   untypedValues,
   type MappedRow,
   type StreamName,
@@ -36,6 +37,8 @@ export interface SinkCounts {
   untyped: number;
   /** Records that loaded without one of their lists (absent, null or of another shape): its rows were kept. */
   silent: number;
+  /** Timestamps of loaded records that carried no zone, read in the site time zone. */
+  naive: number;
 }
 
 /** Rows of one table and merge mode, ready for `LoadUnit.append`. */
@@ -63,7 +66,7 @@ export class RowBatcher {
   private readonly references = new ReferenceDedup();
   private readonly holdTracker: HoldTracker;
   private readonly parentsQuarantined = new Set<number>();
-  readonly counts: SinkCounts = { records: 0, rows: 0, quarantined: 0, untyped: 0, silent: 0 };
+  readonly counts: SinkCounts = { records: 0, rows: 0, quarantined: 0, untyped: 0, silent: 0, naive: 0 };
 
   constructor(
     private readonly stream: StreamName,
@@ -89,11 +92,13 @@ export class RowBatcher {
       this.counts.records++;
       let mapped: MappedRow[];
       const untypedBefore = untypedValues.count;
+      const naiveBefore = naiveTimestamps.count;
       try {
         const standIn = standInItem(record);
         if (standIn !== undefined) throw new NotAnObjectError(standIn.item);
         mapped = mapping.map(record, { parentId, siteTimeZone: this.context.siteTimeZone });
         this.counts.untyped += untypedValues.count - untypedBefore;
+        this.counts.naive += naiveTimestamps.count - naiveBefore;
         if (this.holdTracker.loaded(record, parentId)) this.counts.silent++;
       } catch (error) {
         if (!(error instanceof QuarantineError)) throw error;

@@ -62,6 +62,8 @@ export interface StreamInfo {
   untyped: number;
   /** Records that loaded without one of their lists (absent, null or of another shape): its rows were kept live. */
   silent?: number;
+  /** Timestamps that arrived without a zone, read in the site time zone (`--site-time-zone`). */
+  naiveTimestamps?: number;
   duplicates: number;
   /** The walk saw the whole list (deletions were inferred). */
   complete: boolean;
@@ -113,6 +115,7 @@ export function addSinkCounts(info: StreamInfo, counts: SinkCounts): void {
   info.quarantined += counts.quarantined;
   info.untyped += counts.untyped;
   if (counts.silent > 0) info.silent = (info.silent ?? 0) + counts.silent;
+  if (counts.naive > 0) info.naiveTimestamps = (info.naiveTimestamps ?? 0) + counts.naive;
 }
 
 /** State of a stream kept in `_grantflow_streams`, committed with its data. */

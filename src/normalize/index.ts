@@ -31,7 +31,7 @@ import { tables } from './tables/index.ts';
 export { tables };
 export { enumLabelRows, enums, enumNames, type EnumName } from './enums.ts';
 export { QuarantineError, isQuarantineError, quarantineRow, recordKey, canonicalJson } from './quarantine.ts';
-export { parseTimestamp } from './timestamp.ts';
+export { naiveTimestamps, parseTimestamp } from './timestamp.ts';
 export { parseMoney } from './money.ts';
 export { untypedValues } from './coerce.ts';
 export {

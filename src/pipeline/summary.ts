@@ -9,6 +9,8 @@ export interface SummaryInput {
   readonly streams: readonly StreamInfo[];
   readonly client: ClientStats;
   readonly durationMs: number;
+  /** The zone timestamps without one were read in; named when some arrived so. */
+  readonly siteTimeZone?: string;
   readonly extra?: readonly string[];
 }
 
@@ -34,6 +36,7 @@ export function formatSummary(s: SummaryInput): string {
     if (i.cascaded) notes.push(`deleted with them: ${cascadedNote(i.cascaded)}`);
     if (i.duplicates) notes.push(`${i.duplicates} duplicates skipped`);
     if (i.untyped) notes.push(`${i.untyped} values untyped`);
+    if (i.naiveTimestamps) notes.push(`${i.naiveTimestamps} times without a zone`);
     if (i.silent)
       notes.push(`${i.silent} records without a list they carry (absent or null): its rows kept, not deleted`);
     if (i.parentsUnread) notes.push(`children of ${i.parentsUnread} records not read (id beyond 2^53)`);
@@ -59,6 +62,8 @@ export function formatSummary(s: SummaryInput): string {
     lines.push(
       `  ${untyped} source values could not be typed (an amount, a time, a number): NULL in their column, kept in _raw`,
     );
+  const naive = s.streams.reduce((a, i) => a + (i.naiveTimestamps ?? 0), 0);
+  if (naive) lines.push(`  ${naiveTimestampsLine(naive, s.siteTimeZone ?? 'UTC')}`);
   const otherFormat = s.streams.reduce((a, i) => a + (i.otherFormat ?? 0), 0);
   if (otherFormat)
     lines.push(
@@ -76,4 +81,9 @@ function cascadedNote(cascaded: Readonly<Record<string, number>>): string {
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([table, n]) => `${table} ${n}`)
     .join(', ');
+}
+
+/** Says how many timestamps were read in the site time zone, and which: a wrong zone shifts exactly these. */
+export function naiveTimestampsLine(count: number, zone: string): string {
+  return `${count} timestamps arrived without a zone: read in ${zone} (--site-time-zone); if the site means another zone, they are off by its offset`;
 }

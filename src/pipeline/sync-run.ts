@@ -18,6 +18,8 @@ export interface SyncResult {
   readonly after: AfterLoadInfo | null;
   readonly durationMs: number;
   readonly exitCode: number;
+  /** The zone timestamps without one were read in (`--site-time-zone`). */
+  readonly siteTimeZone: string;
 }
 
 /**
@@ -61,6 +63,7 @@ export class SyncRun {
     private readonly started: number,
     readonly resumed: boolean,
     private readonly options: RunOptions,
+    private readonly siteTimeZone: string,
   ) {}
 
   /** The streams this run reads whole (a --full-refresh, its own or the resumed run's). */
@@ -82,6 +85,7 @@ export class SyncRun {
       readonly started: number;
       readonly fullRefresh: boolean;
       readonly streams: readonly string[];
+      readonly siteTimeZone: string;
       readonly logger: Logger;
     },
   ): Promise<SyncRun> {
@@ -98,7 +102,7 @@ export class SyncRun {
     const options = { fullRefresh, fullRefreshStreams: [...fullRefreshStreams] } satisfies RunOptions;
     if (resumed) logger.warn({ runId, fullRefresh }, 'the previous run did not finish: resuming it');
     await warehouse.saveRun({ runId, startedAt, status: 'running', summary: { site, options } });
-    return new SyncRun(warehouse, site, runId, startedAt, started, resumed, options);
+    return new SyncRun(warehouse, site, runId, startedAt, started, resumed, options, request.siteTimeZone);
   }
 
   /** Records how the run ended (succeeded, or partial: a stream, model, data test or snapshot failed). */
@@ -155,12 +159,20 @@ export class SyncRun {
       after,
       durationMs: Date.now() - this.started,
       exitCode,
+      siteTimeZone: this.siteTimeZone,
     };
   }
 
   private record(result: SyncResult, work: RunWork, extra: Record<string, unknown>): Promise<void> {
-    const { site, options } = this;
-    const summary = { site, streams: work.streams, client: work.client, durationMs: result.durationMs, options };
+    const { site, options, siteTimeZone } = this;
+    const summary = {
+      site,
+      streams: work.streams,
+      client: work.client,
+      durationMs: result.durationMs,
+      options,
+      siteTimeZone,
+    };
     return this.warehouse.saveRun({
       runId: this.runId,
       startedAt: this.startedAt,

@@ -77,6 +77,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
         started,
         fullRefresh: settings.fullRefresh,
         streams: streams.map((d) => d.name),
+        siteTimeZone: settings.siteTimeZone,
         logger,
       });
       const infos = await extract(run, last, streams, client, warehouse, stop, settings, logger, request.tty);

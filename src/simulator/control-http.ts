@@ -70,7 +70,7 @@ export async function handleControl(
   }
 }
 
-/** Body keys: rate, retryAfter, tokenTtlSeconds, perPageMax, latency {ms, jitterMs}, faults {...}, listStyle, listStyleByEndpoint, permissions, features. */
+/** Body keys: rate, retryAfter, tokenTtlSeconds, perPageMax, latency {ms, jitterMs}, faults {...}, listStyle, listStyleByEndpoint, answerShape, permissions, features. */
 function applyConfig(control: SimulatorControl, body: JsonObject): void {
   const rate = num(body['rate']);
   if (rate !== undefined) control.setRate(rate);
@@ -87,6 +87,7 @@ function applyConfig(control: SimulatorControl, body: JsonObject): void {
     } satisfies LatencyOptions);
   if (isJsonObject(body['faults'])) control.setFaults(body['faults'] as unknown as FaultOptions);
   if (body['listStyle'] === 'bare' || body['listStyle'] === 'envelope') control.setListStyle(body['listStyle']);
+  if (body['answerShape'] === 'wrapped' || body['answerShape'] === 'bare') control.setAnswerShape(body['answerShape']);
   if (isJsonObject(body['listStyleByEndpoint'])) {
     for (const [template, style] of Object.entries(body['listStyleByEndpoint'])) {
       if (style === 'bare' || style === 'envelope') control.setListStyle(style satisfies ListStyle, template);
