@@ -9,7 +9,7 @@
 -- column allocated decimal: Allocated to applications according to the budget; NULL when there is no budget row or its amount is unknown.
 -- column paid decimal: Paid to applications according to the budget; NULL when there is no budget row or its amount is unknown.
 -- column balance decimal: Current balance according to the budget; NULL when there is no budget row or its amount is unknown.
--- column reconciled boolean: True when a budget row exists, its budget equals the transfers and its balance equals budget minus paid; false when an amount is unknown.
+-- column reconciled boolean: True when a budget row exists, its budget equals the transfers and its balance equals budget minus paid or budget minus allocated minus paid (the spec allows either reading); false when an amount a reading needs is unknown.
 WITH transfers AS (
   -- sum() skips NULL amounts (absent, or not readable): a total missing one would look exact, so it is NULL instead.
   SELECT
@@ -53,7 +53,8 @@ SELECT
   COALESCE(
     b.fund_id IS NOT NULL
       AND b.budget = CASE WHEN t.fund_id IS NULL THEN 0 ELSE t.transferred END
-      AND b.balance = b.budget - b.paid,
+      -- Spec 2.12 leaves open whether the balance is net of allocations: either reading that holds reconciles.
+      AND (b.balance = b.budget - b.paid OR b.balance = b.budget - b.allocated - b.paid),
     FALSE
   ) AS reconciled
 FROM pairs k

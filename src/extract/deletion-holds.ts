@@ -35,7 +35,7 @@ export class HoldTracker {
   loaded(record: JsonObject, parentId: number | undefined): boolean {
     const silent = this.owns.filter((s) => s.from !== undefined && !hasShape(record[s.from.key], s.from.shape));
     for (const scope of silent) this.hold(scope, record, parentId);
-    return silent.length > 0;
+    return silent.some((s) => s.from?.optional !== true);
   }
 
   /** A record that was quarantined: every scope keeps its rows. */

@@ -3,6 +3,7 @@ import type { Cascade, CommitInfo, CommitPlan, CompleteScope } from '../warehous
 import { streamCatalog } from './streams/index.ts';
 import { noHolds, type DeletionHolds } from './deletion-holds.ts';
 import type { StreamDef } from './stream-def.ts';
+import type { StreamInfo } from './types.ts';
 
 /**
  * Held keys one scope may name; past it the scope deletes nothing this time (a site that never sends a list would
@@ -59,7 +60,19 @@ export function parentDeletions(
   });
 }
 
-/** Rows a commit soft-deleted, over every table. */
-export function deletedRows(committed: CommitInfo): number {
-  return Object.values(committed.deleted).reduce((a, b) => a + b, 0);
+/**
+ * Adds what a commit of `def` soft-deleted to its info: rows of the tables the stream owns count as its own
+ * (`deleted`); rows of other streams' tables, deleted because their parent went (cascades), are kept apart in
+ * `cascaded`, so a parent's line does not count its children as its own.
+ */
+export function addDeletions(info: StreamInfo, def: StreamDef, committed: CommitInfo): void {
+  const own = new Set(streamMappings[def.name].owns.map((o) => o.table));
+  for (const [table, n] of Object.entries(committed.deleted)) {
+    if (n === 0) continue;
+    if (own.has(table)) info.deleted += n;
+    else {
+      const cascaded = (info.cascaded ??= {});
+      cascaded[table] = (cascaded[table] ?? 0) + n;
+    }
+  }
 }

@@ -6,7 +6,7 @@ import { flushBeforeCommit, pageLine } from './raw-landing.ts';
 import { reportFileContext, reportFileLanding } from './report-file.ts';
 import { GrantflowError, stopReason } from '../util/errors.ts';
 import { RowSink } from './row-sink.ts';
-import { deletedRows, parentDeletions } from './deletions.ts';
+import { addDeletions, parentDeletions } from './deletions.ts';
 import type { StreamDef } from './stream-def.ts';
 import { failOrSkip } from './top-level-stream.ts';
 import { readStreamState } from './state.ts';
@@ -329,7 +329,7 @@ async function commitParents(
   await flushBeforeCommit(ctx.raw, def.name, () => ctx.mutex.run(() => unit.discard()));
   const committed = await ctx.mutex.run(() => unit.commit(plan));
   addSinkCounts(info, sink.counts);
-  info.deleted += deletedRows(committed);
+  addDeletions(info, def, committed);
   return batch.length - completeIds.length;
 }
 

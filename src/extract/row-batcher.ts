@@ -5,6 +5,7 @@ import {
   QuarantineError,
   quarantineRow,
   streamMappings,
+  naiveTimestamps,
   untypedValues,
   type FieldObserver,
   type MappedRow,
@@ -39,6 +40,8 @@ export interface SinkCounts {
   untyped: number;
   /** Records that loaded without one of their lists (absent, null or of another shape): its rows were kept. */
   silent: number;
+  /** Timestamps of loaded records that carried no zone, read in the site time zone. */
+  naive: number;
 }
 
 /** Rows of one table and merge mode, ready for `LoadUnit.append`. */
@@ -70,7 +73,7 @@ export class RowBatcher {
   private readonly references = new ReferenceDedup();
   private readonly holdTracker: HoldTracker;
   private readonly parentsQuarantined = new Set<number>();
-  readonly counts: SinkCounts = { records: 0, rows: 0, quarantined: 0, untyped: 0, silent: 0 };
+  readonly counts: SinkCounts = { records: 0, rows: 0, quarantined: 0, untyped: 0, silent: 0, naive: 0 };
 
   constructor(
     private readonly stream: StreamName,
@@ -101,6 +104,7 @@ export class RowBatcher {
       this.counts.records++;
       let mapped: MappedRow[];
       const untypedBefore = untypedValues.count;
+      const naiveBefore = naiveTimestamps.count;
       try {
         const standIn = standInItem(record);
         if (standIn !== undefined) throw new NotAnObjectError(standIn.item);
@@ -113,6 +117,7 @@ export class RowBatcher {
         const own = mapped[0];
         if (own !== undefined && own.merge === 'replace')
           for (const p of this.promotions) if (own.table === p.table) own.row[p.column] = promotedValue(record, p);
+        this.counts.naive += naiveTimestamps.count - naiveBefore;
         if (this.holdTracker.loaded(record, parentId)) this.counts.silent++;
       } catch (error) {
         if (!(error instanceof QuarantineError)) throw error;

@@ -7,7 +7,7 @@ import { CredentialsError, StoppedError } from '../util/errors.ts';
 import { confirmWalk } from './confirm-walk.ts';
 import { flushBeforeCommit, pageLine } from './raw-landing.ts';
 import { RowSink } from './row-sink.ts';
-import { deletedRows, scanDeletions } from './deletions.ts';
+import { addDeletions, scanDeletions } from './deletions.ts';
 import type { StreamDef } from './stream-def.ts';
 import {
   addSinkCounts,
@@ -172,7 +172,7 @@ export async function runTopLevelStream(
   };
   await flushBeforeCommit(ctx.raw, def.name, () => ctx.mutex.run(() => unit.discard()));
   const committed = await ctx.mutex.run(() => unit.commit(plan));
-  info.deleted = deletedRows(committed);
+  addDeletions(info, def, committed);
   info.durationMs = Date.now() - started;
   ctx.progress.finish(def.name, `${info.records} records${info.deleted ? `, ${info.deleted} deleted` : ''}`);
   return { info, parents: parentMarker ? parents : null, parentsComplete: info.complete };

@@ -82,13 +82,17 @@ export interface StreamInfo {
   untyped: number;
   /** Records that loaded without one of their lists (absent, null or of another shape): its rows were kept live. */
   silent?: number;
+  /** Timestamps that arrived without a zone, read in the site time zone (`--site-time-zone`). */
+  naiveTimestamps?: number;
   duplicates: number;
   /** The walk saw the whole list (deletions were inferred). */
   complete: boolean;
   /** An append-only stream stopped paging at records already held (by design, not a partial scan). */
   caughtUp?: boolean;
+  /** Rows of the stream's own tables soft-deleted. */
   deleted: number;
-  /** Fan-out only. */
+  /** Rows of other streams' tables soft-deleted with their deleted parents (cascades), per table. */
+  cascaded?: Record<string, number>;
   /** Fan-out only; `notFound`: parents that answered 404 where that means "none" (eligibility). */
   parents?: {
     total: number;
@@ -145,6 +149,7 @@ export function addSinkCounts(info: StreamInfo, counts: SinkCounts): void {
   info.quarantined += counts.quarantined;
   info.untyped += counts.untyped;
   if (counts.silent > 0) info.silent = (info.silent ?? 0) + counts.silent;
+  if (counts.naive > 0) info.naiveTimestamps = (info.naiveTimestamps ?? 0) + counts.naive;
 }
 
 /** State of a stream kept in `_grantflow_streams`, committed with its data. */

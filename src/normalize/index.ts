@@ -33,7 +33,7 @@ import { tables } from './tables/index.ts';
 export { tables };
 export { enumLabelRows, enums, enumNames, type EnumName } from './enums.ts';
 export { QuarantineError, isQuarantineError, quarantineRow, recordKey, canonicalJson } from './quarantine.ts';
-export { parseTimestamp } from './timestamp.ts';
+export { naiveTimestamps, parseTimestamp } from './timestamp.ts';
 export { walkRecord, type FieldObserver } from './record-walk.ts';
 export { sourceFields, jsonTypeName, type FieldNode } from './source-fields.ts';
 export { parseMoney } from './money.ts';

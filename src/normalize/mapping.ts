@@ -56,8 +56,12 @@ export interface OwnedScope {
    * could not use (quarantined, or `from` not an array) are kept live. Without it, such a record holds the scope.
    */
   readonly idColumn?: string;
-  /** The record key whose value gives these rows: a record where it is absent or of another shape says nothing of them. */
-  readonly from?: { readonly key: string; readonly shape: 'array' | 'object' };
+  /**
+   * The record key whose value gives these rows: a record where it is absent or of another shape says nothing of them.
+   * `optional`: a key the spec does not list, so a record without it is not counted as silent (its rows are kept all
+   * the same).
+   */
+  readonly from?: { readonly key: string; readonly shape: 'array' | 'object'; readonly optional?: boolean };
 }
 
 export interface StreamMapping {

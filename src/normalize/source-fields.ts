@@ -102,6 +102,9 @@ export const sourceFields: Readonly<Record<StreamName, FieldNode | null>> = {
     last_submitted_at: TS,
     collaborators: arrOf(USER),
     custom_fields: CUSTOM_FIELDS,
+    // Not in spec 2.3, sent by the service: names, or {id, name}; the current status as a StatusRef, id or name.
+    labels: arrOf(obj({ id: I, name: S }, { kinds: STRING | OBJECT })),
+    status: { ...NAMED, kinds: OBJECT | NUMBER | STRING },
   }),
   application_stages: obj({
     id: I,

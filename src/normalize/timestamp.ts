@@ -10,6 +10,12 @@ const TS_RE =
 
 const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
+/**
+ * Timestamps read that carried no zone (read in the site time zone): counted so a run can say how many there were
+ * and in which zone it read them, as a wrong --site-time-zone shifts exactly these. Never reset (read as a delta).
+ */
+export const naiveTimestamps = { count: 0 };
+
 export function parseTimestamp(text: string, siteTimeZone: string): string | null {
   const m = TS_RE.exec(text.trim());
   if (m === null) return null;
@@ -22,6 +28,7 @@ export function parseTimestamp(text: string, siteTimeZone: string): string | nul
   if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > DAYS[mo - 1]! || h > 23 || mi > 59 || s > 59) return null;
   if (mo === 2 && d === 29 && !(y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0))) return null;
   const frac = m[7] === undefined ? '' : trimFraction(m[7]);
+  if (m[8] === undefined && m[9] === undefined) naiveTimestamps.count++;
   const utcMarker =
     m[8] !== undefined || (m[9] === undefined && (siteTimeZone === 'UTC' || siteTimeZone === 'Etc/UTC'));
   if (utcMarker || (m[9] !== undefined && +m[10]! === 0 && (m[11] === undefined || +m[11] === 0))) {

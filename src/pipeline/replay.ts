@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { listRawStreams } from '../extract/raw-landing.ts';
 import { Mutex } from '../extract/mutex.ts';
-import { deletedRows, parentDeletions, scanDeletions } from '../extract/deletions.ts';
+import { addDeletions, parentDeletions, scanDeletions } from '../extract/deletions.ts';
 import { streamCatalog } from '../extract/streams/index.ts';
 import type { StreamDef } from '../extract/stream-def.ts';
 import { addSinkCounts, emptyInfo, type StreamInfo } from '../extract/types.ts';
@@ -151,7 +151,7 @@ async function loadEvents(
       info.pages += event.pages;
       info.duplicates += event.duplicates;
       addSinkCounts(info, event.counts);
-      info.deleted += deletedRows(committed);
+      addDeletions(info, def, committed);
       info.complete = fanOut || event.complete;
       unit = await mutex.run(() => warehouse.openLoad());
     }

@@ -11,6 +11,8 @@ export interface SummaryInput {
   readonly client: ClientStats;
   readonly durationMs: number;
   readonly drift?: DriftSummary;
+  /** The zone timestamps without one were read in; named when some arrived so. */
+  readonly siteTimeZone?: string;
   readonly extra?: readonly string[];
 }
 
@@ -33,8 +35,10 @@ export function formatSummary(s: SummaryInput): string {
     if (i.otherFormat) notes.push(`WARNING ${i.otherFormat} files not CSV: no rows loaded (see log)`);
     if (i.reportJobs) notes.push(refreshNote(i.reportJobs));
     if (i.fullRefresh) notes.push('full refresh');
+    if (i.cascaded) notes.push(`deleted with them: ${cascadedNote(i.cascaded)}`);
     if (i.duplicates) notes.push(`${i.duplicates} duplicates skipped`);
     if (i.untyped) notes.push(`${i.untyped} values untyped`);
+    if (i.naiveTimestamps) notes.push(`${i.naiveTimestamps} times without a zone`);
     if (i.silent)
       notes.push(`${i.silent} records without a list they carry (absent or null): its rows kept, not deleted`);
     if (i.parentsUnread) notes.push(`children of ${i.parentsUnread} records not read (id beyond 2^53)`);
@@ -60,6 +64,8 @@ export function formatSummary(s: SummaryInput): string {
     lines.push(
       `  ${untyped} source values could not be typed (an amount, a time, a number): NULL in their column, kept in _raw`,
     );
+  const naive = s.streams.reduce((a, i) => a + (i.naiveTimestamps ?? 0), 0);
+  if (naive) lines.push(`  ${naiveTimestampsLine(naive, s.siteTimeZone ?? 'UTC')}`);
   const otherFormat = s.streams.reduce((a, i) => a + (i.otherFormat ?? 0), 0);
   if (otherFormat)
     lines.push(
@@ -73,4 +79,17 @@ export function formatSummary(s: SummaryInput): string {
   if (failed.length) lines.push(`  FAILED: ${failed.join(', ')}`);
   for (const e of s.extra ?? []) lines.push(`  ${e}`);
   return lines.join('\n') + '\n';
+}
+
+/** `application_tasks 30, task_responses 10`: child rows of other streams that went with this stream's deletions. */
+function cascadedNote(cascaded: Readonly<Record<string, number>>): string {
+  return Object.entries(cascaded)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([table, n]) => `${table} ${n}`)
+    .join(', ');
+}
+
+/** Says how many timestamps were read in the site time zone, and which: a wrong zone shifts exactly these. */
+export function naiveTimestampsLine(count: number, zone: string): string {
+  return `${count} timestamps arrived without a zone: read in ${zone} (--site-time-zone); if the site means another zone, they are off by its offset`;
 }

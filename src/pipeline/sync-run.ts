@@ -21,6 +21,8 @@ export interface SyncResult {
   readonly exitCode: number;
   /** Schema drift the run saw (none when it could not be recorded). */
   readonly drift?: DriftSummary;
+  /** The zone timestamps without one were read in (`--site-time-zone`). */
+  readonly siteTimeZone: string;
 }
 
 /**
@@ -65,6 +67,7 @@ export class SyncRun {
     private readonly started: number,
     readonly resumed: boolean,
     private readonly options: RunOptions,
+    private readonly siteTimeZone: string,
   ) {}
 
   /** The streams this run reads whole (a --full-refresh, its own or the resumed run's). */
@@ -86,6 +89,7 @@ export class SyncRun {
       readonly started: number;
       readonly fullRefresh: boolean;
       readonly streams: readonly string[];
+      readonly siteTimeZone: string;
       readonly logger: Logger;
     },
   ): Promise<SyncRun> {
@@ -103,7 +107,7 @@ export class SyncRun {
     if (resumed && last?.status === 'paused') logger.info({ runId, fullRefresh }, 'continuing the paused run');
     else if (resumed) logger.warn({ runId, fullRefresh }, 'the previous run did not finish: resuming it');
     await warehouse.saveRun({ runId, startedAt, status: 'running', summary: { site, options } });
-    return new SyncRun(warehouse, site, runId, startedAt, started, resumed, options);
+    return new SyncRun(warehouse, site, runId, startedAt, started, resumed, options, request.siteTimeZone);
   }
 
   /** Records how the run ended (succeeded, or partial: a stream, model, data test or snapshot failed). */
@@ -171,11 +175,12 @@ export class SyncRun {
       durationMs: Date.now() - this.started,
       exitCode,
       ...(work.drift ? { drift: work.drift } : {}),
+      siteTimeZone: this.siteTimeZone,
     };
   }
 
   private record(result: SyncResult, work: RunWork, extra: Record<string, unknown>): Promise<void> {
-    const { site, options } = this;
+    const { site, options, siteTimeZone } = this;
     const summary = {
       site,
       streams: work.streams,
@@ -183,6 +188,7 @@ export class SyncRun {
       durationMs: result.durationMs,
       options,
       ...(work.drift ? { drift: work.drift } : {}),
+      siteTimeZone,
     };
     return this.warehouse.saveRun({
       runId: this.runId,

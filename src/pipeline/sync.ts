@@ -87,6 +87,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
         started,
         fullRefresh: settings.fullRefresh,
         streams: streams.map((d) => d.name),
+        siteTimeZone: settings.siteTimeZone,
         logger,
       });
       const unknownFields = new UnknownFields();

@@ -72,7 +72,7 @@ export async function handleControl(
   }
 }
 
-/** Body keys: rate, retryAfter, tokenTtlSeconds, perPageMax (perPageOverMax cap|reject), latency {ms, jitterMs}, faults {...}, listStyle, listStyleByEndpoint, permissions, features. */
+/** Body keys: rate, retryAfter, tokenTtlSeconds, perPageMax (perPageOverMax cap|reject), latency {ms, jitterMs}, faults {...}, listStyle, listStyleByEndpoint, answerShape, drift, permissions, features. */
 function applyConfig(control: SimulatorControl, body: JsonObject): void {
   const rate = num(body['rate']);
   if (rate !== undefined) control.setRate(rate);
@@ -91,6 +91,7 @@ function applyConfig(control: SimulatorControl, body: JsonObject): void {
     } satisfies LatencyOptions);
   if (isJsonObject(body['faults'])) control.setFaults(body['faults'] as unknown as FaultOptions);
   if (body['listStyle'] === 'bare' || body['listStyle'] === 'envelope') control.setListStyle(body['listStyle']);
+  if (body['answerShape'] === 'wrapped' || body['answerShape'] === 'bare') control.setAnswerShape(body['answerShape']);
   if (isJsonObject(body['listStyleByEndpoint'])) {
     for (const [template, style] of Object.entries(body['listStyleByEndpoint'])) {
       if (style === 'bare' || style === 'envelope') control.setListStyle(style satisfies ListStyle, template);

@@ -17,6 +17,7 @@ import type {
 } from './options.ts';
 import { retryAfterSeconds } from './options.ts';
 import type { SlidingWindowLimiter } from './rate-limit.ts';
+import { servedTask, type AnswerShape } from './task-answers.ts';
 import { reportFile, reportTable, type ReportFile, type ReportTable } from './report-files.ts';
 
 /** Test-only levers over a running simulator (also reachable over HTTP under `/_sim/`, see docs/simulator.md). */
@@ -48,6 +49,8 @@ export interface SimulatorControl {
   setListStyle(style: ListStyle, template?: string): void;
   setPermissions(permissions: readonly string[]): void;
   setFeatures(features: Partial<Features>): void;
+  /** How task answers are served from now on (and returned by `collection('tasks')`). */
+  setAnswerShape(shape: AnswerShape): void;
   /** Every token of every credential set stops working. */
   revokeAllCredentials(): void;
   /** A fresh set (the previous sets stop working unless keepExisting; sameClient keeps the client id and secret). */
@@ -108,7 +111,7 @@ export function createControl(p: ControlParts): SimulatorControl {
   return {
     data: p.ds,
     config: p.config,
-    collection: (name, filter = {}) => collection(p.ds, name, filter),
+    collection: (name, filter = {}) => collection(p.ds, name, filter, p.config.answerShape),
     counts: () => p.counter.snapshot(),
     resetCounts: () => p.counter.reset(),
     tokenCounts: () => p.tokens.counts(),
@@ -146,6 +149,9 @@ export function createControl(p: ControlParts): SimulatorControl {
     setFeatures: (features) => {
       p.config.features = { ...p.config.features, ...features };
     },
+    setAnswerShape: (shape) => {
+      p.config.answerShape = shape;
+    },
     revokeAllCredentials: () => p.tokens.revokeAll(),
     issueCredentials: (options) => p.tokens.issue(options?.keepExisting ?? false, options?.sameClient ?? false),
     expireAccessTokens: () => p.tokens.expireAccessTokens(),
@@ -166,7 +172,12 @@ export function createControl(p: ControlParts): SimulatorControl {
   };
 }
 
-function collection(ds: Dataset, name: string, filter: { application?: number; organization?: number }): JsonObject[] {
+function collection(
+  ds: Dataset,
+  name: string,
+  filter: { application?: number; organization?: number },
+  answerShape: AnswerShape,
+): JsonObject[] {
   const appIds =
     filter.application !== undefined ? [filter.application] : ds.applications.rows.map((a) => a['id'] as number);
   const orgIds =
@@ -195,7 +206,8 @@ function collection(ds: Dataset, name: string, filter: { application?: number; o
     case 'application_stages':
       return perApp('stages');
     case 'tasks':
-      return perApp('tasks');
+      // As the API serves them: answers in the configured shape.
+      return perApp('tasks').map((t) => servedTask(t, answerShape));
     case 'notes':
       return perApp('notes');
     case 'assignments':

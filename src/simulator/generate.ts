@@ -4,7 +4,7 @@ import { DAY_MS, EPOCH_MS, timestamp } from './format.ts';
 import { generateFinance } from './generate-finance.ts';
 import { generateActivity, generateAssignments, generateLog, generateReports } from './generate-misc.ts';
 import { generateOrganizations } from './generate-orgs.ts';
-import { Rng } from './random.ts';
+import { deriveSeed, Rng } from './random.ts';
 import { scales, type ScaleName } from './scales.ts';
 import { awkwardStrings, firstNames, lastNames, slug, titleWords } from './vocab.ts';
 
@@ -161,6 +161,8 @@ function addPrograms(ds: Dataset, rng: Rng, count: number): void {
 }
 
 const STATES = [0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 3, 4] as const;
+/** Application labels (names, as the service sends them), awkward ones included. */
+const APPLICATION_LABELS = ['Priority', 'Follow up', 'Board review', "Côte d'Ivoire partner", 'Late "but" ok\tnoted'];
 
 export function addApplications(ds: Dataset, rng: Rng, count: number): void {
   const programs = ds.programs.rows;
@@ -184,6 +186,9 @@ export function addApplications(ds: Dataset, rng: Rng, count: number): void {
       ? rng.sample(ds.applicants, rng.int(0, 2)).map((u) => u.ref)
       : [];
     const scored = rng.chance(0.7);
+    // Fields the service sends and spec 2.3 omits, drawn apart so the rest of the site stays as it was.
+    const extra = new Rng(deriveSeed(ds.seed, id, 11));
+    const status = extra.pick(ds.statuses);
     ds.applications.insert({
       applicant: rng.pick(ds.applicants).ref,
       average_score: scored ? rng.int(0, 1000) / 10 : 0,
@@ -201,6 +206,8 @@ export function addApplications(ds: Dataset, rng: Rng, count: number): void {
       title,
       updated_at: timestamp(rng, updatedMs),
       weighted_score: scored ? rng.int(0, 10_000) / 100 : 0,
+      labels: extra.sample(APPLICATION_LABELS, extra.int(0, 2)),
+      status: { id: status['id'] ?? 0, name: status['name'] ?? '' },
       id,
     });
     ds.appMeta.set(id, { createdMs, programId: pid, stageIndex });

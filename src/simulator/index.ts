@@ -16,3 +16,4 @@ export {
   type ListStyle,
   type Features,
 } from './options.ts';
+export { answerShapes, questionLabel, servedTask, type AnswerShape } from './task-answers.ts';

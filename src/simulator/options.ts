@@ -1,5 +1,6 @@
 import type { Dataset } from './dataset.ts';
 import type { ScaleName } from './scales.ts';
+import type { AnswerShape } from './task-answers.ts';
 
 export type ListStyle = 'envelope' | 'bare';
 export type PerPageOverMax = 'cap' | 'reject';
@@ -61,6 +62,8 @@ export interface SimulatorOptions {
   readonly latency?: LatencyOptions;
   /** Schema drift: records gain fields the spec does not list (see drift.ts). Default false. */
   readonly drift?: boolean;
+  /** How task answers are served: `wrapped` {label, response} as the real service does (default), or `bare` (spec 2.5). */
+  readonly answerShape?: AnswerShape;
 }
 
 export const ALL_PERMISSIONS = [
@@ -97,6 +100,7 @@ export interface SimConfig {
   features: Features;
   faults: FaultOptions;
   latency: LatencyOptions;
+  answerShape: AnswerShape;
 }
 
 export function configFrom(options: SimulatorOptions): SimConfig {
@@ -112,6 +116,7 @@ export function configFrom(options: SimulatorOptions): SimConfig {
     features: { financialManagement: true, eligibility: true, ...options.features },
     faults: options.faults ?? { rate: 0 },
     latency: options.latency ?? { ms: 0 },
+    answerShape: options.answerShape ?? 'wrapped',
   };
 }
 

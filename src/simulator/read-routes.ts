@@ -2,6 +2,7 @@ import type { JsonObject } from '../util/json.ts';
 import type { Collection } from './collection.ts';
 import type { Dataset } from './dataset.ts';
 import { notFound, ok, type Route, type RouteContext, type RouteResult } from './router.ts';
+import { servedTask } from './task-answers.ts';
 
 const FIN = ['Financial Management'];
 
@@ -31,7 +32,9 @@ function detail(template: string, pick: (ds: Dataset) => Collection, extra: Part
 function childList(kind: 'stages' | 'tasks' | 'notes') {
   return (ctx: RouteContext): RouteResult => {
     const children = ctx.ds.children(ctx.params['id'] ?? -1);
-    return children ? { list: children[kind] } : notFound('Application not found.');
+    if (!children) return notFound('Application not found.');
+    const list = kind === 'tasks' ? children.tasks.map((t) => servedTask(t, ctx.config.answerShape)) : children[kind];
+    return { list };
   };
 }
 
@@ -39,7 +42,8 @@ function childDetail(kind: 'stages' | 'tasks' | 'notes', param: string) {
   return (ctx: RouteContext): RouteResult => {
     const children = ctx.ds.children(ctx.params['id'] ?? -1);
     const row = children?.[kind].find((r) => r['id'] === ctx.params[param]);
-    return row ? ok(row) : notFound();
+    if (!row) return notFound();
+    return ok(kind === 'tasks' ? servedTask(row, ctx.config.answerShape) : row);
   };
 }
 

@@ -6,6 +6,7 @@ import { assignmentRecord } from './generate-misc.ts';
 import { deleteApplication, recordWrite, replaceAll } from './mutations.ts';
 import { orgWriteRoutes } from './org-write-routes.ts';
 import { badRequest, noContent, notFound, ok, type Route, type RouteContext, type RouteResult } from './router.ts';
+import { servedTask } from './task-answers.ts';
 
 const bodyObject = (ctx: RouteContext): JsonObject => (isJsonObject(ctx.body) ? ctx.body : {});
 const int = (v: JsonValue | undefined): number | undefined =>
@@ -75,7 +76,7 @@ function patchTask(ctx: RouteContext): RouteResult {
     task['id'] as number,
     200,
   );
-  return ok(task);
+  return ok(servedTask(task, ctx.config.answerShape));
 }
 
 export function addNote(ds: Dataset, appId: number, content: string, isPrivate: boolean): JsonObject | undefined {

@@ -41,7 +41,7 @@ export const bookkeepingTables: readonly TableDef[] = [
       ),
       json(
         'summary',
-        "The site it syncs (from the start: a sync of another site into this warehouse is refused), and when the run ends: per-stream status and counts (pages, records, rows, quarantined, untyped values, duplicates, deleted, parents), the client's requests by status, retries and token refreshes, the models and data tests, and the duration.",
+        "The site it syncs (from the start: a sync of another site into this warehouse is refused), and when the run ends: per-stream status and counts (pages, records, rows, quarantined, untyped values, timestamps without a zone, duplicates, deleted and deleted with them, parents), the site time zone those timestamps were read in, the client's requests by status, retries and token refreshes, the models and data tests, and the duration.",
       ),
     ],
   },

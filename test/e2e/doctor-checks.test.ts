@@ -12,7 +12,15 @@ import type { AddressInfo } from 'node:net';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { registerDoctor } from '../../src/cli/commands/doctor.ts';
 import { registerSync } from '../../src/cli/commands/sync.ts';
-import { runCli, startSite, syncCliArgs, tempDir, writeCredentials } from '../support/harness.ts';
+import {
+  runCli,
+  siteWithWarehouse,
+  startSite,
+  syncCliArgs,
+  syncOnce,
+  tempDir,
+  writeCredentials,
+} from '../support/harness.ts';
 
 let sim: SimulatorHandle;
 let dir: { path: string; remove: () => Promise<void> };
@@ -189,5 +197,44 @@ describe('grantflow doctor, the settings of a sync', () => {
       /^warn {2}credentials {2}.*shared\/creds\.json \(mode 644\): other users may read or change it; run chmod 600 /m,
     );
     expect(r.stdout).not.toMatch(/^ok {4}credentials/m);
+  });
+});
+
+describe('grantflow doctor, the site time zone', () => {
+  it('says how many timestamps the last run read without a zone and in which zone; warns when set otherwise', async () => {
+    const site = await siteWithWarehouse({ scale: 'tiny', seed: 72 });
+    try {
+      const result = await syncOnce(site.sim, { credentials: site.credentials, warehouse: site.warehouse });
+      expect(result.status).toBe('succeeded');
+      const naive = result.streams.reduce((n, s) => n + (s.naiveTimestamps ?? 0), 0);
+      expect(naive).toBeGreaterThan(0);
+      const args = (zone: string): string[] => [
+        'doctor',
+        '--site',
+        site.sim.url,
+        '--credentials',
+        site.credentials,
+        '--warehouse',
+        site.warehouse,
+        '--snapshot',
+        'false',
+        '--land-raw',
+        'false',
+        '--site-time-zone',
+        zone,
+      ];
+      const same = await runCli(args('UTC'));
+      expect(same.code, same.stdout + same.stderr).toBe(0);
+      expect(same.stdout).toContain(
+        `ok    time zone    timestamps without a zone are read in UTC (--site-time-zone); the last run (${result.runId}) read ${naive} without a zone in UTC\n`,
+      );
+      const other = await runCli(args('Europe/Paris'));
+      expect(other.code, other.stdout + other.stderr).toBe(0);
+      expect(other.stdout).toContain(
+        `warn  time zone    the last run (${result.runId}) read ${naive} without a zone in UTC, but this setup reads them in Europe/Paris: one of the two is wrong\n`,
+      );
+    } finally {
+      await site.remove();
+    }
   });
 });

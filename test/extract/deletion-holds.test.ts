@@ -30,10 +30,20 @@ describe('HoldTracker', () => {
     const t = tracker('applications');
     t.quarantined({ id: 5, created_at: 'bad' }, undefined);
     const scopes = scanDeletions(def('applications'), t.holds()).completeScopes;
-    expect(scopes.map((s) => s.keep?.values)).toEqual([[5], [5], [5]]);
+    expect(scopes.map((s) => s.keep?.values)).toEqual([[5], [5], [5], [5]]);
     t.quarantined({ id: 'five' }, undefined);
     expect(t.holds().everything).toBe(true);
     expect(scanDeletions(def('applications'), t.holds()).completeScopes).toEqual([]);
+  });
+
+  it('keeps the rows of a list the spec does not promise (labels) without counting its absence as silent', () => {
+    const t = tracker('applications');
+    const full = { id: 6, collaborators: [], custom_fields: [] };
+    expect(t.loaded({ ...full, labels: [] }, undefined)).toBe(false);
+    expect(t.loaded(full, undefined)).toBe(false);
+    expect(t.loaded({ id: 7, labels: [] }, undefined)).toBe(true);
+    const scopes = scanDeletions(def('applications'), t.holds()).completeScopes;
+    expect(scopes.find((s) => s.table === 'application_labels')?.keep?.values).toEqual([6]);
   });
 
   it('holds a whole scope whose rows have no single id column to keep them by', () => {

@@ -108,6 +108,16 @@ describe.each<Dialect>(['duckdb', 'postgres'])('budgets_match_transfers on %s', 
         { id: 12, fund_id: 1, program_id: 3, budget: '25.00', allocated: '5.00', paid: '5.00', balance: '20.00' },
         // Agrees with the transfers whose amount is known, but another's is not: the total is unknown.
         { id: 13, fund_id: 1, program_id: 5, budget: '30.00', allocated: '0.00', paid: '0.00', balance: '30.00' },
+        // The spec leaves open whether the balance is net of allocations. Consistent as budget - allocated - paid:
+        { id: 14, fund_id: 1, program_id: 6, budget: '40.00', allocated: '10.00', paid: '5.00', balance: '25.00' },
+        // ... as budget - paid, allocations aside:
+        { id: 15, fund_id: 1, program_id: 7, budget: '40.00', allocated: '10.00', paid: '5.00', balance: '35.00' },
+        // ... under neither reading:
+        { id: 16, fund_id: 1, program_id: 8, budget: '40.00', allocated: '10.00', paid: '5.00', balance: '28.00' },
+        // ... as budget - paid, with allocated unknown (it rules out only its own reading):
+        { id: 17, fund_id: 1, program_id: 9, budget: '40.00', allocated: null, paid: '5.00', balance: '35.00' },
+        // ... unknown allocated, and budget - paid does not hold either:
+        { id: 18, fund_id: 1, program_id: 10, budget: '40.00', allocated: null, paid: '5.00', balance: '25.00' },
       ];
       const transfers = [
         { id: 2, amount: '50.00', program: 2 },
@@ -117,9 +127,10 @@ describe.each<Dialect>(['duckdb', 'postgres'])('budgets_match_transfers on %s', 
         { id: 5, amount: '30.00', program: 5 },
         // An amount that could not be typed (NULL).
         { id: 6, amount: null, program: 5 },
+        ...[6, 7, 8, 9, 10].map((program) => ({ id: program + 1, amount: '40.00', program })),
       ];
       await load(t.warehouse, {
-        programs: [1, 2, 3, 4, 5].map((id) => ({ id, name: `P${id}` })),
+        programs: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((id) => ({ id, name: `P${id}` })),
         funds: [{ id: 1, name: 'F1', balance: '0.00' }],
         budgets,
         financial_transactions: transfers.map((x) => ({
@@ -139,25 +150,67 @@ describe.each<Dialect>(['duckdb', 'postgres'])('budgets_match_transfers on %s', 
           const b = budgets.find((x) => x.program_id === p);
           const amounts = transfers.filter((x) => x.program === p).map((x) => cents(x.amount));
           const sent = amounts.includes(null) ? null : amounts.reduce<number>((s, c) => s + (c ?? 0), 0);
-          const [budget, paid, balance] = [cents(b?.budget), cents(b?.paid), cents(b?.balance)];
-          const reconciled =
-            budget !== null &&
-            paid !== null &&
-            balance !== null &&
-            sent !== null &&
-            budget === sent &&
-            balance === budget - paid;
+          const [budget, allocated, paid, balance] = [b?.budget, b?.allocated, b?.paid, b?.balance].map(cents);
+          // Every reading of the balance the spec allows: budget - paid, budget - allocated - paid.
+          const readings =
+            budget == null || paid == null
+              ? []
+              : [budget - paid, ...(allocated == null ? [] : [budget - allocated - paid])];
+          const reconciled = budget != null && sent !== null && budget === sent && readings.includes(balance ?? NaN);
           return !reconciled;
         })
-        .sort();
+        .sort((a, b) => a - b);
+      // Each reading has a pair consistent under it alone, and one pair fails both.
+      expect(expected).toEqual(expect.arrayContaining([8, 10]));
+      expect(expected).not.toContain(6);
+      expect(expected).not.toContain(7);
+      expect(expected).not.toContain(9);
       const results = await runDataTests(t.warehouse);
       const test = find(results, 'budgets_match_transfers');
       expect(test?.status).toBe('fail');
-      expect(test?.sample.map((r) => Number(r.program_id)).sort()).toEqual(expected);
+      expect(test?.sample.map((r) => Number(r.program_id)).sort((a, b) => a - b)).toEqual(expected);
       // And the model says the same.
       await runModels(t.warehouse, { only: ['funding_flow'] });
       const flow = await t.warehouse.query('SELECT program_id FROM funding_flow WHERE NOT reconciled ORDER BY 1');
       expect(flow.map((r) => Number(r.program_id))).toEqual(expected);
+    } finally {
+      await t.cleanup();
+    }
+  });
+});
+
+describe.each<Dialect>(['duckdb', 'postgres'])('budget balance readings on %s', (dialect) => {
+  it('passes when every budget is consistent under one reading the spec allows, and warns when under none', async () => {
+    const t = await openTestWarehouse(dialect, 'budgetreading');
+    try {
+      // Program 1 reads balance = budget - paid; program 2 balance = budget - allocated - paid.
+      const budgets = [
+        { id: 1, fund_id: 1, program_id: 1, budget: '100.00', allocated: '30.00', paid: '20.00', balance: '80.00' },
+        { id: 2, fund_id: 1, program_id: 2, budget: '100.00', allocated: '30.00', paid: '20.00', balance: '50.00' },
+      ];
+      await load(t.warehouse, {
+        programs: [1, 2].map((id) => ({ id, name: `P${id}` })),
+        funds: [{ id: 1, name: 'F1', balance: '0.00' }],
+        budgets,
+        financial_transactions: budgets.map((b) => ({
+          id: b.id,
+          transaction_type: 2,
+          amount: b.budget,
+          source_type: 2,
+          destination_type: 1,
+          source_fund_id: 1,
+          destination_program_id: b.program_id,
+        })),
+      });
+      expect(find(await runDataTests(t.warehouse), 'budgets_match_transfers')).toMatchObject({ status: 'pass' });
+      await runModels(t.warehouse, { only: ['funding_flow'] });
+      expect(await t.warehouse.query('SELECT program_id FROM funding_flow WHERE NOT reconciled')).toEqual([]);
+
+      // A balance neither reading gives.
+      await t.warehouse.exec(`UPDATE budgets SET balance = 65.00 WHERE id = 2`);
+      const test = find(await runDataTests(t.warehouse), 'budgets_match_transfers');
+      expect(test).toMatchObject({ status: 'fail', severity: 'warn', failing: 1 });
+      expect(Number(test?.sample[0]?.program_id)).toBe(2);
     } finally {
       await t.cleanup();
     }

@@ -98,6 +98,44 @@ describe('applications', () => {
     expect(rows.filter((r) => r.table === 'custom_fields').every((r) => r.merge === 'coalesce')).toBe(true);
   });
 
+  it('maps the labels and current status the service sends (not in the spec), in any shape it may use', () => {
+    const labelled: JsonObject = {
+      ...application,
+      labels: ['Priority', { id: 4, name: 'Tab\tand\nnewline "q"' }, 'Priority', { id: 5 }, 7],
+      status: { id: 3, name: 'Approved' },
+    };
+    const base = untypedValues.count;
+    map('applications', application);
+    const before = untypedValues.count;
+    const rows = map('applications', labelled);
+    // The entry without a name and the number are counted (kept in _raw); the repeated name is one row.
+    expect(untypedValues.count - before).toBe(before - base + 2);
+    expect(rowsOf(rows, 'application_labels')).toEqual([
+      { application_id: 101, label: 'Priority', label_id: null, _raw: '"Priority"' },
+      {
+        application_id: 101,
+        label: 'Tab\tand\nnewline "q"',
+        label_id: 4,
+        _raw: JSON.stringify((labelled.labels as JsonObject[])[1]),
+      },
+    ]);
+    expect(rowsOf(rows, 'applications')[0]).toMatchObject({ current_status_id: 3, current_status: 'Approved' });
+    expect(rowsOf(rows, 'statuses')).toEqual([{ id: 3, name: 'Approved', _raw: '{"id":3,"name":"Approved"}' }]);
+    const app = (status: JsonObject[string]) =>
+      rowsOf(map('applications', { ...application, status }), 'applications')[0];
+    expect(app('Needs Info')).toMatchObject({ current_status_id: null, current_status: 'Needs Info' });
+    expect(app(6)).toMatchObject({ current_status_id: 6, current_status: null });
+    // A status id that is no id does not quarantine the application: NULL, counted.
+    const n = untypedValues.count;
+    expect(app({ id: 'x', name: 'Odd' })).toMatchObject({ current_status_id: null, current_status: 'Odd' });
+    expect(untypedValues.count - n).toBe(before - base + 1);
+    expect(app(undefined as unknown as JsonObject[string])).toMatchObject({
+      current_status_id: null,
+      current_status: null,
+    });
+    expect(rowsOf(map('applications', application), 'application_labels')).toEqual([]);
+  });
+
   it('reads naive timestamps in the site time zone', () => {
     const [app] = rowsOf(map('applications', application, { siteTimeZone: 'America/Chicago' }), 'applications');
     expect(app?.updated_at).toBe('2024-03-02T14:00:00Z');
@@ -294,6 +332,58 @@ describe('application stages, tasks, notes (per application)', () => {
       });
     }
     expect(pick('q_nul').text).toBe('a\uFFFDb');
+  });
+
+  it('types a wrapped {label, response} answer as its bare response, and keeps the label', () => {
+    // The same answers bare and wrapped (the shape the real service sends) must type alike.
+    const bare: JsonObject = {
+      q_text: 'It\'s "fine"; DROP TABLE x; 😀',
+      q_num: 12.5,
+      q_int: 3,
+      q_digits: '12',
+      q_multi: [1, 2, 3],
+      q_other_single: { value: 4, other: 'Something else' },
+      q_other_multi: { value: [5, 6], other: ['a', 'b'] },
+      q_null: null,
+      q_nested: { response: 'a bare object that only looks wrapped', value: 1 },
+    };
+    const labels: Record<string, string> = { q_text: 'Summary — “quoted”\tand\nnewline', q_num: 'Amount' };
+    const wrapped: JsonObject = Object.fromEntries(
+      Object.entries(bare).map(([q, v]) => [
+        q,
+        q in labels ? { label: labels[q]!, response: v } : ({ response: v } as JsonObject),
+      ]),
+    );
+    const task = (data: JsonObject) =>
+      rowsOf(
+        map(
+          'application_tasks',
+          { id: 11, status: 3, type: 1, created_at: '2024-01-01T00:00:00Z', updated_at: '2024-01-01T00:00:00Z', data },
+          pctx,
+        ),
+        'task_responses',
+      );
+    const typed = (r: Record<string, unknown>) => {
+      const { question_label: _l, _raw: _r, ...rest } = r;
+      return rest;
+    };
+    const bareRows = new Map(task(bare).map((r) => [r.question_id, r]));
+    const wrappedRows = new Map(task(wrapped).map((r) => [r.question_id, r]));
+    for (const q of Object.keys(bare)) {
+      expect(typed(wrappedRows.get(q)!), q).toEqual(typed(bareRows.get(q)!));
+      expect(wrappedRows.get(q)!.question_label, q).toBe(labels[q] ?? null);
+      expect(wrappedRows.get(q)!._raw, q).toBe(JSON.stringify(wrapped[q]));
+      expect(bareRows.get(q)!.question_label, q).toBeNull();
+    }
+    expect(wrappedRows.get('q_text')).toMatchObject({ text_value: bare.q_text, question_label: labels.q_text });
+    expect(wrappedRows.get('q_other_multi')).toMatchObject({ option_ids: '[5,6]', other_text: '["a","b"]' });
+    // {response, value} is a bare {value, other} answer with an unknown key: not unwrapped, bare or inside a wrapper.
+    expect(bareRows.get('q_nested')!.response_json).toBe(JSON.stringify(bare.q_nested));
+    expect(wrappedRows.get('q_nested')!.response_json).toBe(JSON.stringify(bare.q_nested));
+    // A label that is not text is not guessed at: NULL, and counted as untyped (it stays in _raw).
+    const before = untypedValues.count;
+    expect(task({ q: { label: 7, response: 'x' } })[0]).toMatchObject({ question_label: null, text_value: 'x' });
+    expect(untypedValues.count).toBe(before + 1);
   });
 
   it('maps notes, with a stable synthetic id when the API sends none', () => {

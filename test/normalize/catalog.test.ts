@@ -6,6 +6,7 @@ const expectedNames = [
   'program_funding_sources',
   'applications',
   'application_collaborators',
+  'application_labels',
   'application_stages',
   'application_tasks',
   'task_responses',

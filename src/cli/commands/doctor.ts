@@ -24,7 +24,9 @@ import { checkWarehouseSite } from '../../pipeline/warehouse-site.ts';
 import { checkSnapshotTarget } from '../../snapshot/index.ts';
 import { modelTableNames } from '../../models/index.ts';
 import { ConfigError, ExitCode, isGrantflowError } from '../../util/errors.ts';
+import { isJsonObject, type JsonValue } from '../../util/json.ts';
 import { createLogger, type Logger } from '../../util/logger.ts';
+import { parseTimestamp } from '../../normalize/index.ts';
 import type { Settings } from '../../config/settings.ts';
 import { readPortfolioSites, selectPortfolioSites, siteSchema } from '../../config/portfolio.ts';
 import { siteEnvironment, siteSettings } from '../../pipeline/portfolio.ts';
@@ -51,7 +53,7 @@ export function registerDoctor(program: Command): void {
   const command = program
     .command('doctor')
     .description(
-      'check the setup without syncing: settings, credentials (the client id and secret checked without rotating anything), site reachable and accepting them, warehouse writable (and its version) and not of another site, the stored credential pair and its key, snapshot and raw page directories writable. Takes every sync option: put doctor in place of sync in a sync command line',
+      'check the setup without syncing: settings, credentials (the client id and secret checked without rotating anything), site reachable and accepting them, warehouse writable (and its version) and not of another site, the stored credential pair and its key, the time zone timestamps without one are read in (and how many the last run read so), snapshot and raw page directories writable. Takes every sync option: put doctor in place of sync in a sync command line',
     );
   addSettings(command, keys);
   command.option('--sites <a,b>', 'with a pipeline file listing "sites" (a portfolio): check only these of them');
@@ -229,6 +231,33 @@ async function runChecks(
       },
     },
     {
+      name: 'time zone',
+      run: async () => {
+        const zone = settings.siteTimeZone;
+        parseTimestamp('2024-01-01T00:00:00', zone); // an unknown zone fails here, as a sync would
+        const none = `timestamps without a zone are read in ${zone} (--site-time-zone)`;
+        if (isNewDuckDBFile(settings.warehouse)) return `${none}; no run yet`;
+        let warehouse;
+        try {
+          warehouse = await openConfiguredWarehouse(settings, logger, { existingOnly: true, readOnly: true });
+        } catch (e) {
+          if (e instanceof SchemaNotYetCreated) return `${none}; no run yet`;
+          throw e;
+        }
+        try {
+          const last = (await syncedBefore(warehouse)) ? (await warehouse.listRuns(1))[0] : undefined;
+          const seen = last === undefined ? null : naiveSeen(last.summary);
+          if (last === undefined || seen === null) return `${none}; no finished run has recorded how many yet`;
+          const read = `the last run (${last.runId}) read ${seen.count} without a zone in ${seen.zone}`;
+          if (seen.count > 0 && seen.zone !== zone)
+            return new Warning(`${read}, but this setup reads them in ${zone}: one of the two is wrong`);
+          return `${none}; ${read}`;
+        } finally {
+          await warehouse.close();
+        }
+      },
+    },
+    {
       name: 'snapshots',
       run: async () => {
         if (!settings.snapshot) return 'not written (--snapshot false)';
@@ -264,4 +293,16 @@ async function runChecks(
     }
   }
   return worst;
+}
+
+/** How many timestamps without a zone a finished run read, and in which zone (from its `_grantflow_runs` summary). */
+function naiveSeen(summary: JsonValue | undefined): { count: number; zone: string } | null {
+  // Runs from before this was recorded, and runs not finished, say nothing of it.
+  if (!isJsonObject(summary) || !Array.isArray(summary.streams) || typeof summary.siteTimeZone !== 'string')
+    return null;
+  const zone = summary.siteTimeZone;
+  let count = 0;
+  for (const s of summary.streams)
+    if (isJsonObject(s) && typeof s.naiveTimestamps === 'number') count += s.naiveTimestamps;
+  return { count, zone };
 }

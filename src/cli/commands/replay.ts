@@ -48,7 +48,7 @@ export function registerReplay(program: Command): void {
         const secs = (Date.now() - started) / 1000;
         for (const i of infos) {
           process.stdout.write(
-            `  ${i.stream.padEnd(24)} ${String(i.records).padStart(9)} records ${String(i.pages).padStart(7)} pages ${String(i.quarantined).padStart(6)} quarantined${i.untyped ? `, ${i.untyped} values untyped (NULL, kept in _raw)` : ''}${i.silent ? `, ${i.silent} records without a list (its rows kept)` : ''}\n`,
+            `  ${i.stream.padEnd(24)} ${String(i.records).padStart(9)} records ${String(i.pages).padStart(7)} pages ${String(i.quarantined).padStart(6)} quarantined${i.untyped ? `, ${i.untyped} values untyped (NULL, kept in _raw)` : ''}${i.silent ? `, ${i.silent} records without a list (its rows kept)` : ''}${i.naiveTimestamps ? `, ${i.naiveTimestamps} times without a zone (read in ${settings.siteTimeZone})` : ''}\n`,
           );
         }
         process.stdout.write(

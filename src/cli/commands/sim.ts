@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { isScaleName, scales, startSimulator, type SimulatorOptions } from '../../simulator/index.ts';
+import { answerShapes, isScaleName, scales, startSimulator, type SimulatorOptions } from '../../simulator/index.ts';
 import { FileCredentialStore } from '../../source/index.ts';
 import type { Credentials } from '../../source/types.ts';
 import { ConfigError } from '../../util/errors.ts';
@@ -20,6 +20,7 @@ interface SimFlags {
   tokenTtl: string;
   perPageMax: string;
   perPageOverMax: string;
+  answers: string;
   credentialsOut?: string;
 }
 
@@ -52,6 +53,9 @@ export function parseSimFlags(flags: SimFlags): SimulatorOptions {
   if (flags.host.trim() === '') throw new ConfigError('--host must not be empty');
   const faults = number('--faults', flags.faults, 0, 1);
   const latency = integer('--latency', flags.latency, 0, 600_000);
+  const answerShape = answerShapes.find((s) => s === flags.answers);
+  if (answerShape === undefined)
+    throw new ConfigError(`--answers must be one of ${answerShapes.join(', ')}, got "${flags.answers}"`);
   return {
     port: integer('--port', flags.port, 0, 65_535),
     host: flags.host,
@@ -63,6 +67,7 @@ export function parseSimFlags(flags: SimFlags): SimulatorOptions {
     tokenTtlSeconds: integer('--token-ttl', flags.tokenTtl, 1),
     perPageMax: integer('--per-page-max', flags.perPageMax, 1),
     perPageOverMax: overMax(flags.perPageOverMax),
+    answerShape,
   };
 }
 
@@ -116,6 +121,11 @@ export function registerSim(program: Command): void {
     .option('--token-ttl <seconds>', 'access token lifetime', '7200')
     .option('--per-page-max <n>', 'largest per_page served (larger values are clamped)', '100')
     .option('--per-page-over-max <cap|reject>', 'a larger per_page gets pages of --per-page-max (cap) or a 400', 'cap')
+    .option(
+      '--answers <shape>',
+      'task answers as the service sends them, {label, response} (wrapped), or as spec 2.5 lists them (bare)',
+      'wrapped',
+    )
     .option(
       '--credentials-out <file>',
       'write {client_id, client_secret, access_token, refresh_token} here (mode 0600; must not be empty)',

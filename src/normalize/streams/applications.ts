@@ -1,5 +1,5 @@
 import type { JsonObject, JsonValue } from '../../util/json.ts';
-import { arr, bool, cleanText, dbl, int, money, obj, optId, reqId, reqTs, text, ts } from '../coerce.ts';
+import { arr, bool, cleanText, dbl, int, money, obj, optId, reqId, reqTs, text, ts, untyped } from '../coerce.ts';
 import type { MappedRow, NormalizeContext, StreamMapping } from '../mapping.ts';
 import { QuarantineError } from '../quarantine.ts';
 import {
@@ -25,6 +25,12 @@ export const applicationsStream: StreamMapping = {
     { table: 'applications', idColumn: 'id' },
     { table: 'application_collaborators', idColumn: 'application_id', from: { key: 'collaborators', shape: 'array' } },
     customFieldValuesScope('application'),
+    // Not in the spec: a site that never sends labels says nothing of them (rows kept, not counted as silent).
+    {
+      table: 'application_labels',
+      idColumn: 'application_id',
+      from: { key: 'labels', shape: 'array', optional: true },
+    },
   ],
   cascades: appChildren.map((table) => ({
     table,
@@ -37,6 +43,7 @@ export const applicationsStream: StreamMapping = {
     const z = ctx.siteTimeZone;
     const id = reqId(r.id, 'id');
     const decision = obj(r.decision);
+    const status = currentStatus(out, r.status);
     const row: Row = {
       id,
       title: text(r.title),
@@ -46,6 +53,8 @@ export const applicationsStream: StreamMapping = {
       program_id: namedRef(out, 'programs', r.program, 'program'),
       current_stage_id: namedRef(out, 'stages', r.current_stage, 'current_stage', 'title'),
       organization_id: namedRef(out, 'organizations', r.organization, 'organization'),
+      current_status_id: status.id,
+      current_status: status.name,
       decision_award_id: decision === null ? null : optId(decision.id, 'decision.id'),
       decision: decision === null ? null : int(decision.decision),
       awarded: decision === null ? null : text(decision.awarded),
@@ -70,9 +79,65 @@ export const applicationsStream: StreamMapping = {
       }
     }
     customFieldValues(out, 'application', id, r.custom_fields);
+    applicationLabels(out, id, r.labels);
     return out;
   },
 };
+
+const isPlainObject = (v: JsonValue | undefined): v is JsonObject =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The application's current status, which the service sends and spec 2.3 omits: a StatusRef {id, name}, a bare id,
+ * or a name. A value that is none of these is NULL and counted (kept in `_raw`); it never quarantines the record,
+ * as a field the spec does not promise cannot make an application unloadable.
+ */
+function currentStatus(out: MappedRow[], v: JsonValue | undefined): { id: Id | null; name: string | null } {
+  if (v === undefined || v === null) return { id: null, name: null };
+  if (typeof v === 'string' && !/^\s*-?\d+\s*$/.test(v)) return { id: null, name: v === '' ? null : cleanText(v) };
+  const o = isPlainObject(v) ? v : null;
+  try {
+    const id = namedRef(out, 'statuses', v, 'status');
+    return { id, name: o !== null && typeof o.name === 'string' ? cleanText(o.name) : null };
+  } catch (e) {
+    if (!(e instanceof QuarantineError)) throw e;
+    untyped(v);
+    return { id: null, name: o !== null && typeof o.name === 'string' ? cleanText(o.name) : null };
+  }
+}
+
+/**
+ * `labels` (the application's current labels; sent by the service, not in spec 2.3): names as strings, or objects
+ * with a name (and maybe an id). One application_labels row per distinct name; an entry without a name is counted.
+ */
+function applicationLabels(out: MappedRow[], applicationId: Id, v: JsonValue | undefined): void {
+  const seen = new Set<string>();
+  for (const entry of arr(v)) {
+    const o = isPlainObject(entry) ? entry : null;
+    const name = typeof entry === 'string' ? entry : o !== null && typeof o.name === 'string' ? o.name : null;
+    if (name === null) {
+      untyped(entry);
+      continue;
+    }
+    const label = cleanText(name);
+    if (seen.has(label)) continue;
+    seen.add(label);
+    let labelId: Id | null = null;
+    if (o !== null) {
+      try {
+        labelId = optId(o.id, 'labels[].id');
+      } catch (e) {
+        if (!(e instanceof QuarantineError)) throw e;
+        untyped(o.id);
+      }
+    }
+    out.push({
+      table: 'application_labels',
+      row: { application_id: applicationId, label, label_id: labelId, _raw: JSON.stringify(entry) },
+      merge: 'replace',
+    });
+  }
+}
 
 export const applicationStagesStream: StreamMapping = {
   owns: [{ table: 'application_stages', parentColumn: 'application_id' }],
@@ -157,25 +222,41 @@ const isOptionId = (x: JsonValue | undefined): x is number => typeof x === 'numb
 const isIntArray = (v: JsonValue[]): boolean => v.every(isOptionId);
 
 /**
- * One task response, typed where the shape is unambiguous (spec 2.5): string -> text_value; number ->
- * number_value (an integer also fills option_id: it may be a single-choice answer); array of integers ->
- * option_ids; {value, other} (either may be absent) -> option_id/option_ids + other_text. Anything else keeps only response_json.
- * A string of digits stays text: the API publishes no question types, and a text question (a postal code, a phone
- * number) may hold digits as surely as a number question sent as text, so reading it as a number would be a guess.
+ * The answer of one `data` entry and its question's label. The real service wraps each answer as
+ * {label, response}; spec 2.5 lists the bare answer. An object with a `response` key and neither `value` nor
+ * `other` (those make it a bare {value, other} answer) is the wrapped shape; anything else is a bare answer.
  */
-export function responseRow(applicationId: Id, taskId: Id, questionId: string, v: JsonValue): Row {
+export function unwrapResponse(v: JsonValue): { answer: JsonValue; label: string | null; wrapped: boolean } {
+  if (v === null || typeof v !== 'object' || Array.isArray(v) || !('response' in v) || 'value' in v || 'other' in v)
+    return { answer: v, label: null, wrapped: false };
+  const label = v.label;
+  if (label !== undefined && label !== null && typeof label !== 'string') untyped(label); // kept in _raw
+  return { answer: v.response ?? null, label: typeof label === 'string' ? cleanText(label) : null, wrapped: true };
+}
+
+/**
+ * One task response, bare or wrapped ({label, response}, see unwrapResponse), typed where the shape of the answer is
+ * unambiguous (spec 2.5): string -> text_value; number -> number_value (an integer also fills option_id: it may be a
+ * single-choice answer); array of integers -> option_ids; {value, other} (either may be absent) -> option_id/option_ids
+ * + other_text. Anything else keeps only response_json. A string of digits stays text: the API publishes no question
+ * types, and a text question (a postal code, a phone number) may hold digits as surely as a number question sent as
+ * text, so reading it as a number would be a guess.
+ */
+export function responseRow(applicationId: Id, taskId: Id, questionId: string, entry: JsonValue): Row {
+  const { answer: v, label } = unwrapResponse(entry);
   const responseJson = JSON.stringify(v);
   const row: Row = {
     application_id: applicationId,
     task_id: taskId,
     question_id: cleanText(questionId),
+    question_label: label,
     response_json: responseJson,
     text_value: null,
     number_value: null,
     option_id: null,
     option_ids: null,
     other_text: null,
-    _raw: responseJson,
+    _raw: JSON.stringify(entry),
   };
   if (typeof v === 'string') row.text_value = cleanText(v);
   else if (typeof v === 'number') {

@@ -15,6 +15,12 @@ export const applications: TableDef = {
     ref('program_id', 'programs', 'Program applied to.'),
     ref('current_stage_id', 'stages', 'Stage the application is currently in.'),
     ref('organization_id', 'organizations', 'Applying organization; NULL when the application has none.'),
+    ref(
+      'current_status_id',
+      'statuses',
+      'Current status (the `status` the service sends, not in spec 2.3); NULL when absent or sent as a name only.',
+    ),
+    col('current_status', 'text', 'Name of the current status as sent (StatusRef name or a bare name).'),
     ref('decision_award_id', 'awards', 'Award holding the administrator decision (DecisionRef id).'),
     enumCol('decision', 'award_decision', 'Administrator decision (enum award_decision: 0 Awarded, 1 Declined).'),
     col('awarded', 'text', 'Awarded value exactly as the API sends it (a string).'),
@@ -36,6 +42,19 @@ export const applicationCollaborators: TableDef = {
   columns: [
     ref('application_id', 'applications', 'Application.', true),
     ref('user_id', 'users', 'Collaborating user.', true),
+  ],
+};
+
+export const applicationLabels: TableDef = {
+  name: 'application_labels',
+  kind: 'bridge',
+  description:
+    'Current labels of each application (applications[].labels, which the service sends and spec 2.3 omits).',
+  primaryKey: ['application_id', 'label'],
+  columns: [
+    ref('application_id', 'applications', 'Application.', true),
+    req('label', 'text', 'Label name as sent.'),
+    col('label_id', 'bigint', 'Label id, when the label came as an object with an id.'),
   ],
 };
 
@@ -86,13 +105,22 @@ export const taskResponses: TableDef = {
   name: 'task_responses',
   kind: 'bridge',
   description:
-    'One row per question answered in a task (application_tasks.data); typed columns are set only where the shape is unambiguous.',
+    'One row per question answered in a task (application_tasks.data), bare or wrapped as {label, response}; typed columns are set only where the shape of the answer is unambiguous.',
   primaryKey: ['application_id', 'task_id', 'question_id'],
   columns: [
     ref('application_id', 'applications', 'Application.', true),
     ref('task_id', 'tasks', 'Task.', true),
     req('question_id', 'text', 'Question id (a string key of the task data).'),
-    req('response_json', 'json', 'The response exactly as sent, whatever its shape.'),
+    col(
+      'question_label',
+      'text',
+      'Label of the question, when the answer came wrapped as {label, response} (the shape the service sends); NULL for a bare answer or a wrapped one without a label.',
+    ),
+    req(
+      'response_json',
+      'json',
+      'The answer exactly as sent, whatever its shape: the bare value, or the response of a {label, response} entry (the whole entry is in _raw).',
+    ),
     col(
       'text_value',
       'text',

@@ -13,6 +13,7 @@ export const tables: readonly TableDef[] = [
   progs.programFundingSources,
   apps.applications,
   apps.applicationCollaborators,
+  apps.applicationLabels,
   apps.applicationStages,
   apps.applicationTasks,
   apps.taskResponses,

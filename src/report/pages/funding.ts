@@ -76,7 +76,7 @@ export async function fundingPage(data: ReportData, ctx: PageContext): Promise<s
           'From funds to programs',
           'Money each fund transferred to each program (financial transactions), with what the program budget says was ' +
             'transferred, allocated to applications, paid and left. "Reconciled" means the budget equals the transfers ' +
-            'and its balance equals budget minus paid. — marks an amount the warehouse does not know (no budget row, ' +
+            'and its balance equals budget minus paid, or budget minus allocated minus paid (the API leaves open which). — marks an amount the warehouse does not know (no budget row, ' +
             'or an unreadable amount).',
           svg,
           numbers,

@@ -1,0 +1,69 @@
+/**
+ * The run summary's `deleted` column counts each stream's own rows: children soft-deleted with their deleted parent
+ * are named apart on the parent's line, not added to its count. Expected counts come from the simulator's data.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatSummary } from '../../src/pipeline/summary.ts';
+import type { SyncResult } from '../../src/pipeline/sync.ts';
+import { deleteApplication } from '../../src/simulator/mutations.ts';
+import type { JsonObject } from '../../src/util/json.ts';
+import { postgresSchema, siteWithWarehouse, syncOnce } from '../support/harness.ts';
+
+const cleanup: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const c of cleanup.reverse()) await c();
+});
+
+const len = (v: unknown): number => (Array.isArray(v) ? v.length : 0);
+
+describe('deleted rows in the run summary', () => {
+  const results: SyncResult[] = [];
+  let own = 0;
+  let children: Record<string, number> = {};
+
+  beforeAll(async () => {
+    const { sim, credentials, warehouse, remove } = await siteWithWarehouse({ scale: 'tiny', seed: 12 });
+    cleanup.push(remove);
+    const pg = await postgresSchema();
+    cleanup.push(pg.drop);
+    const targets = [{ warehouse }, { warehouse: pg.url, schema: pg.schema }];
+    for (const t of targets) expect((await syncOnce(sim, { credentials, ...t })).status).toBe('succeeded');
+
+    const ds = sim.control.data;
+    const gone = ds.applications.rows
+      .filter((a) => len(a.collaborators) > 0 && (ds.children(Number(a.id))?.tasks.length ?? 0) > 0)
+      .slice(0, 2);
+    expect(gone).toHaveLength(2);
+    // The application rows and the rows of their own lists (collaborators, custom field values).
+    own = gone.reduce((n, a) => n + 1 + len(a.collaborators) + len(a.custom_fields), 0);
+    children = { application_stages: 0, application_tasks: 0, application_notes: 0, task_responses: 0 };
+    for (const a of gone) {
+      const c = ds.children(Number(a.id))!;
+      children.application_stages! += c.stages.length;
+      children.application_tasks! += c.tasks.length;
+      children.application_notes! += c.notes.length;
+      for (const t of c.tasks) children.task_responses! += Object.keys((t.data as JsonObject | null) ?? {}).length;
+    }
+    for (const a of gone) deleteApplication(ds, Number(a.id));
+    for (const t of targets) results.push(await syncOnce(sim, { credentials, ...t }));
+  }, 120_000);
+
+  it('counts only the stream own rows on its line, on DuckDB and Postgres', () => {
+    for (const result of results) {
+      expect(result.status).toBe('succeeded');
+      const apps = result.streams.find((s) => s.stream === 'applications')!;
+      expect(apps.deleted).toBe(own);
+      const expectedChildren = Object.fromEntries(Object.entries(children).filter(([, n]) => n > 0));
+      expect(apps.cascaded).toEqual(expectedChildren);
+      const line = formatSummary(result)
+        .split('\n')
+        .find((l) => l.startsWith('  applications '))!;
+      expect(line).toMatch(new RegExp(`^ {2}applications +ok +\\d+ +\\d+ +${own} +0 `));
+      const note = Object.entries(expectedChildren)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([table, n]) => `${table} ${n}`)
+        .join(', ');
+      expect(line).toContain(`deleted with them: ${note}`);
+    }
+  });
+});
