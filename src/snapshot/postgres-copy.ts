@@ -3,18 +3,19 @@ import type { CellValue } from '../normalize/table-def.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import { GrantflowError } from '../util/errors.ts';
 import { duckColumn, type DuckColumn } from './duckdb-types.ts';
+import { snapshotSource } from './table-list.ts';
 
 const batchSize = 10_000;
 const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
-/** Columns of a Postgres table of the warehouse's current schema, in table order. */
-export async function pgColumns(warehouse: Warehouse, table: string): Promise<DuckColumn[]> {
+/** Columns of a Postgres table of `schema`, in table order. */
+export async function pgColumns(warehouse: Warehouse, schema: string, table: string): Promise<DuckColumn[]> {
   const rows = await warehouse.query(
     `SELECT column_name, data_type, numeric_precision, numeric_scale
        FROM information_schema.columns
-      WHERE table_schema = current_schema() AND table_name = $1
+      WHERE table_schema = $1 AND table_name = $2
       ORDER BY ordinal_position`,
-    [table],
+    [schema, table],
   );
   return rows.map((r) =>
     duckColumn({
@@ -52,8 +53,10 @@ export async function copyPostgresTable(
   table: string,
   target: string,
 ): Promise<number> {
-  const columns = await pgColumns(warehouse, table);
-  if (columns.length === 0) {
+  // A model is read from the analytics schema, anything else from the warehouse's own (see snapshotSource).
+  const source = await snapshotSource(warehouse, table);
+  const columns = source === null ? [] : await pgColumns(warehouse, source.schema, table);
+  if (source === null || columns.length === 0) {
     throw new GrantflowError(
       `table ${table} does not exist in the warehouse ${warehouse.description}; run a sync (and models) first`,
     );
@@ -67,8 +70,8 @@ export async function copyPostgresTable(
   for (;;) {
     const rows = await warehouse.query(
       after === null
-        ? `SELECT ctid::text AS "__ctid", ${select} FROM ${ident(table)} ORDER BY ctid LIMIT ${batchSize}`
-        : `SELECT ctid::text AS "__ctid", ${select} FROM ${ident(table)} WHERE ctid > $1::tid ORDER BY ctid LIMIT ${batchSize}`,
+        ? `SELECT ctid::text AS "__ctid", ${select} FROM ${source.qualified} ORDER BY ctid LIMIT ${batchSize}`
+        : `SELECT ctid::text AS "__ctid", ${select} FROM ${source.qualified} WHERE ctid > $1::tid ORDER BY ctid LIMIT ${batchSize}`,
       after === null ? [] : [after],
     );
     if (rows.length === 0) break;
