@@ -1,4 +1,7 @@
 -- description: Funnel of each program by stage: applications now in the stage, stage records entered, submitted, reopened, and conversion from the previous stage. Stages are ordered within a program by when applications first entered them. Trashed and deleted applications are left out.
+-- includes: applications not deleted and not trashed (state 4), and their stage records (application_stages) not deleted.
+-- includes: one row per program and stage with such a stage record or such an application currently in it.
+-- includes: stage titles of deleted stages are left out (NULL).
 -- column program_id bigint: Program.
 -- column stage_id bigint: Stage.
 -- column stage_title text: Stage title.

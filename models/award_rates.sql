@@ -1,4 +1,7 @@
 -- description: Award rate of each program: applications (not trashed), awarded and declined decisions, rate and awarded value. Every program has a row.
+-- includes: every program not deleted, one without applications too (zeros).
+-- includes: applications not deleted and not trashed (state 4); awards not deleted of those applications.
+-- includes: decision 0 counts as awarded, 1 as declined; awards without a decision count in neither.
 -- column program_id bigint: Program id.
 -- column program_name text: Program name.
 -- column applications bigint: Applications of the program that are not trashed (state 4) and not deleted.

@@ -1,4 +1,6 @@
 -- description: Each fund's money from its transactions (deposits, withdrawals, transfers out of and into the fund) against the fund record, with budgets' allocations and payments.
+-- includes: every fund not deleted, those known only from references too (reconciled NULL).
+-- includes: financial transactions not deleted with the fund as source or destination; budgets not deleted.
 -- column fund_id bigint: Fund.
 -- column fund_name text: Fund name.
 -- column deposits decimal: Sum of deposits into the fund (transaction_type 0). This and the other sums are NULL when an amount in them is unknown (NULL: absent or not a readable amount), not a total missing it.
@@ -9,7 +11,7 @@
 -- column balance decimal: Balance on the fund record.
 -- column allocated decimal: Allocated to applications, summed over the fund's program budgets.
 -- column paid decimal: Paid to applications, summed over the fund's program budgets.
--- column utilization decimal(18,6): (allocated) / deposits as a fraction from 0 to 1 (6 decimals); NULL without deposits, or when either is unknown.
+-- column utilization_percent decimal(18,2): allocated / deposits in percent (100 = every deposit allocated; 2 decimals), the unit and rounding of funds.utilization; NULL without deposits, or when either is unknown.
 -- column reconciled boolean: True when balance_from_transactions equals the fund record's balance (false when either is unknown); NULL when the fund is known only from references (no balance to compare).
 WITH movements AS (
   -- sum() skips NULL amounts (absent, or not readable): a total missing one would look exact, so it is NULL instead.
@@ -49,9 +51,10 @@ SELECT
   CAST(f.balance AS DECIMAL(18,2)) AS balance,
   CAST(CASE WHEN b.fund_id IS NULL THEN 0 ELSE b.allocated END AS DECIMAL(18,2)) AS allocated,
   CAST(CASE WHEN b.fund_id IS NULL THEN 0 ELSE b.paid END AS DECIMAL(18,2)) AS paid,
-  -- Through DECIMAL(38,12): DuckDB divides decimals in binary floating point, so 0.5000045 arrives as 0.50000449...;
+  -- In percent, as the site's funds.utilization, so the two compare without converting.
+  -- Through DECIMAL(38,12): DuckDB divides decimals in binary floating point, so 50.005 arrives as 50.00499...;
   -- settling it at 12 places first makes the final rounding half up, the same as Postgres' exact division.
-  CAST(CAST(CAST(CASE WHEN b.fund_id IS NULL THEN 0 ELSE b.allocated END AS DECIMAL(18,6)) / NULLIF(m.deposits, 0) AS DECIMAL(38,12)) AS DECIMAL(18,6)) AS utilization,
+  CAST(CAST(CAST(CASE WHEN b.fund_id IS NULL THEN 0 ELSE b.allocated END AS DECIMAL(18,6)) * 100 / NULLIF(m.deposits, 0) AS DECIMAL(38,12)) AS DECIMAL(18,2)) AS utilization_percent,
   CASE
     WHEN f._ref_only THEN NULL
     ELSE COALESCE(f.balance = m.deposits + m.received - m.withdrawals - m.transferred, FALSE)

@@ -1,4 +1,6 @@
 -- description: Money from each fund to each program: transfers (financial transactions) against the program fund budget, with a reconciliation flag.
+-- includes: every (fund, program) pair with a transfer (transaction_type 2 from a fund to a program, not deleted) or a budget row not deleted.
+-- includes: names of deleted funds and programs are left out (NULL); their pairs stay.
 -- column fund_id bigint: Fund.
 -- column program_id bigint: Program.
 -- column fund_name text: Fund name.

@@ -1,4 +1,7 @@
 -- description: Review progress per program and stage, from the stage records of applications (reviews assigned, submitted, completed), with the assignments listed for the same stage. Trashed and deleted applications are left out.
+-- includes: stage records (application_stages) not deleted of applications not deleted and not trashed (state 4).
+-- includes: assignments not deleted of those applications.
+-- includes: one row per program and stage with such a stage record.
 -- column program_id bigint: Program.
 -- column stage_id bigint: Stage.
 -- column stage_title text: Stage title.

@@ -1,4 +1,6 @@
 -- description: Review load of each reviewer per program and stage (reviewer assignments), with the reviewer's share of the stage's load. Every live assignment counts, those of trashed or deleted applications too (review_progress.assignments_listed leaves those out).
+-- includes: every assignment not deleted, those of trashed or deleted applications too.
+-- includes: names of deleted reviewers and stages are left out (NULL).
 -- column reviewer_id bigint: Reviewer (users.id).
 -- column program_id bigint: Program of the assignments (the assignment's program, else the application's).
 -- column stage_id bigint: Stage of the assignments.

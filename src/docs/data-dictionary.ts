@@ -4,7 +4,7 @@ import { enums, type EnumName } from '../normalize/enums.ts';
 import { tables as catalog } from '../normalize/index.ts';
 import { loadModels, modelTableDefs } from '../models/model-files.ts';
 import { bookkeepingTables } from '../warehouse/bookkeeping-tables.ts';
-import { sqlType } from '../warehouse/ddl.ts';
+import { currentViewName, sqlType } from '../warehouse/ddl.ts';
 
 /** `docs/data-dictionary.md` at the package root. */
 export const dictionaryPath = fileURLToPath(new URL('../../docs/data-dictionary.md', import.meta.url));
@@ -67,6 +67,9 @@ function tableSection(t: TableDef, note?: string): string[] {
     `Kind: ${t.kind}.${t.primaryKey.length ? ` Primary key: (${t.primaryKey.join(', ')}).` : ''}${note ? ` ${note}` : ''}`,
     '',
   ];
+  if (t.includes && t.includes.length > 0) {
+    out.push('Includes:', '', ...t.includes.map((rule) => `- ${cell(rule)}`), '');
+  }
   out.push(
     '| column | type (DuckDB / Postgres) | key | references | enum | description |',
     '|---|---|---|---|---|---|',
@@ -89,7 +92,7 @@ export function renderDataDictionary(
     'Every table of the warehouse (DuckDB file or Postgres schema) and of the Parquet snapshots, with every column.',
     'Entity, dimension and bridge rows also carry the metadata columns `_raw`, `_extracted_at`, `_run_id`, `_deleted_at`',
     '(soft delete: analysts usually filter `WHERE _deleted_at IS NULL`) and `_ref_only`. Money is DECIMAL(18,2); timestamps',
-    'are TIMESTAMPTZ in UTC. Enumeration labels are also in the `enum_labels` table (join on enum and value as text).',
+    'are TIMESTAMPTZ in UTC. Enumeration labels are also in the `enum_labels` table (join on enum and code, no cast needed; text enums on value).',
     '',
     'Keys and references are logical: Postgres declares the primary keys, DuckDB none on the core tables (see',
     '`docs/architecture.md`), and neither declares foreign keys; the data tests of every sync check that keys are unique',
@@ -104,14 +107,33 @@ export function renderDataDictionary(
   for (const t of core) out.push(`- [${t.name}](#${t.name.replace(/_/g, '_')}) (${t.kind})`);
   for (const m of models) out.push(`- [${m.name}](#${m.name}) (model)`);
   for (const t of bookkeeping) out.push(`- [${t.name}](#${t.name}) (bookkeeping)`);
+  out.push('- [Views of current rows](#views-of-current-rows)');
   out.push('', '## Core tables', '');
   for (const t of core) out.push(...tableSection(t));
   out.push(
+    '## Views of current rows',
+    '',
+    'Beside each table whose rows carry `_deleted_at`, in the same schema, a view `<table>_current` with every column of',
+    'the table and only its rows not soft-deleted (`WHERE _deleted_at IS NULL`). Made by the migrations from the',
+    'catalog, on DuckDB and Postgres alike.',
+    '',
+    '| view | table |',
+    '|---|---|',
+    ...core.flatMap((t) => {
+      const view = currentViewName(t);
+      return view === null ? [] : [`| \`${view}\` | \`${t.name}\` |`];
+    }),
+    '',
+  );
+  out.push(
     '## Models',
     '',
-    'Built by `grantflow models run` (and after every sync) from `models/<name>.sql`; rebuilt in full each time.',
+    'Built by `grantflow models run` (and after every sync) from `models/<name>.sql`; rebuilt in full each time, in',
+    'a schema of their own: `analytics` (DuckDB, and Postgres beside the default schema `public`; beside another',
+    'Postgres schema S, `S_analytics`: see `docs/postgres.md`), e.g. `SELECT * FROM analytics.award_rates`.',
     'Models leave out soft-deleted rows; a live row that points at a deleted one (an assignment of a deleted application,',
-    'a transfer from a deleted fund) is left out only where the description says so. Their rows carry no metadata columns.',
+    'a transfer from a deleted fund) is left out only where its inclusion rules (Includes) say so. Their rows carry no',
+    'metadata columns.',
     '',
   );
   for (const m of models) out.push(...tableSection(m, `Source: \`models/${m.name}.sql\`.`));

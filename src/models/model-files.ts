@@ -25,6 +25,8 @@ export interface ModelDef {
   readonly dependsOn: readonly string[];
   /** Declared by `-- column <name> <type>: <description>` lines; the dictionary and tests use them. */
   readonly columns: readonly ModelColumn[];
+  /** Its inclusion rules, one per `-- includes: <rule>` line: which rows it counts and which it leaves out. */
+  readonly includes: readonly string[];
   readonly file: string;
 }
 
@@ -42,13 +44,14 @@ interface Header {
   description: string;
   dependsOn: string[];
   columns: ModelColumn[];
+  includes: string[];
   severity: string | null;
   body: string;
 }
 
 /** Header comment lines (`-- key: value`) at the top of a SQL file; the rest is the statement. */
 function parseHeader(text: string, file: string): Header {
-  const header: Header = { description: '', dependsOn: [], columns: [], severity: null, body: '' };
+  const header: Header = { description: '', dependsOn: [], columns: [], includes: [], severity: null, body: '' };
   const lines = text.split('\n');
   let i = 0;
   for (; i < lines.length; i++) {
@@ -78,8 +81,12 @@ function parseHeader(text: string, file: string): Header {
     if (key === 'description') header.description = value;
     else if (key === 'depends_on') header.dependsOn.push(...commaList(value));
     else if (key === 'severity') header.severity = value;
-    else
-      throw new ConfigError(`${file}: unknown header key "${key}" (known: description, depends_on, column, severity)`);
+    else if (key === 'includes') {
+      if (value.trim() !== '') header.includes.push(value.trim());
+    } else
+      throw new ConfigError(
+        `${file}: unknown header key "${key}" (known: description, depends_on, column, severity, includes)`,
+      );
   }
   // The statement's closing ';' goes, with any line comments after it: the body is nested in other SQL.
   header.body = lines
@@ -138,6 +145,7 @@ export function loadModels(dir: string = defaultModelsDir, visible: readonly str
       sql,
       dependsOn: [...new Set([...shared.dependsOn, ...mentioned])],
       columns: shared.columns,
+      includes: shared.includes,
       file,
     };
   });
@@ -196,6 +204,7 @@ export function modelTableDefs(models: readonly ModelDef[] = loadModels()): Tabl
     kind: 'model',
     columns: m.columns,
     primaryKey: [],
+    includes: m.includes,
   }));
 }
 

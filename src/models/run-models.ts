@@ -1,5 +1,4 @@
 import type { LockWait, Warehouse } from '../warehouse/types.ts';
-import { ident } from '../warehouse/values.ts';
 import { firstLine, GrantflowError, throwIfStopped } from '../util/errors.ts';
 import { testPause } from '../util/test-pause.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
@@ -31,19 +30,19 @@ export interface RunModelsOptions {
   readonly lockWait?: LockWait;
 }
 
-/** Replaces the model's table in one transaction, so readers see the old table or the new one. */
+/** Replaces the model's table of the analytics schema in one transaction: readers see the old table or the new one. */
 function materialise(warehouse: Warehouse, model: ModelDef, lockWait?: LockWait): Promise<void> {
   return warehouse.replaceTable(model.name, model.sql[warehouse.dialect], `model ${model.name}`, lockWait);
 }
 
-/** Runs every model in dependency order, materialised as a table named after it. */
+/** Runs every model in dependency order, materialised as a table named after it in the analytics schema. */
 export async function runModels(warehouse: Warehouse, options: RunModelsOptions = {}): Promise<ModelRunInfo> {
   const logger = options.logger ?? silentLogger;
   const started = Date.now();
   let models = options.dir ? orderModels(loadModels(options.dir)) : loadAllModels(options.userDir);
   if (options.only) {
     models = selectModels(models, options.only);
-    checkUpstreamBuilt(models, new Set((await warehouse.schemaTables()).keys()));
+    checkUpstreamBuilt(models, new Set((await warehouse.modelTables()).keys()));
   }
   const results: ModelResult[] = [];
   for (const model of models) {
@@ -59,7 +58,7 @@ export async function runModels(warehouse: Warehouse, options: RunModelsOptions 
         { cause: e },
       );
     }
-    const [count] = await warehouse.query(`SELECT count(*) AS n FROM ${ident(model.name)}`);
+    const [count] = await warehouse.query(`SELECT count(*) AS n FROM ${warehouse.qualifyModel(model.name)}`);
     const result = { name: model.name, rows: Number(count?.n ?? 0), durationMs: Date.now() - t0 };
     // `model`, not `name`: pino's own `name` field (the logger's) must stay the only one in the line.
     logger.info({ model: result.name, rows: result.rows, durationMs: result.durationMs }, 'model built');

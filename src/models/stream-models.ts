@@ -31,14 +31,15 @@ export interface ModelsForStreams {
 /**
  * The models (in dependency order) a sync of only `streams` must rebuild: those reading a table the streams feed
  * (found in their SQL, see modelSources), those reading such a model, and those never built (`existing` lacks
- * their table). The others would be rebuilt from unchanged tables: skipped.
+ * their table). The others would be rebuilt from unchanged tables: skipped. `fed`: the tables the run changed, when
+ * known (a reference anywhere in a record may feed a table the streams do not own); by default what they may feed.
  */
 export function modelsForStreams(
   models: readonly ModelDef[],
   streams: readonly string[],
   existing: ReadonlySet<string>,
+  fed: ReadonlySet<string> = tablesFedBy(streams),
 ): ModelsForStreams {
-  const fed = tablesFedBy(streams);
   const known = new Set([...catalog.map((t) => t.name), ...models.map((m) => m.name)]);
   const rebuilt = new Set<string>();
   const rebuild: ModelDef[] = [];

@@ -2,7 +2,7 @@ import type { Row } from './table-def.ts';
 
 /**
  * Every enumeration of the spec (section 2/3): enum name -> value (as text) -> label. Enum columns name their
- * enum in ColumnDef.enum; analysts join `enum_labels` on (enum, value::text).
+ * enum in ColumnDef.enum; analysts join `enum_labels` on (enum, code) for a numeric enum, (enum, value) for a text one.
  */
 const vat = (country: string): string => `${country} - VAT Number`;
 
@@ -111,7 +111,9 @@ export function enumLabelRows(): Row[] {
   const rows: Row[] = [];
   for (const name of enumNames) {
     for (const [value, label] of Object.entries(enums[name])) {
-      rows.push({ enum: name, value, label, _raw: JSON.stringify({ enum: name, value, label }) });
+      // `code`: numeric values as numbers, so integer enum columns join without a cast.
+      const code = /^-?\d+$/.test(value) ? Number(value) : null;
+      rows.push({ enum: name, value, label, code, _raw: JSON.stringify({ enum: name, value, label }) });
     }
   }
   return rows;

@@ -42,6 +42,8 @@ export interface TableDef {
   readonly description: string;
   /** entity: rows of a stream; dimension: built from references; bridge: rows of an array inside a record. */
   readonly kind: 'entity' | 'dimension' | 'bridge' | 'model' | 'bookkeeping';
+  /** Models: their inclusion rules (`-- includes:` header lines of models/<name>.sql), for the data dictionary. */
+  readonly includes?: readonly string[];
   readonly columns: readonly ColumnDef[];
   readonly primaryKey: readonly string[];
 }

@@ -49,7 +49,7 @@ export async function afterLoad(
   if (settings.models) {
     const userDir = settings.modelsDir ? { userDir: settings.modelsDir } : {};
     try {
-      const only = await modelsToRebuild(warehouse, settings, logger);
+      const only = await modelsToRebuild(warehouse, settings, runId, logger);
       if (only?.skipped.length) summary.modelsSkipped = [...only.skipped];
       const models = await runModels(warehouse, {
         logger,
@@ -144,11 +144,17 @@ export async function afterLoad(
 async function modelsToRebuild(
   warehouse: Warehouse,
   settings: Settings,
+  runId: string,
   logger: Logger,
 ): Promise<{ rebuild: string[]; skipped: readonly string[] } | undefined> {
   if (!settings.streams) return undefined;
-  const existing = new Set((await warehouse.schemaTables()).keys());
-  const { rebuild, skipped } = modelsForStreams(loadAllModels(settings.modelsDir), settings.streams, existing);
+  const existing = new Set((await warehouse.modelTables()).keys());
+  // What the run changed, measured: a reference anywhere in a record may feed a table its stream does not own.
+  const core = tables.filter((t) => t.kind !== 'bookkeeping').map((t) => t.name);
+  const unchanged = await tablesUnchangedByRun(warehouse, runId, core);
+  const changed = new Set(core.filter((t) => !unchanged.has(t)));
+  const models = loadAllModels(settings.modelsDir);
+  const { rebuild, skipped } = modelsForStreams(models, settings.streams, existing, changed);
   if (skipped.length > 0) logger.info({ skipped }, 'models skipped: no table of the selected streams feeds them');
   return { rebuild: rebuild.map((m) => m.name), skipped };
 }

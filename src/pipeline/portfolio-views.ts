@@ -2,6 +2,7 @@ import { portfolioSchema, siteSchema, type PortfolioSite } from '../config/portf
 import { tables as catalog } from '../normalize/index.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import { ident, literal } from '../warehouse/values.ts';
+import { analyticsSchemaFor } from '../warehouse/index.ts';
 
 /**
  * Totals across a portfolio's sites, where one means something: per site, since ids (programs, funds) are each
@@ -65,10 +66,10 @@ export async function rebuildPortfolioViews(
   const keys: Record<string, readonly string[]> = {};
   const primaryKeys = new Map(catalog.map((t) => [t.name, t.primaryKey]));
   for (const [table, bySite] of tables) {
-    const columns = sharedColumns([...bySite.values()]);
-    const selects = [...bySite.keys()].map(
-      (site) =>
-        `SELECT ${literal(site)} AS site, ${columns.map(ident).join(', ')} FROM ${ident(siteSchema(site))}.${ident(table)}`,
+    const columns = sharedColumns([...bySite.values()].map((t) => t.columns));
+    const selects = [...bySite].map(
+      ([site, { schema }]) =>
+        `SELECT ${literal(site)} AS site, ${columns.map(ident).join(', ')} FROM ${ident(schema)}.${ident(table)}`,
     );
     statements.push(`CREATE VIEW ${ident(portfolioSchema)}.${ident(table)} AS ${selects.join('\nUNION ALL ')}`);
     views.push(table);
@@ -84,33 +85,52 @@ export async function rebuildPortfolioViews(
   return { views: views.sort(), keys };
 }
 
-/** Columns of each site's tables (bookkeeping aside), in their order: table -> site name -> columns. */
+/** A site's table or model: the schema it is in and its columns, in their order. */
+interface SiteTable {
+  readonly schema: string;
+  readonly columns: string[];
+}
+
+/**
+ * Each site's tables (bookkeeping aside) and models (in the site's analytics schema), by name: table -> site name ->
+ * where and which columns. Base tables only: the `_current` views of a site are views of its tables, which the
+ * union views already carry with `_deleted_at`.
+ */
 async function siteTables(
   warehouse: Warehouse,
   sites: readonly PortfolioSite[],
-): Promise<Map<string, Map<string, string[]>>> {
-  const bySchema = new Map(sites.map((s) => [siteSchema(s.name), s.name]));
+): Promise<Map<string, Map<string, SiteTable>>> {
+  const defaultSchema = warehouse.dialect === 'duckdb' ? 'main' : 'public';
+  const bySchema = new Map<string, string>();
+  for (const s of sites) {
+    bySchema.set(siteSchema(s.name), s.name);
+    bySchema.set(analyticsSchemaFor(siteSchema(s.name), defaultSchema), s.name);
+  }
   const rows = await warehouse.query(
-    `SELECT table_schema, table_name, column_name FROM information_schema.columns
-      WHERE table_catalog = current_database() AND table_schema IN (${[...bySchema.keys()].map(literal).join(', ')})
-      ORDER BY table_schema, table_name, ordinal_position`,
+    `SELECT c.table_schema, c.table_name, c.column_name FROM information_schema.columns c
+       JOIN information_schema.tables t
+         ON t.table_catalog = c.table_catalog AND t.table_schema = c.table_schema AND t.table_name = c.table_name
+      WHERE c.table_catalog = current_database() AND t.table_type = 'BASE TABLE'
+        AND c.table_schema IN (${[...bySchema.keys()].map(literal).join(', ')})
+      ORDER BY c.table_schema, c.table_name, c.ordinal_position`,
   );
-  const tables = new Map<string, Map<string, string[]>>();
+  const tables = new Map<string, Map<string, SiteTable>>();
   for (const r of rows) {
     const table = String(r.table_name);
-    const site = bySchema.get(String(r.table_schema));
+    const schema = String(r.table_schema);
+    const site = bySchema.get(schema);
     // Bookkeeping is each site's own business; `_gf_next_*` is a model being rebuilt (postgres/replace-table.ts).
     if (site === undefined || table.startsWith('_grantflow_') || table.startsWith('_gf_')) continue;
-    const ofTable = tables.get(table) ?? new Map<string, string[]>();
+    const ofTable = tables.get(table) ?? new Map<string, SiteTable>();
     tables.set(table, ofTable);
-    const columns = ofTable.get(site) ?? [];
-    ofTable.set(site, columns);
-    columns.push(String(r.column_name));
+    const found = ofTable.get(site) ?? { schema, columns: [] };
+    ofTable.set(site, found);
+    found.columns.push(String(r.column_name));
   }
   // Sites in the pipeline file's order, so a view reads the way the file does.
   const order = sites.map((s) => s.name);
   for (const [table, ofTable] of tables)
-    tables.set(table, new Map(order.filter((s) => ofTable.has(s)).map((s) => [s, ofTable.get(s) ?? []])));
+    tables.set(table, new Map(order.flatMap((s) => (ofTable.has(s) ? [[s, ofTable.get(s)!] as const] : []))));
   return new Map([...tables].sort(([a], [b]) => a.localeCompare(b)));
 }
 

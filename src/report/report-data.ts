@@ -72,7 +72,7 @@ export async function readReportData(warehouse: Warehouse, options: ReadOptions 
   const models = {} as Record<ReportModel, Row[] | null>;
   for (const [name, order] of Object.entries(reportModels) as [ReportModel, string][]) {
     try {
-      models[name] = await warehouse.query(`SELECT * FROM ${warehouse.qualify(name)} ORDER BY ${order}`);
+      models[name] = await warehouse.query(`SELECT * FROM ${warehouse.qualifyModel(name)} ORDER BY ${order}`);
     } catch (e) {
       if (!missingTable(e)) throw e;
       models[name] = null;

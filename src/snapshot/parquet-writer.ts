@@ -2,6 +2,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { Warehouse } from '../warehouse/types.ts';
 import { GrantflowError } from '../util/errors.ts';
 import { copyPostgresTable } from './postgres-copy.ts';
+import { snapshotSource } from './table-list.ts';
 
 export type ParquetCompression = 'zstd' | 'snappy' | 'uncompressed';
 
@@ -35,16 +36,13 @@ class DuckDBWarehouseWriter implements ParquetWriter {
   ) {}
 
   async write(table: string, path: string): Promise<void> {
-    const exists = await this.warehouse.query(
-      `SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = $1`,
-      [table],
-    );
-    if (Number(exists[0]?.n ?? 0) === 0) {
+    const source = await snapshotSource(this.warehouse, table);
+    if (source === null) {
       throw new GrantflowError(
         `table ${table} does not exist in the warehouse ${this.warehouse.description}; run a sync (and models) first`,
       );
     }
-    await this.warehouse.exec(copySql(`SELECT * FROM ${ident(table)}`, path, this.compression));
+    await this.warehouse.exec(copySql(`SELECT * FROM ${source.qualified}`, path, this.compression));
   }
 
   async inspect(path: string): Promise<ParquetFileInfo> {

@@ -3,18 +3,19 @@ import type { CellValue } from '../normalize/table-def.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import { GrantflowError } from '../util/errors.ts';
 import { duckColumn, type DuckColumn } from './duckdb-types.ts';
+import { snapshotSource } from './table-list.ts';
 
 const batchSize = 10_000;
 const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
-/** Columns of a Postgres table of the warehouse's current schema, in table order. */
-export async function pgColumns(warehouse: Warehouse, table: string): Promise<DuckColumn[]> {
+/** Columns of a Postgres table of `schema`, in table order. */
+export async function pgColumns(warehouse: Warehouse, schema: string, table: string): Promise<DuckColumn[]> {
   const rows = await warehouse.query(
     `SELECT column_name, data_type, numeric_precision, numeric_scale
        FROM information_schema.columns
-      WHERE table_schema = current_schema() AND table_name = $1
+      WHERE table_schema = $1 AND table_name = $2
       ORDER BY ordinal_position`,
-    [table],
+    [schema, table],
   );
   return rows.map((r) =>
     duckColumn({
@@ -55,8 +56,10 @@ export async function copyPostgresTable(
   target: string,
   viewKey?: readonly string[],
 ): Promise<number> {
-  const columns = await pgColumns(warehouse, table);
-  if (columns.length === 0) {
+  // A model is read from the analytics schema, anything else from the warehouse's own (see snapshotSource).
+  const source = await snapshotSource(warehouse, table);
+  const columns = source === null ? [] : await pgColumns(warehouse, source.schema, table);
+  if (source === null || columns.length === 0) {
     throw new GrantflowError(
       `table ${table} does not exist in the warehouse ${warehouse.description}; run a sync (and models) first`,
     );
@@ -65,9 +68,9 @@ export async function copyPostgresTable(
     `CREATE OR REPLACE TABLE ${ident(target)} (${columns.map((c) => `${ident(c.name)} ${c.duckType}`).join(', ')})`,
   );
   const select = columns.map((c) => ident(c.name)).join(', ');
-  const pages = (await isView(warehouse, table))
-    ? viewPages(warehouse, table, select, viewKey)
-    : ctidPages(warehouse, table, select);
+  const pages = (await isView(warehouse, source.schema, table))
+    ? viewPages(warehouse, source.qualified, select, viewKey)
+    : ctidPages(warehouse, source.qualified, select);
   let total = 0;
   for await (const rows of pages) {
     if (rows.length === 0) break;
@@ -85,13 +88,14 @@ export async function copyPostgresTable(
 
 type Rows = Record<string, CellValue>[];
 
-async function* ctidPages(warehouse: Warehouse, table: string, select: string): AsyncGenerator<Rows> {
+/** `qualified`: the table's name with its schema, quoted. */
+async function* ctidPages(warehouse: Warehouse, qualified: string, select: string): AsyncGenerator<Rows> {
   let after: string | null = null;
   for (;;) {
     const rows: Rows = await warehouse.query(
       after === null
-        ? `SELECT ctid::text AS "__ctid", ${select} FROM ${ident(table)} ORDER BY ctid LIMIT ${batchSize}`
-        : `SELECT ctid::text AS "__ctid", ${select} FROM ${ident(table)} WHERE ctid > $1::tid ORDER BY ctid LIMIT ${batchSize}`,
+        ? `SELECT ctid::text AS "__ctid", ${select} FROM ${qualified} ORDER BY ctid LIMIT ${batchSize}`
+        : `SELECT ctid::text AS "__ctid", ${select} FROM ${qualified} WHERE ctid > $1::tid ORDER BY ctid LIMIT ${batchSize}`,
       after === null ? [] : [after],
     );
     yield rows;
@@ -102,12 +106,12 @@ async function* ctidPages(warehouse: Warehouse, table: string, select: string): 
 
 async function* viewPages(
   warehouse: Warehouse,
-  view: string,
+  qualified: string,
   select: string,
   key: readonly string[] | undefined,
 ): AsyncGenerator<Rows> {
   if (!key || key.length === 0) {
-    yield await warehouse.query(`SELECT ${select} FROM ${ident(view)}`);
+    yield await warehouse.query(`SELECT ${select} FROM ${qualified}`);
     return;
   }
   const keyList = key.map(ident).join(', ');
@@ -115,7 +119,7 @@ async function* viewPages(
   for (;;) {
     const where: string = after === null ? '' : `WHERE (${keyList}) > (${key.map((_, i) => `$${i + 1}`).join(', ')})`;
     const rows: Rows = await warehouse.query(
-      `SELECT ${select} FROM ${ident(view)} ${where} ORDER BY ${keyList} LIMIT ${batchSize}`,
+      `SELECT ${select} FROM ${qualified} ${where} ORDER BY ${keyList} LIMIT ${batchSize}`,
       after ?? [],
     );
     yield rows;
@@ -125,10 +129,10 @@ async function* viewPages(
   }
 }
 
-async function isView(warehouse: Warehouse, table: string): Promise<boolean> {
+async function isView(warehouse: Warehouse, schema: string, table: string): Promise<boolean> {
   const rows = await warehouse.query(
-    `SELECT 1 AS found FROM information_schema.views WHERE table_schema = current_schema() AND table_name = $1`,
-    [table],
+    `SELECT 1 AS found FROM information_schema.views WHERE table_schema = $1 AND table_name = $2`,
+    [schema, table],
   );
   return rows.length > 0;
 }

@@ -7,6 +7,7 @@ import * as bk from './bookkeeping.ts';
 import { StagingLoadUnit, type StagingBackend } from './load-unit.ts';
 import { applyCatalog, migrationPending, runMigrations } from './migrations.ts';
 import type { ResultRow, SqlRunner } from './sql-runner.ts';
+import { ident } from './values.ts';
 import type { Dialect, LoadUnit, LockWait, RunRecord, StoredCredentials, Warehouse } from './types.ts';
 
 /** What differs between DuckDB and Postgres; everything else is shared here. */
@@ -42,6 +43,12 @@ export abstract class BaseWarehouse implements Warehouse {
   ): Promise<T>;
   abstract replaceTable(name: string, select: string, what: string, wait?: LockWait): Promise<void>;
   abstract schemaTables(): Promise<Map<string, boolean>>;
+  abstract modelTables(): Promise<Map<string, boolean>>;
+  abstract readonly analyticsSchema: string;
+
+  qualifyModel(name: string): string {
+    return `${ident(this.analyticsSchema)}.${ident(name)}`;
+  }
   abstract acquireLock(owner: string): Promise<void>;
   abstract nameHolder(owner: string): Promise<void>;
   abstract runLockHeld(): Promise<boolean>;

@@ -43,6 +43,23 @@ export function allColumns(table: TableDef): readonly ColumnDef[] {
   return [...table.columns, ...metadataColumns.filter((c) => !own.has(c.name))];
 }
 
+/**
+ * The view of a table's current rows (not soft-deleted), beside it in the warehouse's schema: `<table>_current`, for
+ * every table whose rows carry `_deleted_at`. Analysts read it instead of remembering `WHERE _deleted_at IS NULL`.
+ */
+export function currentViewName(table: TableDef): string | null {
+  return hasMetadata(table) ? `${table.name}_current` : null;
+}
+
+/**
+ * `SELECT *`, so the view has every column of the table. Postgres fixes the columns of `*` when the view is made:
+ * a column added to the table later needs the view made again (CREATE OR REPLACE keeps views analysts built on it,
+ * as added columns come last); DuckDB reads the table's columns each time.
+ */
+export function createCurrentViewSql(qualifiedView: string, qualifiedTable: string): string {
+  return `CREATE OR REPLACE VIEW ${qualifiedView} AS SELECT * FROM ${qualifiedTable} WHERE _deleted_at IS NULL`;
+}
+
 function columnSql(dialect: Dialect, c: ColumnDef, pk: ReadonlySet<string>): string {
   return `${ident(c.name)} ${sqlType(dialect, c.type)}${c.notNull || pk.has(c.name) ? ' NOT NULL' : ''}`;
 }

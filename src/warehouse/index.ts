@@ -6,12 +6,14 @@ import { DuckDBWarehouse } from './duckdb/warehouse.ts';
 import { PostgresWarehouse } from './postgres/warehouse.ts';
 export { SchemaNotYetCreated } from './postgres/warehouse.ts';
 import type { LockWait, Warehouse } from './types.ts';
+import { analyticsSchemaFor, maxSchemaLengthWithAnalytics } from './analytics-schema.ts';
 
 export type * from './types.ts';
 export { allColumns, catalogFingerprint, hasMetadata, sqlType } from './ddl.ts';
 export { duckdbVersion } from './duckdb/instance.ts';
 export { readLockInfo as duckdbLockHolder } from './duckdb/lock.ts';
 export { syncedBefore } from './synced-before.ts';
+export { analyticsSchemaFor } from './analytics-schema.ts';
 
 export interface OpenWarehouseOptions {
   /** Postgres schema holding every table (default `public`, created if missing). Ignored for DuckDB. */
@@ -101,6 +103,11 @@ function checkedSchema(schema = 'public'): string {
   if (!schemaNamePattern.test(schema)) {
     throw new ConfigError(`warehouse schema "${schema}" is not a plain identifier (letters, digits, underscore)`);
   }
+  if (schema.length > maxSchemaLengthWithAnalytics)
+    throw new ConfigError(
+      `warehouse schema "${schema}" is longer than ${maxSchemaLengthWithAnalytics} characters: its models' schema ` +
+        `${analyticsSchemaFor(schema)} would not fit Postgres' 63-character names`,
+    );
   return schema;
 }
 

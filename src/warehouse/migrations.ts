@@ -2,7 +2,14 @@ import { readFileSync } from 'node:fs';
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { TableDef } from '../normalize/table-def.ts';
 import { ConfigError, firstLine, GrantflowError } from '../util/errors.ts';
-import { addColumnSql, allColumns, catalogFingerprint, createTableSql } from './ddl.ts';
+import {
+  addColumnSql,
+  allColumns,
+  catalogFingerprint,
+  createCurrentViewSql,
+  createTableSql,
+  currentViewName,
+} from './ddl.ts';
 import { isLockTimeout, onTable } from './postgres/lock-wait.ts';
 import type { SqlRunner } from './sql-runner.ts';
 import type { Dialect } from './types.ts';
@@ -110,12 +117,17 @@ export async function applyCatalog(
     if (!have) {
       await runner.run(createTableSql(dialect, table, qualify(table.name)));
       created.push(table.name);
-      continue;
+    } else {
+      for (const c of allColumns(table)) {
+        if (have.has(c.name)) continue;
+        await onTable(qualify(table.name), () => runner.run(addColumnSql(dialect, qualify(table.name), c)));
+        added.push(`${table.name}.${c.name}`);
+      }
     }
-    for (const c of allColumns(table)) {
-      if (have.has(c.name)) continue;
-      await onTable(qualify(table.name), () => runner.run(addColumnSql(dialect, qualify(table.name), c)));
-      added.push(`${table.name}.${c.name}`);
+    const view = currentViewName(table);
+    if (view !== null && viewPending(existing, table, view)) {
+      await runner.run(createCurrentViewSql(qualify(view), qualify(table.name)));
+      created.push(view);
     }
   }
   const fingerprint = catalogFingerprint(tables);
@@ -124,6 +136,12 @@ export async function applyCatalog(
     [fingerprint, new Date().toISOString(), JSON.stringify(tables.map((t) => t.name))],
   );
   return { created, added };
+}
+
+/** The table's view of current rows is missing, or lacks a column of the table (see createCurrentViewSql). */
+function viewPending(existing: Map<string, Set<string>>, table: TableDef, view: string): boolean {
+  const have = existing.get(view);
+  return have === undefined || allColumns(table).some((c) => !have.has(c.name));
 }
 
 async function existingColumns(runner: SqlRunner, schemaName: string): Promise<Map<string, Set<string>>> {
@@ -155,6 +173,11 @@ export async function migrationPending(
   const existing = await existingColumns(runner, schemaName);
   return tables.some((table) => {
     const have = existing.get(table.name);
-    return have === undefined || allColumns(table).some((c) => !have.has(c.name));
+    const view = currentViewName(table);
+    return (
+      have === undefined ||
+      allColumns(table).some((c) => !have.has(c.name)) ||
+      (view !== null && viewPending(existing, table, view))
+    );
   });
 }

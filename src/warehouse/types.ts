@@ -213,9 +213,20 @@ export interface Warehouse {
    */
   execExclusive(sql: string, table: string, what: string, wait?: LockWait): Promise<void>;
   /**
-   * Replaces table `name` (a model's) with the rows of `select`, in one transaction: readers see the old table or the
-   * new one. Postgres keeps a table whose columns did not change, so views analysts built on it stay, and waits for
-   * its readers as execExclusive does; DuckDB drops and creates it.
+   * The schema of the model tables (analytics-schema.ts): `analytics`, or on Postgres `<schema>_analytics` beside a
+   * schema other than `public`. Unqualified names of grantflow's sessions resolve in the warehouse's schema first,
+   * then here, so a model's SQL and a data test name models and core tables alike unqualified.
+   */
+  readonly analyticsSchema: string;
+  /** `name` qualified with the analytics schema, quoted: where model `name` lives. */
+  qualifyModel(name: string): string;
+  /**
+   * Replaces model table `name` of the analytics schema (created when missing) with the rows of `select`, in one
+   * transaction: readers see the old table or the new one. A copy an older version left in the warehouse's own schema
+   * goes in the same transaction (Postgres moves it to the analytics schema when that has none yet, so views analysts
+   * built on it follow; else drops it), so no model is left twice. Postgres keeps a table whose columns did not
+   * change, so views analysts built on it stay, and waits for its readers as execExclusive does; DuckDB drops and
+   * creates it.
    */
   replaceTable(name: string, select: string, what: string, wait?: LockWait): Promise<void>;
   /**
@@ -223,6 +234,8 @@ export interface Warehouse {
    * lists those it may not read too: information_schema hides them, and a role without SELECT would see none.
    */
   schemaTables(): Promise<Map<string, boolean>>;
+  /** As schemaTables, for the analytics schema (the model tables); empty while it does not exist. */
+  modelTables(): Promise<Map<string, boolean>>;
 
   close(): Promise<void>;
 }

@@ -35,6 +35,26 @@ describe('data dictionary', () => {
     expect(text).toContain('| `applicant_id` | bigint (BIGINT / BIGINT) |  | users.id |');
   });
 
+  it("lists each model's inclusion rules, every `-- includes:` line of its header in order", () => {
+    const text = renderDataDictionary();
+    for (const m of loadModels()) {
+      // Read from the file here, not through the parser under test.
+      const rules = readFileSync(m.file, 'utf8')
+        .split('\n')
+        .flatMap((line) => /^--\s*includes:\s*(.+)$/.exec(line.trim())?.[1] ?? []);
+      expect(rules.length, m.name).toBeGreaterThan(0);
+      const section = text.slice(text.indexOf(`### ${m.name}\n`));
+      const listed = section.slice(section.indexOf('Includes:\n\n') + 'Includes:\n\n'.length).split('\n\n')[0];
+      expect(listed, m.name).toBe(rules.map((r) => `- ${r}`).join('\n'));
+    }
+  });
+
+  it('lists the views of current rows, one per table with `_deleted_at`', () => {
+    const text = renderDataDictionary();
+    for (const t of tables.filter((x) => ['entity', 'dimension', 'bridge'].includes(x.kind)))
+      expect(text).toContain(`| \`${t.name}_current\` | \`${t.name}\` |`);
+  });
+
   it('documents every bookkeeping table the migrations create, with their columns as created', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gf-dict-'));
     const warehouse = await openWarehouse(join(dir, 'w.duckdb'));

@@ -183,10 +183,7 @@ describe('a sync stopped mid-run', () => {
 async function builtModels(warehouse: string): Promise<string[]> {
   const w = await openWarehouse(warehouse, { logger: silentLogger });
   try {
-    const rows = await w.query(
-      `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()`,
-    );
-    const names = new Set(rows.map((r) => String(r.table_name)));
+    const names = await w.modelTables();
     return modelNames.filter((m) => names.has(m));
   } finally {
     await w.close();

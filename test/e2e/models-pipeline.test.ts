@@ -13,6 +13,7 @@ import type { JsonObject } from '../../src/util/json.ts';
 import type { SyncResult } from '../../src/pipeline/sync.ts';
 import type { CellValue } from '../../src/normalize/table-def.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
+import { enums, tables } from '../../src/normalize/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { postgresSchema, startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
 
@@ -150,6 +151,58 @@ describe.each(['duckdb', 'postgres'])('the whole pipeline on %s', (target) => {
       expect(cents(r.balance), key).toBe(cents(b?.balance));
       expect(r.reconciled, key).toBe(true);
     }
+  });
+
+  it('builds the models in the analytics schema only', async () => {
+    const t = targets[target]!;
+    const analytics = target === 'duckdb' ? 'analytics' : `${t.schema}_analytics`;
+    const rows = await modelRows(
+      target,
+      `SELECT table_schema, table_name FROM information_schema.tables
+        WHERE table_name IN ('award_rates', 'fund_utilization', 'funding_flow')
+          AND table_schema IN ('${t.schema ?? 'main'}', '${analytics}') ORDER BY table_name, table_schema`,
+    );
+    expect(rows).toEqual(
+      ['award_rates', 'fund_utilization', 'funding_flow'].map((n) => ({ table_schema: analytics, table_name: n })),
+    );
+    expect((await modelRows(target, `SELECT count(*) AS n FROM ${analytics}.award_rates`))[0]?.n).toBe(
+      sim.control.collection('programs').length,
+    );
+  });
+
+  it("fund_utilization's utilization_percent equals the fund's own utilization (both percent), fund by fund", async () => {
+    const site = new Map(sim.control.collection('funds').map((f) => [Number(f.id), Number(f.utilization)]));
+    const rows = await modelRows(
+      target,
+      `SELECT u.fund_id, u.utilization_percent, f.utilization
+         FROM fund_utilization u JOIN funds f ON f.id = u.fund_id
+        WHERE u.utilization_percent IS NOT NULL ORDER BY u.fund_id`,
+    );
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.some((r) => Number(r.utilization_percent) > 1)).toBe(true);
+    for (const r of rows) {
+      expect(Number(r.utilization_percent), `fund ${String(r.fund_id)}`).toBe(Number(r.utilization));
+      expect(Number(r.utilization_percent), `fund ${String(r.fund_id)}`).toBe(site.get(Number(r.fund_id)));
+    }
+  });
+
+  it('labels join every numeric enum column on (enum, code), without a cast', async () => {
+    let joined = 0;
+    for (const t of tables) {
+      for (const c of t.columns) {
+        if (!c.enum || !(c.enum in enums) || (c.type !== 'integer' && c.type !== 'bigint')) continue;
+        const labels = enums[c.enum as keyof typeof enums] as Record<string, string>;
+        const rows = await modelRows(
+          target,
+          `SELECT t.${c.name} AS v, l.label FROM ${t.name} t
+             LEFT JOIN enum_labels l ON l.enum = '${c.enum}' AND l.code = t.${c.name}
+            WHERE t.${c.name} IS NOT NULL`,
+        );
+        for (const r of rows) expect(r.label, `${t.name}.${c.name} = ${String(r.v)}`).toBe(labels[String(r.v)] ?? null);
+        joined += rows.filter((r) => r.label !== null).length;
+      }
+    }
+    expect(joined).toBeGreaterThan(0);
   });
 
   it('writes Parquet snapshots that hyparquet reads back: row counts and logical types', async () => {

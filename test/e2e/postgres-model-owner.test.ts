@@ -25,6 +25,7 @@ const prefix = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}model_owner_${proce
 const grantflow = `${prefix}_gf`;
 const reporting = `${prefix}_reporting`;
 const schema = `${prefix}_schema`;
+const analytics = `${schema}_analytics`;
 const admin = new pg.Client({ connectionString: postgresUrl });
 
 const warehouse = ['--warehouse', postgresUrlAs(grantflow), '--schema', schema];
@@ -35,6 +36,8 @@ beforeAll(async () => {
   await admin.connect();
   for (const role of [grantflow, reporting]) await admin.query(`CREATE ROLE ${role} LOGIN PASSWORD 'Pw-${role}'`);
   await admin.query(`CREATE SCHEMA ${schema} AUTHORIZATION ${grantflow}`);
+  // The models' schema (docs/postgres.md): a role without CREATE on the database has it made for it too.
+  await admin.query(`CREATE SCHEMA ${analytics} AUTHORIZATION ${grantflow}`);
   sim = await startSite({ scale: 'tiny', seed: 47 });
   dir = await tempDir();
   await writeCredentials(sim, join(dir.path, 'creds.json'));
@@ -45,7 +48,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await sim?.close();
   await dir?.remove();
-  await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await admin.query(`DROP SCHEMA IF EXISTS ${schema}, ${analytics} CASCADE`);
   for (const role of [grantflow, reporting]) {
     await admin.query(`DROP OWNED BY ${role}`).catch(() => undefined);
     await admin.query(`DROP ROLE IF EXISTS ${role}`);
@@ -58,7 +61,7 @@ async function modelRowVersions(): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const model of modelNames) {
     const { rows } = await admin.query<{ v: string | null }>(
-      `SELECT string_agg(xmin::text, ',' ORDER BY ctid) AS v FROM ${schema}.${model}`,
+      `SELECT string_agg(xmin::text, ',' ORDER BY ctid) AS v FROM ${analytics}.${model}`,
     );
     out[model] = rows[0]?.v ?? '';
   }
@@ -74,9 +77,9 @@ async function runCount(): Promise<number> {
 function expectRefusal(line: string): string {
   expect(line).toMatch(
     new RegExp(
-      `schema ${schema}: role ${grantflow} does not own model tables it rebuilds there \\(award_rates owned by ` +
+      `schema ${analytics}: role ${grantflow} does not own model tables it rebuilds there \\(award_rates owned by ` +
         `${reporting}\\), and only their owner may replace them: as a superuser, run ` +
-        `ALTER TABLE "${schema}"."award_rates" OWNER TO "${grantflow}"$`,
+        `ALTER TABLE "${analytics}"."award_rates" OWNER TO "${grantflow}"$`,
     ),
   );
   expect(line).not.toContain(`Pw-${grantflow}`);
@@ -84,7 +87,7 @@ function expectRefusal(line: string): string {
 }
 
 it('a model table another role owns: sync, models run and doctor refuse before writing anything, and the fix they name works', async () => {
-  await admin.query(`ALTER TABLE ${schema}.award_rates OWNER TO ${reporting}`);
+  await admin.query(`ALTER TABLE ${analytics}.award_rates OWNER TO ${reporting}`);
   const versions = await modelRowVersions();
   const runs = await runCount();
 

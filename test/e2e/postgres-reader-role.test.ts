@@ -43,7 +43,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await admin.query(`DROP SCHEMA IF EXISTS ${schema}, ${schema}_analytics CASCADE`);
   await admin.query(`DROP OWNED BY ${reader}`).catch(() => undefined);
   await admin.query(`DROP ROLE IF EXISTS ${reader}`);
   await admin.end();

@@ -32,6 +32,7 @@ beforeAll(async () => {
   await admin.query(`CREATE SCHEMA ${schema} AUTHORIZATION ${owner}`);
   // The second role may create tables in the schema: only ownership of grantflow's tables is missing.
   await admin.query(`GRANT USAGE, CREATE ON SCHEMA ${schema} TO ${other}`);
+  // The models' schema is made for them too by the first test (docs/postgres.md), and granted to the second role.
   sim = await startSite({ scale: 'tiny', seed: 43 });
   dir = await tempDir();
   await writeCredentials(sim, join(dir.path, 'creds.json'));
@@ -40,7 +41,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await sim?.close();
   await dir?.remove();
-  await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await admin.query(`DROP SCHEMA IF EXISTS ${schema}, ${schema}_analytics CASCADE`);
   for (const role of [owner, other]) {
     await admin.query(`DROP OWNED BY ${role}`).catch(() => undefined);
     await admin.query(`DROP ROLE IF EXISTS ${role}`);
@@ -70,11 +71,19 @@ describe('a role that owns only its schema', () => {
       [owner],
     );
     expect(rows[0]?.ok).toBe(false);
+    // Without its models' schema, which it may not create: refused before anything is written, naming the statement.
+    const refused = await runCli(syncCliArgs(sim.url, dir.path, { warehouse: warehouseAs(owner) }));
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trim().split('\n')).toHaveLength(1);
+    expect(refused.stderr).toContain(`CREATE SCHEMA "${schema}_analytics" AUTHORIZATION "${owner}"`);
+    expect(await tablesOwnedBy(owner)).toEqual([]);
+    await admin.query(`CREATE SCHEMA ${schema}_analytics AUTHORIZATION ${owner}`);
+    await admin.query(`GRANT USAGE, CREATE ON SCHEMA ${schema}_analytics TO ${other}`);
     const r = await runCli(syncCliArgs(sim.url, dir.path, { warehouse: warehouseAs(owner) }));
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(await runCount()).toBe(1);
-  });
+  }, 180_000);
 });
 
 describe("a role with CREATE on the schema but not owning grantflow's tables", () => {
@@ -134,11 +143,13 @@ describe("a role with CREATE on the schema but not owning grantflow's tables", (
     expect(r.stderr.trim().split('\n')).toEqual([
       expect.stringMatching(
         new RegExp(
-          `^grantflow: .*role ${other} lacks SELECT on \\d+ of the tables to snapshot in schema ${schema} \\(`,
+          // The models too, in their own schema: named with it, and its grants (USAGE included).
+          `^grantflow: .*role ${other} lacks SELECT on \\d+ of the tables to snapshot in schema ${schema} and ${schema}_analytics \\(`,
         ),
       ),
     ]);
     expect(r.stderr).toContain(`GRANT SELECT ON ALL TABLES IN SCHEMA "${schema}" TO "${other}"`);
+    expect(r.stderr).toContain(`GRANT USAGE ON SCHEMA "${schema}_analytics" TO "${other}"`);
     expect(r.stderr).not.toContain(`Pw-${other}`);
   });
 

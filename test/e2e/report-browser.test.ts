@@ -26,6 +26,7 @@ import {
   formatMoney,
   formatMoneyTotal,
   formatPercent,
+  formatPercentValue,
   formatTime,
   formatYesNo,
   nameOr,
@@ -168,7 +169,7 @@ async function expectedTables(target: { warehouse: string; schema?: string }): P
           rows: funds.map((r) => [
             fund(r),
             ...fundMoney.map((c) => formatMoney(r[c] ?? null)),
-            formatPercent(r.utilization ?? null),
+            formatPercentValue(r.utilization_percent ?? null),
             formatYesNo(r.reconciled ?? null),
           ]),
           foot: ['Total', ...moneyTotals(funds, fundMoney), '', ''],

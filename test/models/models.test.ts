@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CellValue, Row } from '../../src/normalize/table-def.ts';
 import { loadModels, orderModels, runModels, type ModelDef } from '../../src/models/index.ts';
 import type { Dialect } from '../../src/warehouse/index.ts';
+import { tables } from '../../src/normalize/index.ts';
 import { loadSmallSite, openTestWarehouse, type Dataset, type TestWarehouse } from '../support/model-fixtures.ts';
 
 const live = (rows: Row[] | undefined): Row[] =>
@@ -187,11 +188,58 @@ describe.each<Dialect>(['duckdb', 'postgres'])('models on %s', (dialect) => {
     expect(util.some((r) => cents(r.received) > 0)).toBe(true);
   });
 
+  it('views of current rows hold exactly the rows of their table not soft-deleted', async () => {
+    let deleted = 0;
+    for (const table of tables.filter((x) => ['entity', 'dimension', 'bridge'].includes(x.kind))) {
+      const key = table.primaryKey.length > 0 ? table.primaryKey.join(', ') : '_raw';
+      const base = await q(`SELECT ${key} FROM ${table.name} WHERE _deleted_at IS NULL ORDER BY ${key}`);
+      const view = await q(`SELECT ${key} FROM ${table.name}_current ORDER BY ${key}`);
+      expect(view, table.name).toEqual(base);
+      const [gone] = await q(`SELECT count(*) AS n FROM ${table.name} WHERE _deleted_at IS NOT NULL`);
+      deleted += Number(gone?.n);
+    }
+    // The fixture soft-deletes rows, so a view that did not filter would differ.
+    expect(deleted).toBeGreaterThan(0);
+  });
+
+  it('builds every model in the analytics schema, none in the schema of the core tables', async () => {
+    const names = loadModels().map((m) => m.name);
+    expect(t.warehouse.analyticsSchema).toBe(dialect === 'duckdb' ? 'analytics' : `${t.schema}_analytics`);
+    expect([...(await t.warehouse.modelTables()).keys()].sort()).toEqual([...names].sort());
+    const core = await t.warehouse.schemaTables();
+    expect(names.filter((n) => core.has(n))).toEqual([]);
+    expect(core.has('applications')).toBe(true);
+  });
+
+  it('a model table an older version left in the core schema goes on the next run, so nothing is left twice', async () => {
+    const w = t.warehouse;
+    const count = async (): Promise<number> => Number((await q('SELECT count(*) AS n FROM award_rates'))[0]?.n);
+    const expected = await count();
+    // Both copies: the old one (other rows, other columns) is dropped.
+    await w.exec(`CREATE TABLE ${w.qualify('award_rates')} AS SELECT 1 AS stale`);
+    // Only the old one, with the model's columns: on Postgres it moves, and a view an analyst built on it follows.
+    await w.exec(`CREATE TABLE ${w.qualify('reviewer_load')} AS SELECT * FROM ${w.qualifyModel('reviewer_load')}`);
+    await w.exec(`DROP TABLE ${w.qualifyModel('reviewer_load')}`);
+    await w.exec(`CREATE VIEW ${w.qualify('my_load')} AS SELECT reviewer_id FROM ${w.qualify('reviewer_load')}`);
+    const load = Number((await q(`SELECT count(*) AS n FROM ${w.qualify('my_load')}`))[0]?.n);
+    for (let run = 0; run < 2; run++) {
+      await runModels(w, { only: ['award_rates', 'reviewer_load'] });
+      const core = await w.schemaTables();
+      expect([core.has('award_rates'), core.has('reviewer_load')], `run ${run}`).toEqual([false, false]);
+      const built = await w.modelTables();
+      expect([built.has('award_rates'), built.has('reviewer_load')], `run ${run}`).toEqual([true, true]);
+      expect(await count()).toBe(expected);
+    }
+    if (dialect === 'postgres')
+      expect(Number((await q(`SELECT count(*) AS n FROM ${w.qualify('my_load')}`))[0]?.n)).toBe(load);
+    await w.exec(`DROP VIEW ${w.qualify('my_load')}`);
+  });
+
   it('declares every model column with the type it produces', async () => {
     for (const m of loadModels()) {
       const described = await q(
         `SELECT column_name, data_type, numeric_precision, numeric_scale FROM information_schema.columns
-          WHERE table_schema = current_schema() AND table_name = '${m.name}' ORDER BY ordinal_position`,
+          WHERE table_schema = '${t.warehouse.analyticsSchema}' AND table_name = '${m.name}' ORDER BY ordinal_position`,
       );
       expect(
         described.map((c) => c.column_name),
@@ -220,6 +268,7 @@ describe('model ordering', () => {
     description: '',
     sql: { duckdb: '', postgres: '' },
     dependsOn,
+    includes: [],
     columns: [],
     file: name,
   });

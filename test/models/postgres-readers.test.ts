@@ -20,8 +20,8 @@ let analystPid = 0;
 const columnsOf = async (table: string): Promise<string[]> =>
   (
     await warehouse.query(
-      `SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1`,
-      [table],
+      `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2`,
+      [warehouse.analyticsSchema, table],
     )
   ).map((r) => String(r.column_name));
 
@@ -43,7 +43,7 @@ it('a model to drop while an analyst transaction has read it: waits in bounded a
   // An older version's table: other columns, so the rebuild must drop it.
   await warehouse.exec('ALTER TABLE funding_flow ADD COLUMN retired_column text');
   await analyst.query('BEGIN');
-  await analyst.query(`SELECT count(*) FROM ${schema}.funding_flow`);
+  await analyst.query(`SELECT count(*) FROM ${schema}_analytics.funding_flow`);
   try {
     const failed = await runModels(warehouse, {
       only: ['funding_flow'],
@@ -54,7 +54,7 @@ it('a model to drop while an analyst transaction has read it: waits in bounded a
     );
     expect(failed?.message).toMatch(
       new RegExp(
-        `model funding_flow failed on postgres: waited \\d+ s for a lock on "${schema}"."funding_flow", held by backend pid ${analystPid} \\(role postgres`,
+        `model funding_flow failed on postgres: waited \\d+ s for a lock on "${schema}_analytics"."funding_flow", held by backend pid ${analystPid} \\(role postgres`,
       ),
     );
     expect(failed?.message).toContain('must end first');
@@ -67,10 +67,10 @@ it('a model to drop while an analyst transaction has read it: waits in bounded a
     expect(await columnsOf('funding_flow')).toContain('retired_column');
     expect(
       await warehouse.query(`SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename LIKE '\\_gf\\_next%'`, [
-        schema,
+        warehouse.analyticsSchema,
       ]),
     ).toEqual([]);
-    await analyst.query(`SELECT count(*) FROM ${schema}.funding_flow`);
+    await analyst.query(`SELECT count(*) FROM ${schema}_analytics.funding_flow`);
   } finally {
     await analyst.query('COMMIT');
   }
@@ -81,7 +81,7 @@ it('a model to drop while an analyst transaction has read it: waits in bounded a
 
 it('a rebuild that replaces rows (columns unchanged) does not wait for an analyst transaction at all', async () => {
   await analyst.query('BEGIN');
-  await analyst.query(`SELECT count(*) FROM ${schema}.award_rates`);
+  await analyst.query(`SELECT count(*) FROM ${schema}_analytics.award_rates`);
   try {
     lines.length = 0;
     await runModels(warehouse, { only: ['award_rates'], lockWait: { attemptMs: 100, totalMs: 500 } });

@@ -35,14 +35,14 @@ it('rebuilds Postgres models that views depend on, and replaces a table whose co
     await runModels(t.warehouse, { only: ['funding_flow'] });
     const columns = await t.warehouse.query(
       `SELECT column_name FROM information_schema.columns
-        WHERE table_schema = current_schema() AND table_name = 'funding_flow' ORDER BY ordinal_position`,
+        WHERE table_schema = '${t.warehouse.analyticsSchema}' AND table_name = 'funding_flow' ORDER BY ordinal_position`,
     );
     const declared = loadModels()
       .find((m) => m.name === 'funding_flow')
       ?.columns.map((c) => c.name);
     expect(columns.map((c) => c.column_name)).toEqual(declared);
     const leftovers = await t.warehouse.query(
-      `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_name LIKE '\\_gf\\_next%'`,
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = '${t.warehouse.analyticsSchema}' AND table_name LIKE '\\_gf\\_next%'`,
     );
     expect(leftovers).toEqual([]);
   } finally {
@@ -77,9 +77,10 @@ it('building the models of a new schema leaves the model tables of the warehouse
         [loadModels().map((m) => m.name)],
       );
       const count = String(loadModels().length);
+      // Each in its own models' schema (analytics-schema.ts).
       expect(rows).toEqual([
-        { schemaname: 'public', n: count },
-        { schemaname: 'second', n: count },
+        { schemaname: 'analytics', n: count },
+        { schemaname: 'second_analytics', n: count },
       ]);
     } finally {
       await c.end();

@@ -13,7 +13,7 @@ const cents = (money: string): bigint => BigInt(money.replace('.', ''));
 
 /**
  * Ratios and day counts whose exact value ends in a 5 just past the kept decimals: binary floating point holds them
- * a hair below (0.5000045 as 0.50000449...), so a rounding of the floating-point value goes down where exact
+ * a hair below (0.5000045 as 0.50000449..., 1.005 as 1.00499...), so a rounding of the floating-point value goes down where exact
  * decimal rounding goes up. Both engines must give the exact half-up result.
  */
 describe.each<Dialect>(['duckdb', 'postgres'])('model ratios on %s', (dialect) => {
@@ -27,7 +27,8 @@ describe.each<Dialect>(['duckdb', 'postgres'])('model ratios on %s', (dialect) =
         { assigned: 600, completed: 40 },
         { assigned: 40, completed: 1 },
       ];
-      const allocated = '500004.50';
+      // 1.005 % of the deposit: 1.005 is held as 1.00499999... in binary floating point.
+      const allocated = '10050.00';
       const deposit = '1000000.00';
       await load(t.warehouse, {
         programs: [{ id: 1, name: 'P1' }],
@@ -68,8 +69,8 @@ describe.each<Dialect>(['duckdb', 'postgres'])('model ratios on %s', (dialect) =
       const days = halfUp(BigInt(latencySeconds), 86_400n, 4);
       expect(latency).toEqual({ median_days: days, p90_days: days, mean_days: days });
 
-      const [fund] = await t.warehouse.query('SELECT utilization FROM fund_utilization');
-      expect(fund?.utilization).toBe(halfUp(cents(allocated), cents(deposit), 6));
+      const [fund] = await t.warehouse.query('SELECT utilization_percent FROM fund_utilization');
+      expect(fund?.utilization_percent).toBe(halfUp(cents(allocated) * 100n, cents(deposit), 2));
     } finally {
       await t.cleanup();
     }

@@ -42,7 +42,8 @@ export async function openTestWarehouse(dialect: Dialect, label: string): Promis
       await warehouse.close();
       const client = new pg.Client({ connectionString: postgresUrl });
       await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      // The models' schema too (analytics-schema.ts).
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}", "${schema}_analytics" CASCADE`);
       await client.end();
     },
   };

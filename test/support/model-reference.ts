@@ -180,7 +180,7 @@ export function fundUtilization(d: Dataset): Out[] {
       balance: money(balance),
       allocated: money(allocated),
       paid: money(total(budgets.map((b) => cents(b.paid)))),
-      utilization: ratio(allocated, deposits),
+      utilization_percent: ratio(allocated === null ? null : allocated * 100n, deposits, 2),
       reconciled: f._ref_only === true ? null : balance !== null && balance === fromTransactions,
     };
   });

@@ -27,7 +27,8 @@ export async function postgresSchema(): Promise<{ schema: string; url: string; d
 export async function dropPostgresSchema(schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: postgresUrl });
   await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  // The models' schema too (analytics-schema.ts).
+  await client.query(`DROP SCHEMA IF EXISTS ${schema}, ${schema}_analytics CASCADE`);
   await client.end();
 }
 

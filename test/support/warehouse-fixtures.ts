@@ -121,7 +121,7 @@ export function harness(dialect: Dialect, label: string): Harness {
     cleanup: async () => {
       const c = new pg.Client({ connectionString: postgresUrl });
       await c.connect();
-      await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await c.query(`DROP SCHEMA IF EXISTS "${schema}", "${schema}_analytics" CASCADE`);
       await c.end();
     },
   };

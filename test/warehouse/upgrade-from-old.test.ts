@@ -110,14 +110,19 @@ async function readTables(schema: string): Promise<Map<string, Map<string, Row>>
   try {
     const out = new Map<string, Map<string, Row>>();
     for (const table of compared) {
+      // Models live in the analytics schema (analytics-schema.ts); the old build wrote them beside the core tables.
+      const analytics = await client.query(
+        `SELECT to_regclass('${schema}_analytics.${table.name}') IS NOT NULL AS present`,
+      );
+      const from = table.kind === 'model' && analytics.rows[0]?.present === true ? `${schema}_analytics` : schema;
       // A table newer than the build that wrote the schema is not there yet: it held no rows.
-      const exists = await client.query(`SELECT to_regclass('${schema}.${table.name}') IS NOT NULL AS present`);
+      const exists = await client.query(`SELECT to_regclass('${from}.${table.name}') IS NOT NULL AS present`);
       if (exists.rows[0]?.present !== true) {
         newerThanFixture.add(table.name);
         out.set(table.name, new Map());
         continue;
       }
-      const { rows } = await client.query<{ row: Row }>(`SELECT to_jsonb(t) AS row FROM ${schema}.${table.name} AS t`);
+      const { rows } = await client.query<{ row: Row }>(`SELECT to_jsonb(t) AS row FROM ${from}.${table.name} AS t`);
       const byKey = new Map<string, Row>();
       for (const { row } of rows) {
         const content = JSON.stringify(comparable(table, row));
@@ -176,6 +181,31 @@ describe('a Postgres warehouse grantflow 9bd5c27 wrote, synced by the current co
 
   it('syncs it', () => {
     expect(upgrade.status).toBe('succeeded');
+  });
+
+  it('moves the model tables the old build wrote beside the core tables into the analytics schema', async () => {
+    const client = new pg.Client({ connectionString: postgresUrl });
+    await client.connect();
+    try {
+      const where = async (schema: string): Promise<string[]> =>
+        (
+          await client.query<{ tablename: string }>(
+            'SELECT tablename FROM pg_tables WHERE schemaname = $1 AND tablename = ANY($2) ORDER BY 1',
+            [schema, loadModels().map((m) => m.name)],
+          )
+        ).rows.map((r) => r.tablename);
+      const models = loadModels()
+        .map((m) => m.name)
+        .sort();
+      // The old build had them there: otherwise the move would go untested.
+      expect(
+        [...restored.keys()].filter((t) => models.includes(t) && restored.get(t)!.size > 0).length,
+      ).toBeGreaterThan(0);
+      expect(await where(upgraded.schema)).toEqual([]);
+      expect(await where(`${upgraded.schema}_analytics`)).toEqual(models);
+    } finally {
+      await client.end();
+    }
   });
 
   it('leaves every table as a fresh sync has it, but rows not read again, which stay as the old build wrote them', async () => {

@@ -84,6 +84,18 @@ export function registerStatus(program: Command): void {
             `  ${t.name.padEnd(28)} ${String(row?.live ?? 0).padStart(9)} ${String(row?.gone ?? 0).padStart(7)}`,
           );
         }
+        // Models live in a schema of their own: named, so an analyst knows where to find them.
+        const built = await warehouse.modelTables();
+        // Every table there is a model (one of another models directory too), bar a rebuild's `_gf_next_` leftover.
+        const models = [...built.keys()].filter((t) => !t.startsWith('_gf_')).sort();
+        out.push('', `models (schema ${warehouse.analyticsSchema}, rows):`);
+        if (models.length === 0) out.push('  none built yet (`grantflow models run`)');
+        for (const m of models) {
+          const [row] = await warehouse
+            .query(`SELECT count(*) AS n FROM ${warehouse.qualifyModel(m)}`)
+            .catch(() => [{ n: '-' }]);
+          out.push(`  ${m.padEnd(28)} ${String(row?.n ?? 0).padStart(9)}`);
+        }
       } catch (e) {
         throw await readRefused(warehouse, e);
       } finally {

@@ -74,12 +74,19 @@ export const teams: TableDef = {
 export const enumLabels: TableDef = {
   name: 'enum_labels',
   kind: 'dimension',
-  description: 'Labels of every enumeration of the API; join on (enum, value) with value as text.',
+  description:
+    'Labels of every enumeration of the API. Join a numeric enum column on (enum, code), e.g. ' +
+    "`JOIN enum_labels l ON l.enum = 'award_decision' AND l.code = awards.decision`, a text one on (enum, value).",
   primaryKey: ['enum', 'value'],
   columns: [
     req('enum', 'text', 'Enumeration name, as named by the enum columns (e.g. application_state).'),
     req('value', 'text', 'Value as text (e.g. "0", "admin").'),
     req('label', 'text', 'Human-readable label from the API documentation.'),
+    col(
+      'code',
+      'bigint',
+      'The value as a number, for a numeric enum (NULL for a text one such as user_role): joins the integer enum columns without a cast.',
+    ),
   ],
 };
 

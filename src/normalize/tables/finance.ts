@@ -19,7 +19,11 @@ export const funds: TableDef = {
     money('allocated', 'Allocated to applications'),
     money('paid', 'Paid to applications'),
     money('available_to_programs', 'Transferred to programs'),
-    col('utilization', 'double', 'Percentage of the total paid or allocated to applications.'),
+    col(
+      'utilization',
+      'double',
+      'Allocated to applications / total moved into the fund, in percent (100 = all of it; 2 decimals), as the site sends it; fund_utilization.utilization_percent has the same unit.',
+    ),
   ],
 };
 

@@ -35,11 +35,16 @@ export function dictionaryPage(ctx: PageContext): string {
         : (readBy.get(t.name) ?? []).length > 0
           ? `<dl class="lineage"><dt>Read by models</dt><dd>${links(readBy.get(t.name) ?? [])}</dd></dl>`
           : '';
+    const includes =
+      t.includes && t.includes.length > 0
+        ? `<dl class="includes" data-includes="${esc(t.name)}"><dt>Includes</dt>${t.includes.map((r) => `<dd>${esc(r)}</dd>`).join('')}</dl>`
+        : '';
     return section(
       anchor(t.name),
       t.name,
       `${esc(t.description)} ${facts.join(' ')}`,
-      lineageHtml +
+      includes +
+        lineageHtml +
         table({
           id: `dictionary-${t.name}`,
           caption: `Columns of ${t.name}`,

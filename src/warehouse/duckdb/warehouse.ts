@@ -8,6 +8,7 @@ import type { BookkeepingDb } from '../bookkeeping.ts';
 import type { StagingBackend } from '../load-unit.ts';
 import type { SqlRunner } from '../sql-runner.ts';
 import { ident, literal } from '../values.ts';
+import { analyticsSchemaFor } from '../analytics-schema.ts';
 import { acquireInstance, type InstanceSettings, releaseInstance } from './instance.ts';
 import { DuckDBDialect } from './kysely-dialect.ts';
 import { RunLock } from './lock.ts';
@@ -19,6 +20,7 @@ export class DuckDBWarehouse extends BaseWarehouse {
   readonly inProcess = true;
   readonly description: string;
   protected readonly schemaName: string;
+  readonly analyticsSchema: string;
   /** `null` in `main` (the SQL files name their tables unqualified), else the site's schema (see DuckDBSchema). */
   protected readonly migrationSchema: string | null;
   protected readonly db: Kysely<BookkeepingDb>;
@@ -37,6 +39,7 @@ export class DuckDBWarehouse extends BaseWarehouse {
   ) {
     super(logger);
     this.schemaName = schema;
+    this.analyticsSchema = analyticsSchemaFor(schema, 'main');
     this.migrationSchema = schema === 'main' ? null : schema;
     this.description = schema === 'main' ? path : `${path} (schema ${schema})`;
     this.lock = new RunLock(path, readOnly, logger, schema);
@@ -67,7 +70,9 @@ export class DuckDBWarehouse extends BaseWarehouse {
         main.close();
         throw e;
       }
-      return new DuckDBWarehouse(path, instance, main, readOnly, logger, schema);
+      const warehouse = new DuckDBWarehouse(path, instance, main, readOnly, logger, schema);
+      if (await warehouse.hasAnalyticsSchema()) await warehouse.searchAnalytics();
+      return warehouse;
     } catch (e) {
       releaseInstance(path);
       throw e;
@@ -130,11 +135,41 @@ export class DuckDBWarehouse extends BaseWarehouse {
     await this.main.run(sql);
   }
 
-  /** Explicit BEGIN/COMMIT and a ROLLBACK on failure (DuckDB's views do not pin the tables they read). */
+  private async hasAnalyticsSchema(): Promise<boolean> {
+    const rows = await this.query(
+      `SELECT 1 AS found FROM duckdb_schemas() WHERE database_name = current_database() AND schema_name = $1`,
+      [this.analyticsSchema],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Unqualified names resolve in `main`, then in the analytics schema: a model's SQL and a data test name models as
+   * they name core tables. DuckDB refuses a search path naming a schema that does not exist yet.
+   */
+  private async searchAnalytics(): Promise<void> {
+    await this.main.run(`SET search_path = ${literal(`${this.schemaName},${this.analyticsSchema}`)}`);
+  }
+
+  /**
+   * Explicit BEGIN/COMMIT and a ROLLBACK on failure (DuckDB's views do not pin the tables they read). A model table
+   * an older version built in `main` is dropped with it: views naming it unqualified now read the analytics one.
+   */
   async replaceTable(name: string, select: string): Promise<void> {
-    const table = ident(name);
+    if (!(await this.hasAnalyticsSchema())) {
+      await this.exec(`CREATE SCHEMA IF NOT EXISTS ${ident(this.analyticsSchema)}`);
+      await this.searchAnalytics();
+    }
+    const stale = await this.query(
+      `SELECT 1 AS found FROM information_schema.tables WHERE table_schema = $1 AND table_name = $2 AND table_type = 'BASE TABLE'`,
+      [this.schemaName, name],
+    );
+    const table = this.qualifyModel(name);
+    const dropStale = stale.length > 0 ? `DROP TABLE ${this.qualify(name)}; ` : '';
     try {
-      await this.exec(`BEGIN TRANSACTION; DROP TABLE IF EXISTS ${table}; CREATE TABLE ${table} AS ${select}; COMMIT`);
+      await this.exec(
+        `BEGIN TRANSACTION; ${dropStale}DROP TABLE IF EXISTS ${table}; CREATE TABLE ${table} AS ${select}; COMMIT`,
+      );
     } catch (e) {
       await this.exec('ROLLBACK').catch(() => undefined);
       throw e;
@@ -142,8 +177,17 @@ export class DuckDBWarehouse extends BaseWarehouse {
   }
 
   async schemaTables(): Promise<Map<string, boolean>> {
+    return this.tablesOf(this.schemaName);
+  }
+
+  async modelTables(): Promise<Map<string, boolean>> {
+    return this.tablesOf(this.analyticsSchema);
+  }
+
+  private async tablesOf(schema: string): Promise<Map<string, boolean>> {
     const rows = await this.query(
-      `SELECT table_name, true AS readable FROM information_schema.tables WHERE table_schema = current_schema()`,
+      `SELECT table_name, true AS readable FROM information_schema.tables WHERE table_catalog = current_database() AND table_schema = $1`,
+      [schema],
     );
     return new Map(rows.map((r) => [String(r.table_name), r.readable === true]));
   }

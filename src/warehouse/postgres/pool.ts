@@ -5,6 +5,7 @@ import type { Logger } from '../../util/logger.ts';
 import type { ResultRow, SqlRunner } from '../sql-runner.ts';
 import { ident, intValue, numericText, pgTimestampText } from '../values.ts';
 import { setsSearchPath } from '../../config/postgres-options.ts';
+import { analyticsSchemaFor } from '../analytics-schema.ts';
 
 /** Result parsers of our own pools only (pg's globals stay untouched): same value formats as DuckDB. */
 const parsers = new Map<number, (text: string) => CellValue>([
@@ -69,7 +70,8 @@ export function connectionConfig(url: string, schema: string): pg.ClientConfig {
   // unquoted, Postgres would fold a mixed-case schema to lower case and read another schema's tables. After the
   // URL's own options (and PGOPTIONS), so these two win over a TimeZone or search_path given there (the last -c of a
   // name wins); a search_path there is refused, as its schema would be ignored (here, and config/settings.ts).
-  const ours = `-c TimeZone=UTC -c search_path=${ident(schema)},public`;
+  // The analytics schema next (the models'), then public; a schema not created yet is skipped by Postgres.
+  const ours = `-c TimeZone=UTC -c search_path=${ident(schema)},${ident(analyticsSchemaFor(schema))},public`;
   return {
     connectionString,
     types,

@@ -1,5 +1,6 @@
 import type { SqlRunner } from '../sql-runner.ts';
 import { ident } from '../values.ts';
+import { analyticsSchemaFor } from '../analytics-schema.ts';
 
 /**
  * What a role may do in the warehouse's schema, checked when it is opened, before anything is written: a missing
@@ -69,8 +70,44 @@ export async function checkSchemaAccess(
         `schema ${schema}: role ${String(r.role)} may not create tables in it; ` +
         `grant it (GRANT USAGE, CREATE ON SCHEMA ${ident(schema)} TO ${role}), or give grantflow a schema of its own with --schema`,
     };
-  const problem = await unownedTablesProblem(runner, schema, String(r.role), options.models);
+  const problem =
+    (await unownedTablesProblem(runner, schema, String(r.role), options.models)) ??
+    (await analyticsSchemaProblem(runner, schema, String(r.role), options.models ?? []));
   return problem === null ? { ok: true } : { problem };
+}
+
+/**
+ * A command that rebuilds `models` writes them to the analytics schema (analytics-schema.ts): the role must be able to
+ * create it when it is missing (CREATE on the database; the first model run creates it), or create tables in it, and
+ * own the model tables there. Returns the problem naming the grant, or null.
+ */
+async function analyticsSchemaProblem(
+  runner: SqlRunner,
+  schema: string,
+  role: string,
+  models: readonly string[],
+): Promise<string | null> {
+  if (models.length === 0) return null;
+  const analytics = analyticsSchemaFor(schema);
+  const { rows } = await runner.run(
+    `SELECT n.oid IS NOT NULL AS found, has_database_privilege(current_database(), 'CREATE') AS may_create_schema,
+       n.oid IS NOT NULL AND has_schema_privilege(n.oid, 'USAGE') AND has_schema_privilege(n.oid, 'CREATE')
+         AS may_create_tables
+     FROM (SELECT 1) AS one LEFT JOIN pg_namespace n ON n.nspname = $1`,
+    [analytics],
+  );
+  const r = rows[0] ?? {};
+  if (r.found !== true)
+    return r.may_create_schema === true
+      ? null
+      : `has no schema ${analytics} for the models of schema ${schema}, and role ${role} may not create one; have it ` +
+          `created for grantflow (CREATE SCHEMA ${ident(analytics)} AUTHORIZATION ${ident(role)})`;
+  if (r.may_create_tables !== true)
+    return (
+      `schema ${analytics} (the models of schema ${schema}): role ${role} may not create tables in it; ` +
+      `grant it (GRANT USAGE, CREATE ON SCHEMA ${ident(analytics)} TO ${ident(role)})`
+    );
+  return unownedModelsProblem(runner, analytics, role, models);
 }
 
 /**

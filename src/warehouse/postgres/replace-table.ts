@@ -4,21 +4,34 @@ import { ident, literal } from '../values.ts';
  * Analysts and BI tools build views on model tables, and Postgres refuses to drop a table a view depends on. So the
  * new rows are built aside and, when the table already has the same columns and types, replace its rows (DELETE +
  * INSERT: readers are never blocked and views stay); only a table whose columns changed is dropped and replaced.
- * Every name is qualified with the warehouse schema: the search path also holds `public`, where an unqualified DROP
- * of a model the schema does not have yet would drop another warehouse's table. One implicit transaction (a
- * multi-statement text; an explicit BEGIN would leave a pooled connection in an aborted transaction on failure).
+ * The model lives in the `analytics` schema; a copy an older version built in the warehouse's own `schema` is moved
+ * there first when the analytics schema has none (views on it follow the table), else dropped, so no model is left
+ * twice. Every name is qualified: the search path also holds `public`, where an unqualified DROP of a model the
+ * schema does not have yet would drop another warehouse's table. One implicit transaction (a multi-statement text;
+ * an explicit BEGIN would leave a pooled connection in an aborted transaction on failure).
  */
-export function replaceTableSql(table: string, select: string): string {
+export function replaceTableSql(table: string, select: string, schema: string, analytics: string): string {
   const name = literal(table);
   const next = literal(`_gf_next_${table}`);
+  const s = literal(analytics);
   const columnsOf = (t: string): string =>
     `(SELECT string_agg(attname || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum) FROM pg_attribute ` +
-    `WHERE attrelid = to_regclass(quote_ident(current_schema()) || '.' || quote_ident(${t})) ` +
+    `WHERE attrelid = to_regclass(quote_ident(${s}) || '.' || quote_ident(${t})) ` +
     `AND attnum > 0 AND NOT attisdropped)`;
-  // CREATE TABLE without a schema creates in current_schema(), the warehouse's (it exists: migrations made it).
-  return `CREATE TABLE ${ident(`_gf_next_${table}`)} AS ${select};
+  return `DO $gf$
+BEGIN
+  IF EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+             WHERE n.nspname = ${literal(schema)} AND c.relname = ${name} AND c.relkind IN ('r', 'p')) THEN
+    IF to_regclass(quote_ident(${s}) || '.' || quote_ident(${name})) IS NULL THEN
+      EXECUTE format('ALTER TABLE %I.%I SET SCHEMA %I', ${literal(schema)}, ${name}, ${s});
+    ELSE
+      EXECUTE format('DROP TABLE %I.%I', ${literal(schema)}, ${name});
+    END IF;
+  END IF;
+END $gf$;
+CREATE TABLE ${ident(analytics)}.${ident(`_gf_next_${table}`)} AS ${select};
 DO $gf$
-DECLARE s text := current_schema();
+DECLARE s text := ${s};
 BEGIN
   IF ${columnsOf(name)} IS NOT DISTINCT FROM ${columnsOf(next)} THEN
     EXECUTE format('DELETE FROM %I.%I', s, ${name});

@@ -6,6 +6,7 @@ import { ConfigError, ExitCode, GrantflowError } from '../../util/errors.ts';
 import { BaseWarehouse } from '../base-warehouse.ts';
 import * as bk from '../bookkeeping.ts';
 import { bookkeepingTables } from '../bookkeeping-tables.ts';
+import { currentViewName } from '../ddl.ts';
 import type { CellValue, TableDef } from '../../normalize/table-def.ts';
 import type { JsonValue } from '../../util/json.ts';
 import type { StagingBackend, TransactionAbout } from '../load-unit.ts';
@@ -26,6 +27,7 @@ import {
 import { advisoryLockHeld, RunLock } from './lock.ts';
 import { createPool, describeConnectError, inTransaction, poolRunner, safeUrl } from './pool.ts';
 import { replaceTableSql } from './replace-table.ts';
+import { analyticsSchemaFor } from '../analytics-schema.ts';
 import { PostgresStaging, stagingPrefix } from './staging.ts';
 
 /**
@@ -43,6 +45,7 @@ export class PostgresWarehouse extends BaseWarehouse {
   readonly inProcess = false;
   readonly description: string;
   protected readonly migrationSchema: string;
+  readonly analyticsSchema: string;
   protected readonly db: Kysely<bk.BookkeepingDb>;
   protected readonly migrationDb: Kysely<unknown>;
   private readonly base: Kysely<bk.BookkeepingDb>;
@@ -66,6 +69,7 @@ export class PostgresWarehouse extends BaseWarehouse {
     this.lock = new RunLock(url, schemaName, this.description, logger);
     this.waits = new WarehouseLockWaits(() => poolRunner(pool), logger, loadLockWait, stop);
     this.migrationSchema = schemaName;
+    this.analyticsSchema = analyticsSchemaFor(schemaName);
     this.base = new Kysely<bk.BookkeepingDb>({ dialect: new SchemaScopedPostgresDialect({ pool }, schemaName) });
     this.db = this.base.withSchema(schemaName);
     this.migrationDb = this.base as unknown as Kysely<unknown>;
@@ -165,6 +169,11 @@ export class PostgresWarehouse extends BaseWarehouse {
   override async needsMigration(tables: readonly TableDef[]): Promise<boolean> {
     const ours = [...tables, ...bookkeepingTables].map((t) => t.name);
     ours.push('_grantflow_migrations', '_grantflow_migrations_lock');
+    // The views of current rows too: information_schema hides one the role may not read, which reads as missing.
+    for (const t of tables) {
+      const view = currentViewName(t);
+      if (view !== null) ours.push(view);
+    }
     const problem = await unreadableTablesProblem(poolRunner(this.pool), this.schemaName, ours);
     if (problem !== null) throw new ConfigError(`${safeUrl(this.url)} ${problem}`);
     return super.needsMigration(tables);
@@ -249,10 +258,14 @@ export class PostgresWarehouse extends BaseWarehouse {
   private knownTables = async (): Promise<string[]> => {
     const ours = [...this.catalogTables(), ...bookkeepingTables.map((t) => t.name)];
     const { rows } = await poolRunner(this.pool).run(
-      'SELECT tablename FROM pg_tables WHERE schemaname = $1 AND NOT (tablename = ANY($2::text[])) ORDER BY tablename',
-      [this.schemaName, `{${ours.map((t) => `"${t}"`).join(',')}}`],
+      'SELECT schemaname, tablename FROM pg_tables WHERE (schemaname = $1 AND NOT (tablename = ANY($2::text[]))) ' +
+        'OR schemaname = $3 ORDER BY schemaname = $3, tablename',
+      [this.schemaName, `{${ours.map((t) => `"${t}"`).join(',')}}`, this.analyticsSchema],
     );
-    return [...ours, ...rows.map((r) => String(r.tablename))].map((t) => this.qualify(t));
+    return [
+      ...ours.map((t) => this.qualify(t)),
+      ...rows.map((r) => `${ident(String(r.schemaname))}.${ident(String(r.tablename))}`),
+    ];
   };
 
   /**
@@ -293,23 +306,56 @@ export class PostgresWarehouse extends BaseWarehouse {
       (lockTimeout) =>
         inTransaction(this.pool, async (runner) => {
           await runner.run(lockTimeout);
-          await runner.run(`SELECT set_config('search_path', ${literal(ident(this.schemaName))}, true)`);
+          const path = `${ident(this.schemaName)},${ident(this.analyticsSchema)}`;
+          await runner.run(`SELECT set_config('search_path', ${literal(path)}, true)`);
           return (await runner.run(text)).rows;
         }),
       { kind: 'data test' },
     );
   }
 
-  replaceTable(name: string, select: string, what: string, wait?: LockWait): Promise<void> {
-    return this.execExclusive(replaceTableSql(name, select), name, what, wait);
+  async replaceTable(name: string, select: string, what: string, wait?: LockWait): Promise<void> {
+    await this.createAnalyticsSchema();
+    const sql = replaceTableSql(name, select, this.schemaName, this.analyticsSchema);
+    // The lock waited for is the model's, in the analytics schema (execExclusive would name the main schema's).
+    await this.waitingForLocks(
+      what,
+      this.qualifyModel(name),
+      (lockTimeout) => this.exec(`${lockTimeout}; ${sql}`),
+      wait,
+    );
+  }
+
+  /**
+   * Created by the first model run (checkSchemaAccess told a role that may not create it before anything was
+   * written). Not `CREATE SCHEMA IF NOT EXISTS` alone: that needs CREATE on the database even when the schema exists.
+   */
+  private async createAnalyticsSchema(): Promise<void> {
+    const runner = poolRunner(this.pool);
+    const { rows } = await runner.run('SELECT 1 AS found FROM pg_namespace WHERE nspname = $1', [this.analyticsSchema]);
+    if (rows.length > 0) return;
+    // Another run may create it between the check and here (see checkSchemaAccess): it then exists, which is all.
+    await runner.run(`CREATE SCHEMA IF NOT EXISTS ${ident(this.analyticsSchema)}`).catch((e: unknown) => {
+      if ((e as { code?: string }).code !== '23505') throw e;
+    });
   }
 
   /** pg_class lists every table, readable or not (information_schema only those the role holds a privilege on). */
   async schemaTables(): Promise<Map<string, boolean>> {
+    return this.tablesOf(this.schemaName);
+  }
+
+  async modelTables(): Promise<Map<string, boolean>> {
+    return this.tablesOf(this.analyticsSchema);
+  }
+
+  private async tablesOf(schema: string): Promise<Map<string, boolean>> {
     const rows = await this.query(
-      `SELECT c.relname AS table_name, has_table_privilege(c.oid, 'SELECT') AS readable
+      `SELECT c.relname AS table_name,
+              has_table_privilege(c.oid, 'SELECT') AND has_schema_privilege(n.oid, 'USAGE') AS readable
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')`,
+        WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'm', 'f')`,
+      [schema],
     );
     return new Map(rows.map((r) => [String(r.table_name), r.readable === true]));
   }
