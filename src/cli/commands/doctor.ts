@@ -239,7 +239,7 @@ async function runChecks(
         if (isNewDuckDBFile(settings.warehouse)) return `${none}; no run yet`;
         let warehouse;
         try {
-          warehouse = await openConfiguredWarehouse(settings, logger, { existingOnly: true, readOnly: true });
+          warehouse = await openConfiguredWarehouse(settings, logger, { checkOnly: true, readOnly: true });
         } catch (e) {
           if (e instanceof SchemaNotYetCreated) return `${none}; no run yet`;
           throw e;
