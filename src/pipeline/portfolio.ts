@@ -3,7 +3,7 @@ import { portfolioSchema, siteCredentialVariable, siteSchema, type PortfolioSite
 import { urlPattern, type Settings } from '../config/settings.ts';
 import { openConfiguredWarehouse } from '../warehouse/index.ts';
 import type { LockWait, Warehouse } from '../warehouse/types.ts';
-import { ConfigError, ExitCode, firstLine, GrantflowError } from '../util/errors.ts';
+import { ConfigError, ExitCode, firstLine, GrantflowError, LockedError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { redact } from '../util/redact.ts';
 import { envKeys } from './credentials.ts';
@@ -61,8 +61,13 @@ export async function runPortfolio(request: PortfolioRequest): Promise<Portfolio
   const portfolio = await openConfiguredWarehouse({ ...settings, siteSchema: portfolioSchema }, logger, {
     ...(request.signal ? { stop: request.signal } : {}),
   });
+  const owner = `grantflow sync --pipeline (portfolio, pid ${process.pid})`;
+  // DuckDB: one writer process per file, so the portfolio holds the file for the whole run. Postgres: each site's
+  // schema has its own lock, and the views' lock is taken only to rebuild them, waiting for another run's rebuild,
+  // so one CI job per site can sync into the same database at once (examples/github-actions-portfolio.yml).
+  const holdsWholeRun = portfolio.dialect === 'duckdb';
   try {
-    await portfolio.acquireLock(`grantflow sync --pipeline (portfolio, pid ${process.pid})`);
+    if (holdsWholeRun) await portfolio.acquireLock(owner);
     const outcomes = await Promise.all(
       request.run.map((site) => syncSite(request, site, environments.get(site.name) ?? env)),
     );
@@ -72,6 +77,7 @@ export async function runPortfolio(request: PortfolioRequest): Promise<Portfolio
       lines.push('portfolio views: not rebuilt (stopped)');
     } else {
       try {
+        if (!holdsWholeRun) await lockWaiting(portfolio, owner, request.signal);
         const views = await rebuildPortfolioViews(portfolio, request.sites);
         lines.push(
           `portfolio views: ${views.views.length} in schema ${portfolioSchema} over ${request.sites.length} sites`,
@@ -85,6 +91,23 @@ export async function runPortfolio(request: PortfolioRequest): Promise<Portfolio
     return { sites: outcomes, lines, exitCode, durationMs: Date.now() - started };
   } finally {
     await portfolio.close();
+  }
+}
+
+/** How long a run waits for another's rebuild of the portfolio views (a rebuild takes seconds). */
+const viewsLockWaitMs = 10 * 60_000;
+
+/** The portfolio's lock, waiting while another run holds it (it rebuilds the views), up to viewsLockWaitMs. */
+async function lockWaiting(portfolio: Warehouse, owner: string, signal: AbortSignal | undefined): Promise<void> {
+  const until = Date.now() + viewsLockWaitMs;
+  for (;;) {
+    try {
+      await portfolio.acquireLock(owner);
+      return;
+    } catch (e) {
+      if (!(e instanceof LockedError) || Date.now() > until || signal?.aborted) throw e;
+      await new Promise((done) => setTimeout(done, 1_000));
+    }
   }
 }
 

@@ -255,6 +255,72 @@ describe.each(['duckdb', 'postgres'] as const)('a portfolio of two sites (%s)', 
   }, 180_000);
 });
 
+describe('a portfolio on Postgres, one run per site at once (a CI job per site)', () => {
+  it("two runs, one site each, wait while another holds the views' lock, then leave views over both", async () => {
+    const dir = join(work.path, 'jobs');
+    await (await import('node:fs/promises')).mkdir(dir);
+    const { sites, env } = await portfolioSites(dir);
+    // A third job rebuilding the views: their lock held while both sites sync.
+    const holder = await openWarehouse(postgresUrl, { schema: portfolioSchema, logger: silentLogger });
+    let released = false;
+    const release = async (): Promise<void> => {
+      if (!released) await holder.close();
+      released = true;
+    };
+    let results: PortfolioResult[];
+    try {
+      await holder.acquireLock('another job rebuilding the portfolio views');
+      const before = { north: await siteRuns('north'), south: await siteRuns('south') };
+      const jobs = sites.map((site) =>
+        runPortfolio({ settings: pipelineSettings(postgresUrl, dir), sites, run: [site], logger: silentLogger, env }),
+      );
+      let settled = 0;
+      for (const job of jobs) void job.finally(() => settled++);
+      // Both sites' own syncs complete under the held lock; the runs then wait for the views' lock.
+      const synced = async (): Promise<boolean> =>
+        (await siteRuns('north')) > before.north && (await siteRuns('south')) > before.south;
+      while (settled === 0 && !(await synced())) await new Promise((done) => setTimeout(done, 200));
+      await new Promise((done) => setTimeout(done, 1_500));
+      await release();
+      results = await Promise.all(jobs);
+    } finally {
+      await release();
+    }
+    for (const result of results) {
+      expect(result.exitCode).toBe(0);
+      expect(result.lines.join('\n')).not.toContain('FAILED');
+    }
+    const views = await openWarehouse(postgresUrl, {
+      schema: portfolioSchema,
+      logger: silentLogger,
+      existingOnly: true,
+    });
+    try {
+      const rows = await views.query(`SELECT DISTINCT site FROM ${portfolioSchema}.applications ORDER BY site`);
+      expect(rows.map((r) => r.site)).toEqual(['north', 'south']);
+    } finally {
+      await views.close();
+    }
+  }, 180_000);
+});
+
+/** Succeeded runs recorded in a site's schema on Postgres (none before its first sync made the table). */
+async function siteRuns(name: Name): Promise<number> {
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>(
+      `SELECT count(*) AS n FROM ${siteSchema(name)}._grantflow_runs WHERE status = 'succeeded'`,
+    );
+    return Number(rows[0]?.n ?? 0);
+  } catch (e) {
+    if ((e as { code?: string }).code === '42P01') return 0; // undefined_table
+    throw e;
+  } finally {
+    await client.end();
+  }
+}
+
 describe('grantflow sync --pipeline with "sites"', () => {
   it("prints a line per site and exits with the worst site's code", async () => {
     const dir = join(work.path, 'cli');
