@@ -11,6 +11,7 @@ const needsServices = [
   'test/models/**',
   'test/docs/dictionary.test.ts',
   'test/docs/github-actions-example.test.ts',
+  'test/docs/github-actions-portfolio.test.ts',
   'test/simulator/cli.test.ts',
   'test/snapshot/snapshot.test.ts',
   'test/snapshot/writer-lock.test.ts',
