@@ -36,7 +36,7 @@ const help: Readonly<Record<SettingKey, string>> = {
   rate: 'requests per second the site allows (default 5)',
   perPage: 'page size to ask for (default 100; see --detect-page-size)',
   detectPageSize:
-    'find the largest page size the site honours (up to 500) with one request, once per warehouse, and read lists with it; a site refusing it keeps --per-page (default true)',
+    'find the largest page size the site honours (up to 500) with one request, once per warehouse, and read lists with it; a site refusing it keeps --per-page (default true, unless --per-page sets another size)',
   concurrency: 'requests in flight at once (default 8)',
   siteTimeZone: 'IANA time zone of timestamps the site sends without one (default UTC)',
   retainSnapshots: 'snapshots kept per table (default 7; 2 or more while readers follow the manifest)',

@@ -68,6 +68,9 @@ export function sizeBytes(text: string): number | null {
   return Number(m[1]) * (sizeUnits[m[2].toLowerCase()] ?? NaN);
 }
 
+/** Page size asked for unless set; a site may honour more (detectPageSize). */
+export const defaultPerPage = 100;
+
 /**
  * Every setting of a sync, as a pipeline file spells it (camelCase). Each one can also come from a flag
  * (`--kebab-case`) or an environment variable (`GRANTFLOW_SNAKE_CASE`); flags win over the environment,
@@ -162,9 +165,10 @@ export const settingsSchema = z
     refreshReportsTimeout: z.number().positive().default(600),
     siteMoved: z.boolean().default(false),
     rate: z.number().positive().max(1000).default(5),
-    perPage: z.number().int().min(1).max(1000).default(100),
-    // Find the largest page size the site honours, once per warehouse (extract/page-size.ts).
-    detectPageSize: z.boolean().default(true),
+    perPage: z.number().int().min(1).max(1000).default(defaultPerPage),
+    // Find the largest page size the site honours, once per warehouse (extract/page-size.ts). Unset: on while perPage
+    // is the default (a page size set by hand is what the operator wants read).
+    detectPageSize: z.boolean().optional(),
     concurrency: z.number().int().min(1).max(64).default(8),
     siteTimeZone: z
       .string()

@@ -6,7 +6,7 @@ import { RawLanding } from '../extract/raw-landing.ts';
 import type { StreamDef } from '../extract/stream-def.ts';
 import type { StreamInfo } from '../extract/types.ts';
 import type { SiteClient } from '../source/types.ts';
-import type { Settings } from '../config/settings.ts';
+import { defaultPerPage, type Settings } from '../config/settings.ts';
 import { openConfiguredWarehouse } from '../warehouse/index.ts';
 import type { LockWait, RunRecord, Warehouse } from '../warehouse/types.ts';
 import { ConfigError, ExitCode } from '../util/errors.ts';
@@ -180,7 +180,8 @@ async function extract(
   const mutex = new Mutex();
   const extractedAt = new Date().toISOString();
   const probe = { client, warehouse, mutex, runId: run.runId, extractedAt, logger };
-  const pageSize = settings.detectPageSize ? await detectPageSize(probe, settings.perPage) : undefined;
+  const detect = settings.detectPageSize ?? settings.perPage === defaultPerPage;
+  const pageSize = detect ? await detectPageSize(probe, settings.perPage) : undefined;
   await raw?.open();
   try {
     return await runExtract(

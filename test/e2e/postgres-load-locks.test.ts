@@ -74,6 +74,8 @@ it('a loaded table locked by an analyst: the sync logs the holder, fails after i
     rate: 1000,
     snapshot: false,
     landRaw: false,
+    // The page-size probe commits its finding to the applications state: no state at all must mean no load.
+    detectPageSize: false,
   });
   // The tables of an earlier sync, for the analyst to lock.
   const earlier = await openWarehouse(postgresUrl, { schema });
@@ -130,10 +132,15 @@ it('SIGINT while a load waits for an analyst lock: rolled back within an attempt
   const earlier = await openWarehouse(postgresUrl, { schema: signalled });
   await earlier.migrate(tables);
   await earlier.close();
-  const args = syncCliArgs(sim.url, work.path, {
-    credentials: await writeCredentials(sim, join(work.path, 'signal-creds.json')),
-    warehouse: ['--warehouse', postgresUrl, '--schema', signalled],
-  });
+  const args = [
+    ...syncCliArgs(sim.url, work.path, {
+      credentials: await writeCredentials(sim, join(work.path, 'signal-creds.json')),
+      warehouse: ['--warehouse', postgresUrl, '--schema', signalled],
+    }),
+    // The page-size probe commits its finding to the applications state: no state at all must mean no load.
+    '--detect-page-size',
+    'false',
+  ];
 
   let child: ChildProcess | undefined;
   let stderr = '';
@@ -183,6 +190,8 @@ it('the run table locked by an analyst: saving the run record gives up after the
     rate: 1000,
     snapshot: false,
     landRaw: false,
+    // The page-size probe commits its finding to the applications state: no state at all must mean no load.
+    detectPageSize: false,
   });
   const earlier = await openWarehouse(postgresUrl, { schema: runsLocked });
   await earlier.migrate(tables);
@@ -234,6 +243,8 @@ it('a loaded table whose ANALYZE meets a lock (a manual VACUUM, CREATE INDEX CON
     rate: 1000,
     snapshot: false,
     landRaw: false,
+    // The page-size probe commits its finding to the applications state: no state at all must mean no load.
+    detectPageSize: false,
   });
   const earlier = await openWarehouse(postgresUrl, { schema: statsLocked });
   await earlier.migrate(tables);
