@@ -34,8 +34,9 @@ describe('deleted rows in the run summary', () => {
       .filter((a) => len(a.collaborators) > 0 && (ds.children(Number(a.id))?.tasks.length ?? 0) > 0)
       .slice(0, 2);
     expect(gone).toHaveLength(2);
-    // The application rows and the rows of their own lists (collaborators, custom field values).
-    own = gone.reduce((n, a) => n + 1 + len(a.collaborators) + len(a.custom_fields), 0);
+    // The application rows and the rows of their own lists (collaborators, custom field values, labels by name).
+    const labels = (v: unknown): number => new Set(Array.isArray(v) ? v.map((l) => JSON.stringify(l)) : []).size;
+    own = gone.reduce((n, a) => n + 1 + len(a.collaborators) + len(a.custom_fields) + labels(a.labels), 0);
     children = { application_stages: 0, application_tasks: 0, application_notes: 0, task_responses: 0 };
     for (const a of gone) {
       const c = ds.children(Number(a.id))!;

@@ -47,7 +47,9 @@ afterAll(async () => {
 
 /** A site whose access tokens live one second (every sync rotates), a warehouse of `dialect`, its stored pair. */
 async function rotatingSiteOf(dialect: string, seed: number) {
-  const sim = await startSite({ scale: 'tiny', seed, tokenTtlSeconds: 1, latency: { ms: 10 } });
+  // Tokens that expire within a sync, so it rotates; 2 s, not 1, so a token refreshed on a loaded machine is still
+  // live when the request it was refreshed for is sent.
+  const sim = await startSite({ scale: 'tiny', seed, tokenTtlSeconds: 2, latency: { ms: 10 } });
   const dir = await tempDir();
   cleanup.push(() => sim.close(), dir.remove);
   let warehouse = join(dir.path, 'w.duckdb');

@@ -89,7 +89,7 @@ it('no SELECT on the runs table: refused naming it and the GRANT, not "holds no 
 
 it('a warehouse to migrate first: the reader is refused at once, naming the privilege and why, with nothing written', async () => {
   // An older version's warehouse: one column missing.
-  await admin.query(`ALTER TABLE ${schema}.programs DROP COLUMN balance`);
+  await admin.query(`ALTER TABLE ${schema}.programs DROP COLUMN balance CASCADE`);
   const r = await runCli(modelsTest);
   expect(r.code).toBe(2);
   const lines = r.stderr.trim().split('\n');

@@ -63,7 +63,10 @@ afterAll(async () => {
 
 it('a column to add to a table an open transaction has read: bounded attempts, logged holder, then a clear failure with nothing applied', async () => {
   // An older version's tables: two columns missing, one of a table before `applications` in the catalog's order.
-  await warehouse.exec('ALTER TABLE programs DROP COLUMN balance; ALTER TABLE applications DROP COLUMN awarded_amount');
+  // CASCADE: the views of current rows read them; an older version had none.
+  await warehouse.exec(
+    'ALTER TABLE programs DROP COLUMN balance CASCADE; ALTER TABLE applications DROP COLUMN awarded_amount CASCADE',
+  );
   await whileAnalystHolds('applications', async () => {
     const failed = await failure(warehouse.migrate(tables, wait));
     expect(failed?.message).toMatch(
@@ -86,9 +89,10 @@ it('a column to add to a table an open transaction has read: bounded attempts, l
 }, 30_000);
 
 it('a versioned migration altering a bookkeeping table waits the same way and is not recorded until it applies', async () => {
-  // Before 003_credentials_seed.
+  // Before 003_credentials_seed (and so before the migrations after it).
   await warehouse.exec(
-    `ALTER TABLE _grantflow_credentials DROP COLUMN seeded_from; DELETE FROM _grantflow_migrations WHERE name = '003_credentials_seed'`,
+    `ALTER TABLE _grantflow_credentials DROP COLUMN seeded_from; DROP TABLE _grantflow_unknown_fields; ` +
+      `DELETE FROM _grantflow_migrations WHERE name >= '003_credentials_seed'`,
   );
   const recorded = async (): Promise<boolean> =>
     (await warehouse.query(`SELECT 1 FROM _grantflow_migrations WHERE name = '003_credentials_seed'`)).length > 0;
