@@ -37,6 +37,10 @@ export async function afterLoad(
   let failed = false;
   let modelFailed = false;
   let modelNames: string[] = [];
+  const core = tables.filter((t) => t.kind !== 'bookkeeping').map((t) => t.name);
+  // `--streams`: the core tables this run left as they were, measured once for the models and the snapshots.
+  let unchangedOnce: Promise<Set<string>> | undefined;
+  const unchangedByRun = (): Promise<Set<string>> => (unchangedOnce ??= tablesUnchangedByRun(warehouse, runId, core));
   /** What a stop left undone, and the last good snapshot current. */
   const stopped = (): AfterLoadInfo => {
     const why = signal ? stopReason(signal).message : 'stopped';
@@ -49,7 +53,7 @@ export async function afterLoad(
   if (settings.models) {
     const userDir = settings.modelsDir ? { userDir: settings.modelsDir } : {};
     try {
-      const only = await modelsToRebuild(warehouse, settings, runId, logger);
+      const only = await modelsToRebuild(warehouse, settings, core, unchangedByRun, logger);
       if (only?.skipped.length) summary.modelsSkipped = [...only.skipped];
       const models = await runModels(warehouse, {
         logger,
@@ -92,11 +96,10 @@ export async function afterLoad(
           : 'an error-level data test failed';
       lines.push(`snapshots: not written (${why}; the last good snapshot stays current)`);
     } else {
-      const core = tables.filter((t) => t.kind !== 'bookkeeping').map((t) => t.name);
       const names = [...core, ...modelNames];
       try {
         // `--streams`: the tables this run did not change keep their snapshot (and latest file) of an earlier run.
-        const unchanged = settings.streams ? await tablesUnchangedByRun(warehouse, runId, core) : undefined;
+        const unchanged = settings.streams ? await unchangedByRun() : undefined;
         const snap = await writeSnapshots(warehouse, {
           dir: settings.snapshots,
           runId,
@@ -144,14 +147,14 @@ export async function afterLoad(
 async function modelsToRebuild(
   warehouse: Warehouse,
   settings: Settings,
-  runId: string,
+  core: readonly string[],
+  unchangedByRun: () => Promise<Set<string>>,
   logger: Logger,
 ): Promise<{ rebuild: string[]; skipped: readonly string[] } | undefined> {
   if (!settings.streams) return undefined;
   const existing = new Set((await warehouse.modelTables()).keys());
   // What the run changed, measured: a reference anywhere in a record may feed a table its stream does not own.
-  const core = tables.filter((t) => t.kind !== 'bookkeeping').map((t) => t.name);
-  const unchanged = await tablesUnchangedByRun(warehouse, runId, core);
+  const unchanged = await unchangedByRun();
   const changed = new Set(core.filter((t) => !unchanged.has(t)));
   const models = loadAllModels(settings.modelsDir);
   const { rebuild, skipped } = modelsForStreams(models, settings.streams, existing, changed);
