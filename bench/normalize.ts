@@ -3,8 +3,8 @@
  * `node --import tsx bench/normalize.ts`). Prints records/s and µs per record for a UTC site and for a site
  * whose naive timestamps need a time-zone lookup.
  */
-import { streamMappings } from '../src/normalize/index.ts';
 import type { JsonObject } from '../src/util/json.ts';
+import { streamMappings } from '../src/streams/registry.ts';
 
 const N = 100_000;
 

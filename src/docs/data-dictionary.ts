@@ -1,10 +1,15 @@
 import { fileURLToPath } from 'node:url';
+
 import { metadataColumns, type ColumnDef, type TableDef } from '../normalize/table-def.ts';
+
 import { enums, type EnumName } from '../normalize/enums.ts';
-import { tables as catalog } from '../normalize/index.ts';
+
 import { loadModels, modelTableDefs } from '../models/model-files.ts';
+
 import { bookkeepingTables } from '../warehouse/bookkeeping-tables.ts';
+
 import { currentViewName, sqlType } from '../warehouse/ddl.ts';
+import { tables as catalog } from '../streams/registry.ts';
 
 /** `docs/data-dictionary.md` at the package root. */
 export const dictionaryPath = fileURLToPath(new URL('../../docs/data-dictionary.md', import.meta.url));

@@ -1,9 +1,13 @@
-import { streamMappings } from '../normalize/index.ts';
 import type { Cascade, CommitInfo, CommitPlan, CompleteScope } from '../warehouse/types.ts';
-import { streamCatalog } from './streams/index.ts';
+
+import { streamCatalog } from '../streams/registry.ts';
+
 import { noHolds, type DeletionHolds } from './deletion-holds.ts';
+
 import type { StreamDef } from './stream-def.ts';
+
 import type { StreamInfo } from './types.ts';
+import { mappingOf } from '../streams/registry.ts';
 
 /**
  * Held keys one scope may name; past it the scope deletes nothing this time (a site that never sends a list would
@@ -24,7 +28,7 @@ export function scanDeletions(
   dropMarksOfDeleted?: CommitPlan['dropMarksOfDeleted'];
 } {
   if (def.mode !== 'scan' || holds.everything) return { completeScopes: [], cascades: [] };
-  const completeScopes = streamMappings[def.name].owns.flatMap((o, i): CompleteScope[] => {
+  const completeScopes = mappingOf(def.name).owns.flatMap((o, i): CompleteScope[] => {
     if (o.parentColumn) return [];
     const held = holds.keys[i] ?? [];
     if (held.length > maxHeldKeys || (held.length > 0 && !o.idColumn)) return [];
@@ -35,10 +39,10 @@ export function scanDeletions(
   // Every fan-out stream of the catalog hanging off this one, selected in this run or not: the cascade soft-deleted
   // the children of deleted parents in all of them.
   const kids = streamCatalog.filter((s) => s.parent?.stream === def.name).map((s) => s.name);
-  const parentTable = streamMappings[def.name].owns[0]?.table;
+  const parentTable = mappingOf(def.name).owns[0]?.table;
   return {
     completeScopes,
-    cascades: streamMappings[def.name].cascades,
+    cascades: mappingOf(def.name).cascades,
     ...(kids.length > 0 && parentTable
       ? { dropMarksOfDeleted: { streams: kids, parentTable, parentColumn: 'id' } }
       : {}),
@@ -52,7 +56,7 @@ export function parentDeletions(
   holds: DeletionHolds = noHolds,
 ): CompleteScope[] {
   if (def.mode !== 'scan' || holds.everything) return [];
-  return streamMappings[def.name].owns.flatMap((o, i): CompleteScope[] => {
+  return mappingOf(def.name).owns.flatMap((o, i): CompleteScope[] => {
     if (!o.parentColumn) return [];
     const held = new Set(holds.keys[i] ?? []);
     const ids = held.size > 0 ? parentIds.filter((id) => !held.has(id)) : parentIds;
@@ -66,7 +70,7 @@ export function parentDeletions(
  * `cascaded`, so a parent's line does not count its children as its own.
  */
 export function addDeletions(info: StreamInfo, def: StreamDef, committed: CommitInfo): void {
-  const own = new Set(streamMappings[def.name].owns.map((o) => o.table));
+  const own = new Set(mappingOf(def.name).owns.map((o) => o.table));
   for (const [table, n] of Object.entries(committed.deleted)) {
     if (n === 0) continue;
     if (own.has(table)) info.deleted += n;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { tableByName } from '../normalize/index.ts';
+
 import type { Row } from '../normalize/table-def.ts';
+import { tableByName } from '../streams/registry.ts';
 
 /**
  * References repeat a lot (every application names its program, stage and applicant): a medium site yields ~330k

@@ -1,20 +1,25 @@
 import { standInItem, type JsonObject, type JsonValue } from '../util/json.ts';
+
 import type { StagedMerge } from '../warehouse/types.ts';
+
 import type { Row } from '../normalize/table-def.ts';
+
 import {
   QuarantineError,
   quarantineRow,
-  streamMappings,
   naiveTimestamps,
   untypedValues,
   type FieldObserver,
   type MappedRow,
-  type StreamName,
 } from '../normalize/index.ts';
 import type { UnknownFields } from './unknown-fields.ts';
+
 import { promotedValue, type Promotion } from '../normalize/promotions.ts';
+
 import { HoldTracker, type DeletionHolds } from './deletion-holds.ts';
+
 import { ReferenceDedup } from './reference-dedup.ts';
+import { mappingOf } from '../streams/registry.ts';
 
 /** A list item that is not a JSON object (see `standInRecord`): quarantined as it was sent. */
 class NotAnObjectError extends QuarantineError {
@@ -76,10 +81,10 @@ export class RowBatcher {
   readonly counts: SinkCounts = { records: 0, rows: 0, quarantined: 0, untyped: 0, silent: 0, naive: 0 };
 
   constructor(
-    private readonly stream: StreamName,
+    private readonly stream: string,
     private readonly context: BatchContext,
   ) {
-    this.holdTracker = new HoldTracker(streamMappings[stream].owns);
+    this.holdTracker = new HoldTracker(mappingOf(stream).owns);
     this.fields = context.unknownFields?.observer(stream);
     this.promotions = (context.promotions ?? []).filter((p) => p.stream === stream);
   }
@@ -99,7 +104,7 @@ export class RowBatcher {
 
   /** Normalise `records`; returns batches once enough rows are buffered, else nothing. */
   add(records: readonly JsonObject[], parentId?: number): RowBatch[] {
-    const mapping = streamMappings[this.stream];
+    const mapping = mappingOf(this.stream);
     for (const record of records) {
       this.counts.records++;
       let mapped: MappedRow[];

@@ -1,7 +1,9 @@
 import type { JsonObject } from '../util/json.ts';
+
 import type { LoadUnit } from '../warehouse/types.ts';
-import type { StreamName } from '../normalize/index.ts';
+
 import type { DeletionHolds } from './deletion-holds.ts';
+
 import { RowBatcher, type BatchContext, type RowBatch, type SinkCounts } from './row-batcher.ts';
 
 export type { SinkCounts } from './row-batcher.ts';
@@ -11,7 +13,7 @@ export class RowSink {
   private readonly batcher: RowBatcher;
 
   constructor(
-    stream: StreamName,
+    stream: string,
     private readonly unit: LoadUnit,
     context: BatchContext,
   ) {

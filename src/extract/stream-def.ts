@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import type { JsonObject } from '../util/json.ts';
-import { canonicalJson, type StreamName } from '../normalize/index.ts';
+import { canonicalJson } from '../normalize/quarantine.ts';
 
 /**
  * One declarative entry per list endpoint (Airbyte-style): where it lives, how its records are keyed, whether it
  * fans out from a parent stream, and what a 403/404 means for it. The generic runner does the rest.
  */
 export interface StreamDef {
-  /** One of the normalizer's stream names: the compiler ties each endpoint to its mapping. */
-  readonly name: StreamName;
+  /** The stream's name: its raw files, its state and the tables it owns are known by it. */
+  readonly name: string;
   /** Path of the list; `{parent}` is replaced by the parent record's id for fan-out streams. */
   readonly path: string;
   readonly description: string;
@@ -16,7 +16,7 @@ export interface StreamDef {
   readonly keyOf: (record: JsonObject) => string;
   /** Fan-out: one walk per parent record; `marker` is the parent's change marker (new or moved → fetch again). */
   readonly parent?: {
-    readonly stream: StreamName;
+    readonly stream: string;
     readonly marker: (parent: JsonObject) => string | null;
     /** Whether a stored mark still matches the current marker (default: equal). */
     readonly unchanged?: (stored: string | null, current: string | null) => boolean;

@@ -1,14 +1,23 @@
 import type { JsonObject } from '../util/json.ts';
+
 import type { PaginationInfo } from '../source/types.ts';
+
 import { SiteHttpError } from '../source/index.ts';
-import { streamMappings } from '../normalize/index.ts';
+
 import type { CommitPlan } from '../warehouse/types.ts';
+
 import { CredentialsError, StoppedError } from '../util/errors.ts';
+
 import { confirmWalk } from './confirm-walk.ts';
+
 import { flushBeforeCommit, pageLine } from './raw-landing.ts';
+
 import { RowSink } from './row-sink.ts';
+
 import { addDeletions, scanDeletions } from './deletions.ts';
+
 import type { StreamDef } from './stream-def.ts';
+
 import {
   addSinkCounts,
   emptyInfo,
@@ -18,7 +27,9 @@ import {
   type StreamInfo,
   type StreamState,
 } from './types.ts';
+
 import { readStreamState } from './state.ts';
+import { mappingOf } from '../streams/registry.ts';
 
 export interface TopLevelResult {
   readonly info: StreamInfo;
@@ -229,7 +240,7 @@ async function parentsFromWarehouse(
   ctx: ExtractContext,
   marker: (record: JsonObject) => string | null,
 ): Promise<ParentRef[]> {
-  const table = streamMappings[def.name].owns[0]?.table ?? def.name;
+  const table = mappingOf(def.name).owns[0]?.table ?? def.name;
   const rows = await ctx.mutex.run(() =>
     ctx.warehouse.query(`SELECT _raw FROM ${table} WHERE _deleted_at IS NULL AND NOT _ref_only`),
   );

@@ -1,12 +1,19 @@
 import { readdirSync, readFileSync } from 'node:fs';
+
 import { basename, join } from 'node:path';
+
 import { fileURLToPath } from 'node:url';
+
 import { columnTypes, type ColumnDef, type ColumnType, type TableDef } from '../normalize/table-def.ts';
-import { tables as catalog } from '../normalize/tables/index.ts';
+
 import type { Dialect } from '../warehouse/types.ts';
+
 import { sqlType as warehouseSqlType } from '../warehouse/ddl.ts';
+
 import { ConfigError } from '../util/errors.ts';
+
 import { commaList } from '../util/comma-list.ts';
+import { tables as catalog } from '../streams/registry.ts';
 
 /** `models/` at the package root, next to `src/`. */
 export const defaultModelsDir = fileURLToPath(new URL('../../models/', import.meta.url));

@@ -1,9 +1,13 @@
 import type { CellValue, TableDef } from '../normalize/table-def.ts';
-import { tables as catalog } from '../normalize/index.ts';
+
 import type { Warehouse } from '../warehouse/types.ts';
+
 import { firstLine } from '../util/errors.ts';
+
 import { genericTests, type DataTestDef, type Severity } from './generic-tests.ts';
+
 import { loadAllSqlTests, loadSqlTests } from './model-files.ts';
+import { tables as catalog } from '../streams/registry.ts';
 
 export interface DataTestResult {
   readonly name: string;

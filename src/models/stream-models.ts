@@ -1,7 +1,9 @@
 import { selectStreams } from '../extract/extract-run.ts';
-import { streamMappings, tables as catalog } from '../normalize/index.ts';
+
 import { modelSources } from '../report/lineage.ts';
+
 import type { ModelDef } from './model-files.ts';
+import { mappingOf, tables as catalog } from '../streams/registry.ts';
 
 /** Loaded by every sync whatever its streams (extract-run.ts loadEnumLabels). */
 const everyRun = ['enum_labels'];
@@ -15,7 +17,7 @@ export function tablesFedBy(streams: readonly string[]): Set<string> {
   const byName = new Map(catalog.map((t) => [t.name, t]));
   const fed = new Set<string>(everyRun);
   for (const def of selectStreams(streams)) {
-    for (const { table } of streamMappings[def.name].owns) {
+    for (const { table } of mappingOf(def.name).owns) {
       fed.add(table);
       for (const c of byName.get(table)?.columns ?? []) if (c.references) fed.add(c.references.table);
     }

@@ -3,35 +3,6 @@ import type { Cascade } from '../warehouse/types.ts';
 import type { FieldObserver } from './record-walk.ts';
 import type { CellValue, MergeMode, Row } from './table-def.ts';
 
-export const streamNames = [
-  'activity',
-  'applications',
-  'application_stages',
-  'application_tasks',
-  'application_notes',
-  'assignments',
-  'team_assignments',
-  'custom_fields',
-  'financial_transactions',
-  'funds',
-  'budgets',
-  'awards',
-  'payments',
-  'api_log',
-  'organizations',
-  'organization_members',
-  'organization_teams',
-  'eligibility',
-  'programs',
-  'reports',
-  'report_downloads',
-] as const;
-export type StreamName = (typeof streamNames)[number];
-
-export function isStreamName(s: string): s is StreamName {
-  return (streamNames as readonly string[]).includes(s);
-}
-
 export interface NormalizeContext {
   /** Id of the parent record for per-parent streams (application or organization id). */
   parentId?: number;

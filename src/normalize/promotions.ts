@@ -1,6 +1,6 @@
 import type { JsonObject, JsonValue } from '../util/json.ts';
 import { ConfigError } from '../util/errors.ts';
-import { isStreamName, type StreamMapping, type StreamName } from './mapping.ts';
+import type { StreamMapping } from './mapping.ts';
 import type { CellValue, ColumnDef, ColumnType, TableDef } from './table-def.ts';
 
 /**
@@ -24,7 +24,7 @@ export interface PromotionSetting {
 
 /** A checked promotion: where its column lives and how it is read. */
 export interface Promotion {
-  readonly stream: StreamName;
+  readonly stream: string;
   readonly table: string;
   readonly path: readonly string[];
   /** The column's final name (`<name>_id` for a reference). */
@@ -47,14 +47,15 @@ const columnTypeOf: Readonly<Record<PromotionType, ColumnType>> = {
 /** Checks the setting against the catalog; one clear line naming the entry when it cannot be applied. */
 export function planPromotions(
   settings: readonly PromotionSetting[],
-  mappings: Readonly<Record<StreamName, StreamMapping>>,
+  mappings: Readonly<Record<string, StreamMapping | undefined>>,
   catalog: readonly TableDef[],
 ): Promotion[] {
   const byName = new Map(catalog.map((t) => [t.name, t]));
   const taken = new Set<string>();
   return settings.map((s, i) => {
     const where = `promote[${i}] (${s.stream} ${s.path})`;
-    if (!isStreamName(s.stream) || s.stream === 'report_downloads')
+    const mapping = mappings[s.stream];
+    if (mapping === undefined || s.stream === 'report_downloads')
       throw new ConfigError(`${where}: "${s.stream}" is not a stream whose records can be promoted from`);
     const path = s.path.split('.');
     if (!path.every((p) => SEGMENT.test(p)))
@@ -64,7 +65,7 @@ export function planPromotions(
     const column = s.type === 'reference' && !s.column.endsWith('_id') ? `${s.column}_id` : s.column;
     if (!COLUMN.test(column) || column.startsWith('_'))
       throw new ConfigError(`${where}: column "${column}" must be a lower-case SQL name not starting with _`);
-    const table = mappings[s.stream].owns[0]!.table;
+    const table = mapping.owns[0]!.table;
     const def = byName.get(table);
     if (!def) throw new ConfigError(`${where}: table ${table} is not in the catalog`);
     if (def.columns.some((c) => c.name === column) || taken.has(`${table}.${column}`))

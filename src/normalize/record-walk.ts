@@ -1,7 +1,7 @@
 import type { JsonObject, JsonValue } from '../util/json.ts';
-import type { MappedRow } from './mapping.ts';
+import type { MappedRow, StreamMapping } from './mapping.ts';
 import { namedRef, userRef } from './refs.ts';
-import { ARRAY, kindOf, OBJECT, type FieldNode } from './source-fields.ts';
+import { ARRAY, kindOf, OBJECT, type FieldNode } from './field-kinds.ts';
 
 /**
  * One walk over a record, beside its mapping: references found wherever they are (listed in the spec or not, at
@@ -166,4 +166,27 @@ export function walkRecord(record: JsonObject, root: FieldNode, out: MappedRow[]
     if (child === undefined) unmapped(v, k, k, out, obs);
     else known(v, child, '', k, out, obs);
   }
+}
+
+/** Rows of references found beside the mapping; reused (map is synchronous) so a record allocates no array for it. */
+const found: MappedRow[] = [];
+
+/**
+ * A stream's mapping plus the record walk: references wherever they are feed their dimensions, and drift is told to
+ * `ctx.fields`. The walk runs first, so a record the mapping quarantines still reports its drift.
+ */
+export function withRecordWalk(mapping: StreamMapping, root: FieldNode): StreamMapping {
+  return {
+    owns: mapping.owns,
+    cascades: mapping.cascades,
+    map(record, ctx) {
+      ctx.fields?.startRecord();
+      found.length = 0;
+      walkRecord(record, root, found, ctx.fields);
+      const out = mapping.map(record, ctx);
+      for (const row of found) out.push(row);
+      found.length = 0;
+      return out;
+    },
+  };
 }

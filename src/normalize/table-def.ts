@@ -1,7 +1,8 @@
 /**
  * The table model shared by normalize (which produces rows) and warehouse (which creates and merges tables).
- * The catalog of every table lives in `src/normalize/tables/` and is the single source of the schema: the
- * warehouse's DDL, the data dictionary and the data tests are all generated from it.
+ * Every table is declared once, in the stream that writes it (src/streams/<stream>.ts) or among the dimensions
+ * (src/streams/dimensions.ts): the warehouse's DDL, the data dictionary, the data tests and the mapping of the
+ * columns whose value is a source field all derive from that declaration.
  */
 export const columnTypes = [
   'bigint',
@@ -26,7 +27,48 @@ export interface ColumnDef {
   readonly references?: { readonly table: string; readonly column: string };
   /** Enumerations: name of the enum in `enum_labels`. */
   readonly enum?: string;
+  /**
+   * Where a stream's mapping reads the value (see src/streams/column-readers.ts): a dotted path in the record, `''`
+   * for a bridge item itself. Default: the column's name, and `<x>` for a reference column `<x>_id`.
+   */
+  readonly source?: string;
+  /** How the value is read and typed; default: from the column's type and reference (column-readers.ts). */
+  readonly read?: ColumnReader;
+  /** A record without this value cannot be loaded: it is quarantined ("... is missing"). */
+  readonly required?: boolean;
 }
+
+/**
+ * How a stream's mapping reads a column (src/streams/column-readers.ts):
+ * - `key`: the record's own integer id; absent or not an id quarantines the record.
+ * - `id`: an integer id; present but not an id quarantines, absent is NULL.
+ * - `attrId`, `long`, `int`, `dbl`, `bool`, `text`, `json`, `money`, `ts`: lenient (an odd value is NULL, counted).
+ * - `strictTs`: a timestamp that matters (cursors, log times): present but unreadable quarantines.
+ * - `user`, `named`, `titled`: a reference feeding its dimension (`users`; `{id, name}`; `{id, title}`) by its id.
+ * - `refId`: only the id of a reference to a table that is not a dimension (applications, awards).
+ * - `parent`: the parent record's id (fan-out streams). `owner`: the id of the record a bridge row belongs to.
+ * - `computed`: written by the stream's own code (`finish`).
+ */
+export type ColumnReader =
+  | 'key'
+  | 'id'
+  | 'attrId'
+  | 'long'
+  | 'int'
+  | 'dbl'
+  | 'bool'
+  | 'text'
+  | 'json'
+  | 'money'
+  | 'ts'
+  | 'strictTs'
+  | 'user'
+  | 'named'
+  | 'titled'
+  | 'refId'
+  | 'parent'
+  | 'owner'
+  | 'computed';
 
 /**
  * How staged rows merge into the table:

@@ -1,11 +1,17 @@
 import type { Settings } from '../config/settings.ts';
+
 import { loadAllModels, modelsForStreams, runDataTests, runModels } from '../models/index.ts';
+
 import { tablesUnchangedByRun, writeSnapshots } from '../snapshot/index.ts';
-import { tables } from '../normalize/index.ts';
+
 import type { Warehouse } from '../warehouse/types.ts';
+
 import type { Logger } from '../util/logger.ts';
+
 import type { JsonValue } from '../util/json.ts';
+
 import { firstLine, LockedError, stopReason } from '../util/errors.ts';
+import { tables } from '../streams/registry.ts';
 
 export interface AfterLoadInfo {
   /** An error-level data test failed, or models/snapshots could not be written. */

@@ -1,8 +1,11 @@
 import { portfolioSchema, siteSchema, type PortfolioSite } from '../config/portfolio.ts';
-import { tables as catalog } from '../normalize/index.ts';
+
 import type { Warehouse } from '../warehouse/types.ts';
+
 import { ident, literal } from '../warehouse/values.ts';
+
 import { analyticsSchemaFor } from '../warehouse/index.ts';
+import { tables as catalog } from '../streams/registry.ts';
 
 /**
  * Totals across a portfolio's sites, where one means something: per site, since ids (programs, funds) are each

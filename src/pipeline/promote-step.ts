@@ -1,8 +1,11 @@
 import type { Settings } from '../config/settings.ts';
-import { streamMappings, tables } from '../normalize/index.ts';
+
 import { planPromotions, promotedCatalog, type Promotion } from '../normalize/promotions.ts';
+
 import { backfillSql } from '../warehouse/promote-sql.ts';
+
 import type { Warehouse } from '../warehouse/types.ts';
+import { streamMappings, tables } from '../streams/registry.ts';
 
 /** The `promote` setting checked against the catalog: a bad entry fails the command before anything is written. */
 export function promotionsOf(settings: Pick<Settings, 'promote'>): Promotion[] {

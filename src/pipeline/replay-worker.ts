@@ -1,7 +1,9 @@
 import { parentPort } from 'node:worker_threads';
-import { streamByName } from '../extract/streams/index.ts';
+
 import { replayEvents } from './replay-events.ts';
+
 import type { ToWorker, FromWorker } from './replay-worker-client.ts';
+import { streamByName } from '../streams/registry.ts';
 
 /** Events of one stream sent and not yet taken by the main thread: bounds the rows in flight between threads. */
 const window = 8;

@@ -1,17 +1,29 @@
 import { join } from 'node:path';
+
 import { listRawStreams } from '../extract/raw-landing.ts';
+
 import { Mutex } from '../extract/mutex.ts';
+
 import { addDeletions, parentDeletions, scanDeletions } from '../extract/deletions.ts';
-import { streamCatalog } from '../extract/streams/index.ts';
+
 import type { StreamDef } from '../extract/stream-def.ts';
+
 import { addSinkCounts, emptyInfo, type StreamInfo } from '../extract/types.ts';
+
 import type { Promotion } from '../normalize/promotions.ts';
+
 import { migrateWithPromotions } from './promote-step.ts';
+
 import { loadEnumLabels } from '../extract/extract-run.ts';
+
 import type { Warehouse } from '../warehouse/types.ts';
+
 import { ConfigError } from '../util/errors.ts';
+
 import { replayEvents, type ReplayEvent } from './replay-events.ts';
+
 import { ReplayWorker } from './replay-worker-client.ts';
+import { streamCatalog } from '../streams/registry.ts';
 
 /**
  * Streams replayed at once. Alternating medium runs: two → three lanes took Postgres 6.4 → 6.0–6.2 s (large 76 →

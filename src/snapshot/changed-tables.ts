@@ -1,7 +1,9 @@
-import { tableByName } from '../normalize/index.ts';
 import { hasMetadata } from '../warehouse/index.ts';
+
 import { ident } from '../warehouse/values.ts';
+
 import type { Warehouse } from '../warehouse/types.ts';
+import { tableByName } from '../streams/registry.ts';
 
 /**
  * Core tables of `tables` that run `runId` left as they were: none of their rows was merged by it (every merge, of a

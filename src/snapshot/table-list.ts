@@ -1,8 +1,11 @@
-import { tables as catalog } from '../normalize/index.ts';
 import { loadModels } from '../models/model-files.ts';
+
 import { ConfigError } from '../util/errors.ts';
+
 import { ident } from '../warehouse/values.ts';
+
 import type { Warehouse } from '../warehouse/types.ts';
+import { tables as catalog } from '../streams/registry.ts';
 
 /** Core tables (not bookkeeping) plus the models already built in this warehouse's analytics schema. */
 export async function defaultSnapshotTables(warehouse: Warehouse): Promise<string[]> {

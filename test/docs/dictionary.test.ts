@@ -1,14 +1,23 @@
 import { execFile } from 'node:child_process';
+
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+
 import { tmpdir } from 'node:os';
+
 import { join } from 'node:path';
+
 import { promisify } from 'node:util';
+
 import { describe, expect, it } from 'vitest';
+
 import { dictionaryPath, renderDataDictionary } from '../../src/docs/data-dictionary.ts';
+
 import { loadModels } from '../../src/models/index.ts';
-import { tables } from '../../src/normalize/index.ts';
+
 import { bookkeepingTables } from '../../src/warehouse/bookkeeping-tables.ts';
+
 import { openWarehouse } from '../../src/warehouse/index.ts';
+import { tables } from '../../src/streams/registry.ts';
 
 const run = promisify(execFile);
 const bin = join(import.meta.dirname, '..', '..', 'bin', 'grantflow.js');

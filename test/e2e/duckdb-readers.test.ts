@@ -4,15 +4,23 @@
  * must open it read-only too, or they are refused for as long as the analyst's connection stays open.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { ChildProcess } from 'node:child_process';
+
 import { readdirSync } from 'node:fs';
+
 import { join } from 'node:path';
+
 import { DuckDBInstance } from '@duckdb/node-api';
+
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { tables } from '../../src/normalize/index.ts';
+
 import { allColumns } from '../../src/warehouse/index.ts';
+
 import { holdDuckDBFile } from '../support/warehouse-fixtures.ts';
+
 import { runCli, startSite, syncCliArgs, tempDir, writeCredentials, type CliResult } from '../support/harness.ts';
+import { tables } from '../../src/streams/registry.ts';
 
 let sim: SimulatorHandle;
 let dir: Awaited<ReturnType<typeof tempDir>>;

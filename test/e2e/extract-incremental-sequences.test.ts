@@ -3,11 +3,15 @@
  * equal to a fresh full sync of the site.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { tables } from '../../src/normalize/index.ts';
+
 import { settingsSchema } from '../../src/config/settings.ts';
+
 import { runSync, SyncStoppedError } from '../../src/pipeline/sync.ts';
+
 import { StoppedError } from '../../src/util/errors.ts';
+
 import { silentLogger } from '../../src/util/logger.ts';
+
 import {
   dumpWarehouse,
   proxySite,
@@ -16,6 +20,7 @@ import {
   syncOnce,
   type TableDump,
 } from '../support/harness.ts';
+import { tables } from '../../src/streams/registry.ts';
 
 /** The proxy is the same site at another address: a sync that switches between them says so (--site-moved). */
 const sameSite = { siteMoved: true };

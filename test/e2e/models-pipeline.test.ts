@@ -4,18 +4,30 @@
  * back with hyparquet (not the DuckDB that wrote them).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { readFile } from 'node:fs/promises';
+
 import { join } from 'node:path';
+
 import { parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparquet';
+
 import { compressors } from 'hyparquet-compressors';
+
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
+
 import type { JsonObject } from '../../src/util/json.ts';
+
 import type { SyncResult } from '../../src/pipeline/sync.ts';
+
 import type { CellValue } from '../../src/normalize/table-def.ts';
+
 import { openWarehouse } from '../../src/warehouse/index.ts';
-import { enums, tables } from '../../src/normalize/index.ts';
+
+import { enums } from '../../src/normalize/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
+
 import { postgresSchema, startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
+import { tables } from '../../src/streams/registry.ts';
 
 /** Money as integer cents, from a number or a decimal string, without binary floating point. */
 function cents(value: unknown): number {

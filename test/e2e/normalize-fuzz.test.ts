@@ -6,22 +6,33 @@
  * Postgres schema. GRANTFLOW_FUZZ_SEED replays another seed; a failure names the seed it ran with.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { join } from 'node:path';
+
 import { randomBytes } from 'node:crypto';
+
 import { generateDataset } from '../../src/simulator/index.ts';
+
 // The simulator's seeded PRNG (mulberry32): the same seed gives the same cases everywhere.
 import { Rng as Prng } from '../../src/simulator/random.ts';
+
 import { RowBatcher, type RowBatch } from '../../src/extract/row-batcher.ts';
+
 import { parseListPage } from '../../src/source/index.ts';
-import { canonicalJson, recordKey, streamMappings, streamNames, tableByName } from '../../src/normalize/index.ts';
-import type { StreamName } from '../../src/normalize/index.ts';
+
+import { canonicalJson, recordKey } from '../../src/normalize/index.ts';
 import type { CellValue } from '../../src/normalize/table-def.ts';
-import { tables } from '../../src/normalize/index.ts';
+
 import { openWarehouse } from '../../src/warehouse/index.ts';
+
 import type { Warehouse } from '../../src/warehouse/types.ts';
+
 import { silentLogger } from '../../src/util/logger.ts';
+
 import type { JsonObject, JsonValue } from '../../src/util/json.ts';
+
 import { dropPostgresSchema, dumpWarehouse, postgresUrl, summarize, tempDir } from '../support/harness.ts';
+import { builtinStreamNames, mappingOf, tableByName, type StreamName, tables } from '../../src/streams/registry.ts';
 
 const SEED = Number(process.env.GRANTFLOW_FUZZ_SEED ?? 20261126) >>> 0;
 /** Base records taken per stream, and mutants made of each. */
@@ -298,7 +309,7 @@ interface Mutant {
 }
 
 function moneyFields(stream: StreamName, r: JsonObject): { field: string; column: string }[] {
-  const def = tableByName(streamMappings[stream].owns[0]!.table)!;
+  const def = tableByName(mappingOf(stream).owns[0]!.table)!;
   const out: { field: string; column: string }[] = [];
   for (const c of def.columns) {
     if (c.type !== 'decimal') continue;
@@ -310,7 +321,7 @@ function moneyFields(stream: StreamName, r: JsonObject): { field: string; column
 }
 
 function tsFields(stream: StreamName, r: JsonObject): { field: string; column: string }[] {
-  const def = tableByName(streamMappings[stream].owns[0]!.table)!;
+  const def = tableByName(mappingOf(stream).owns[0]!.table)!;
   const out: { field: string; column: string }[] = [];
   for (const c of def.columns) {
     if (c.type !== 'timestamptz') continue;
@@ -477,7 +488,7 @@ describe(`normaliser and loader under mutated records (seed ${SEED}, GRANTFLOW_F
     const batches: { stream: StreamName; batches: RowBatch[] }[] = [];
     // A report's file is one record spread over many rows, none of which holds it as `_raw`, so the checks below do
     // not apply; its mapping is tested in test/extract/report-csv.test.ts and its loads in report-downloads.test.ts.
-    for (const stream of streamNames.filter((s) => s !== 'report_downloads')) {
+    for (const stream of builtinStreamNames.filter((s) => s !== 'report_downloads')) {
       const bases = served.get(stream) ?? [];
       expect(bases.length, `simulator records of ${stream}`).toBeGreaterThan(0);
       const mutants = bases.flatMap(({ record, parentId }) =>
@@ -492,7 +503,7 @@ describe(`normaliser and loader under mutated records (seed ${SEED}, GRANTFLOW_F
         // Mutants that collide with an earlier one on the entity key (or payload) replace it by design: skipped.
         let key: string;
         try {
-          const first = streamMappings[stream].map(structuredClone(parsed!), {
+          const first = mappingOf(stream).map(structuredClone(parsed!), {
             ...(mutant.parentId !== undefined ? { parentId: mutant.parentId } : {}),
             siteTimeZone: ZONE,
           })[0]!;
@@ -519,7 +530,7 @@ describe(`normaliser and loader under mutated records (seed ${SEED}, GRANTFLOW_F
       out.push(...batcher.drain());
       batches.push({ stream, batches: out });
     }
-    expect(fed.length).toBeGreaterThan(streamNames.length * BASES * 2);
+    expect(fed.length).toBeGreaterThan(builtinStreamNames.length * BASES * 2);
     let summary: Checked | undefined;
     const duckPath = join(dir.path, 'fuzz.duckdb');
     const targets: [string, string | undefined][] = [
@@ -617,7 +628,7 @@ async function checkWarehouse(warehouse: Warehouse, fed: readonly Fed[]): Promis
   for (const f of fed) {
     const { stream } = f.mutant;
     const where = `seed ${SEED} ${dialect} ${stream} [${f.mutant.notes.join('; ')}] ${JSON.stringify(f.parsed).slice(0, 300)}`;
-    const table = streamMappings[stream].owns[0]!.table;
+    const table = mappingOf(stream).owns[0]!.table;
     const row = (await rowsOf(table)).get(canonicalJson(f.parsed));
     const qs = qByKey.get(`${stream}|${recordKey(f.parsed)}`) ?? [];
     // Loaded or quarantined, never neither; quarantined once, with a reason and the record as sent.

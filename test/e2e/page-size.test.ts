@@ -4,13 +4,19 @@
  * refuses large pages the configured size, with no stream failing.
  */
 import { join } from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { streamCatalog } from '../../src/extract/streams/index.ts';
+
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
+
 import { silentLogger } from '../../src/util/logger.ts';
+
 import { openWarehouse } from '../../src/warehouse/index.ts';
+
 import { dumpWarehouse, postgresSchema, startSite, summarize, syncOnce, tempDir } from '../support/harness.ts';
+
 import { writeCredentials } from '../support/harness.ts';
+import { streamCatalog } from '../../src/streams/registry.ts';
 
 const probe = 'GET /api/applications/?per_page=500';
 const topLevel = streamCatalog.filter((s) => !s.parent).map((s) => s.name);

@@ -5,17 +5,26 @@
  * credentials or nothing answering fails alone while the other completes.
  */
 import { writeFile } from 'node:fs/promises';
+
 import { join } from 'node:path';
+
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { portfolioSchema, siteSchema, type PortfolioSite } from '../../src/config/portfolio.ts';
+
 import { settingsSchema } from '../../src/config/settings.ts';
+
 import { runPortfolio, type PortfolioResult } from '../../src/pipeline/portfolio.ts';
+
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
+
 import { readManifest } from '../../src/snapshot/index.ts';
-import { tables } from '../../src/normalize/index.ts';
+
 import { silentLogger } from '../../src/util/logger.ts';
+
 import { openWarehouse } from '../../src/warehouse/index.ts';
+
 import {
   dumpWarehouse,
   modelNames,
@@ -28,6 +37,7 @@ import {
   writeCredentials,
   type TableDump,
 } from '../support/harness.ts';
+import { tables } from '../../src/streams/registry.ts';
 
 const names = ['north', 'south'] as const;
 type Name = (typeof names)[number];

@@ -9,17 +9,26 @@
  * still ends, saying so, when the lock outlasts that.
  */
 import { join } from 'node:path';
+
 import { setTimeout as sleep } from 'node:timers/promises';
+
 import type { ChildProcess } from 'node:child_process';
+
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+
 import { settingsSchema } from '../../src/config/settings.ts';
-import { tables } from '../../src/normalize/index.ts';
+
 import { runSync, SyncStoppedError } from '../../src/pipeline/sync.ts';
+
 import { GrantflowError } from '../../src/util/errors.ts';
+
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
+
 import { openWarehouse } from '../../src/warehouse/index.ts';
+
 import { cli, expectSameWarehouse, waitFor } from '../support/faults.ts';
+
 import {
   capturingLogger,
   dropPostgresSchema,
@@ -32,6 +41,7 @@ import {
   type TableDump,
   analystSession,
 } from '../support/harness.ts';
+import { tables } from '../../src/streams/registry.ts';
 
 const schema = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}sync_load_locks_${process.pid}`;
 const signalled = `${schema}_signal`;

@@ -5,10 +5,13 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { tables } from '../../src/normalize/index.ts';
+
 import { openWarehouse } from '../../src/warehouse/index.ts';
+
 import { loadSmallSite } from '../support/model-fixtures.ts';
+
 import { postgresUrl, postgresUrlAs, runCli } from '../support/harness.ts';
+import { tables } from '../../src/streams/registry.ts';
 
 // Roles are cluster-wide: a prefix of the runner's choice keeps parallel runs apart.
 const prefix = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}reader_${process.pid}`;

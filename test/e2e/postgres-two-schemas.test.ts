@@ -7,11 +7,15 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+
 import { runDataTests, runModels } from '../../src/models/index.ts';
-import { tables } from '../../src/normalize/index.ts';
+
 import { openWarehouse } from '../../src/warehouse/index.ts';
+
 import { load, smallSite } from '../support/model-fixtures.ts';
+
 import { postgresUrl, runCli } from '../support/harness.ts';
+import { tables } from '../../src/streams/registry.ts';
 
 // Its own database: this needs a warehouse in `public`, which the shared test database leaves to others.
 const database = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}two_schemas_${process.pid}`;

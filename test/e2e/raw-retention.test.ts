@@ -1,15 +1,24 @@
 /** Raw pages are kept for `keepRawRuns` runs; older run folders go after a successful sync, never an unfinished run's. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { existsSync } from 'node:fs';
+
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
+
 import { join } from 'node:path';
+
 import { newRunId } from '../../src/pipeline/run-id.ts';
+
 import { pruneRawAfterSync } from '../../src/pipeline/raw-retention-step.ts';
-import { tables } from '../../src/normalize/index.ts';
+
 import { silentLogger } from '../../src/util/logger.ts';
+
 import { openWarehouse } from '../../src/warehouse/index.ts';
+
 import type { RunRecord } from '../../src/warehouse/types.ts';
+
 import { siteWithWarehouse, syncOnce } from '../support/harness.ts';
+import { tables } from '../../src/streams/registry.ts';
 
 let site: Awaited<ReturnType<typeof siteWithWarehouse>>;
 beforeAll(async () => {

@@ -6,15 +6,23 @@
  * and the ones it touched are written again.
  */
 import { createHash } from 'node:crypto';
+
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+
 import { join } from 'node:path';
+
 import { DuckDBInstance } from '@duckdb/node-api';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
+
 import type { Manifest } from '../../src/snapshot/index.ts';
+
 import { openWarehouse } from '../../src/warehouse/index.ts';
-import { streamMappings } from '../../src/normalize/index.ts';
+
 import { modelNames, postgresSchema, startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
+import { streamMappings, mappingOf } from '../../src/streams/registry.ts';
 
 let sim: SimulatorHandle;
 let work: Awaited<ReturnType<typeof tempDir>>;
@@ -86,8 +94,8 @@ async function globCounts(glob: string): Promise<Record<string, number>> {
 
 /** Tables the stream's mapping declares it owns or cascades into: what a sync of it alone must write again. */
 const tablesOfStream = (stream: keyof typeof streamMappings): string[] => [
-  ...streamMappings[stream].owns.map((o) => o.table),
-  ...streamMappings[stream].cascades.map((c) => c.table),
+  ...mappingOf(stream).owns.map((o) => o.table),
+  ...mappingOf(stream).cascades.map((c) => c.table),
 ];
 
 const engines = [

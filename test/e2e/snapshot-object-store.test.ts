@@ -6,17 +6,27 @@
  * object it names; the next sync deletes what the killed one uploaded; retention deletes old snapshots' objects.
  */
 import { createHash } from 'node:crypto';
+
 import { join } from 'node:path';
+
 import { DuckDBInstance } from '@duckdb/node-api';
+
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+
 import { writeFile } from 'node:fs/promises';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
+
 import type { Manifest } from '../../src/snapshot/index.ts';
-import { tables as catalog } from '../../src/normalize/index.ts';
+
 import { modelNames, startSite, syncCliArgs, tempDir, writeCredentials, type CliResult } from '../support/harness.ts';
+
 import { cli, killOnStderr } from '../support/faults.ts';
+
 import { startS3Server, type S3Server } from '../support/s3-server.ts';
+import { tables as catalog } from '../../src/streams/registry.ts';
 
 let sim: SimulatorHandle;
 let s3: S3Server;

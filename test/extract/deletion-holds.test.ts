@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
+
 import { HoldTracker } from '../../src/extract/deletion-holds.ts';
+
 import { maxHeldKeys, parentDeletions, scanDeletions } from '../../src/extract/deletions.ts';
-import { streamCatalog } from '../../src/extract/streams/index.ts';
-import { streamMappings } from '../../src/normalize/index.ts';
-import type { StreamName } from '../../src/normalize/index.ts';
+
 import type { CompleteScope } from '../../src/warehouse/types.ts';
+import { streamCatalog, mappingOf, type StreamName } from '../../src/streams/registry.ts';
 
 const def = (name: StreamName) => streamCatalog.find((s) => s.name === name)!;
-const tracker = (name: StreamName) => new HoldTracker(streamMappings[name].owns);
+const tracker = (name: StreamName) => new HoldTracker(mappingOf(name).owns);
 const scopeOf = (scopes: CompleteScope[], table: string) => scopes.find((s) => s.table === table);
 
 describe('HoldTracker', () => {

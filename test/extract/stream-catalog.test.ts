@@ -1,14 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { streamCatalog } from '../../src/extract/streams/index.ts';
+
 import { selectStreams } from '../../src/extract/extract-run.ts';
+
 import { sameUpdatedAtMarker, updatedAtMarker } from '../../src/extract/stream-def.ts';
-import { streamMappings, streamNames } from '../../src/normalize/index.ts';
+
 import { ConfigError } from '../../src/util/errors.ts';
+import { streamCatalog, mappingOf, streamNames } from '../../src/streams/registry.ts';
 
 describe('the stream catalog', () => {
   it('has exactly one endpoint per normalizer stream', () => {
     expect(streamCatalog.map((s) => s.name).sort()).toEqual([...streamNames].sort());
-    for (const s of streamCatalog) expect(streamMappings[s.name], s.name).toBeDefined();
+    for (const s of streamCatalog) expect(mappingOf(s.name), s.name).toBeDefined();
   });
 
   it('fans out only from streams that run before it, with per-parent scopes for what it owns', () => {
@@ -17,7 +19,7 @@ describe('the stream catalog', () => {
       expect(order.indexOf(s.parent!.stream), s.name).toBeLessThan(order.indexOf(s.name));
       expect(s.path, s.name).toContain('{parent}');
       expect(
-        streamMappings[s.name].owns.every((o) => o.parentColumn),
+        mappingOf(s.name).owns.every((o) => o.parentColumn),
         s.name,
       ).toBe(true);
     }

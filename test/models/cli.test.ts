@@ -1,13 +1,21 @@
 import { execFile } from 'node:child_process';
+
 import { postgresUrl } from '../support/postgres.ts';
+
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+
 import { tmpdir } from 'node:os';
+
 import { join } from 'node:path';
+
 import { promisify } from 'node:util';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tables } from '../../src/normalize/index.ts';
+
 import { openWarehouse } from '../../src/warehouse/index.ts';
+
 import { loadSmallSite } from '../support/model-fixtures.ts';
+import { tables } from '../../src/streams/registry.ts';
 
 const bin = join(import.meta.dirname, '..', '..', 'bin', 'grantflow.js');
 const execFileP = promisify(execFile);

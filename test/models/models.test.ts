@@ -1,9 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import type { CellValue, Row } from '../../src/normalize/table-def.ts';
+
 import { loadModels, orderModels, runModels, type ModelDef } from '../../src/models/index.ts';
+
 import type { Dialect } from '../../src/warehouse/index.ts';
-import { tables } from '../../src/normalize/index.ts';
+
 import { loadSmallSite, openTestWarehouse, type Dataset, type TestWarehouse } from '../support/model-fixtures.ts';
+import { tables } from '../../src/streams/registry.ts';
 
 const live = (rows: Row[] | undefined): Row[] =>
   (rows ?? []).filter((r) => r._deleted_at === null || r._deleted_at === undefined);

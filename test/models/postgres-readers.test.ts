@@ -5,12 +5,17 @@
  */
 import pg from 'pg';
 import { postgresUrl } from '../support/postgres.ts';
+
 import { afterAll, beforeAll, expect, it } from 'vitest';
+
 import { runModels } from '../../src/models/index.ts';
-import { tables } from '../../src/normalize/index.ts';
+
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
+
 import { capturingLogger, dropPostgresSchema, analystSession } from '../support/harness.ts';
+
 import { loadSmallSite } from '../support/model-fixtures.ts';
+import { tables } from '../../src/streams/registry.ts';
 
 const schema = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}readers_${process.pid}`;
 const { logger, lines } = capturingLogger();

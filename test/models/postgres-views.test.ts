@@ -1,10 +1,14 @@
 import pg from 'pg';
 import { postgresUrl } from '../support/postgres.ts';
+
 import { expect, it } from 'vitest';
+
 import { loadModels, runModels } from '../../src/models/index.ts';
-import { tables } from '../../src/normalize/index.ts';
+
 import { openWarehouse } from '../../src/warehouse/index.ts';
+
 import { load, loadSmallSite, openTestWarehouse, smallSite } from '../support/model-fixtures.ts';
+import { tables } from '../../src/streams/registry.ts';
 
 /**
  * Analysts and BI tools put views on model tables. Postgres will not drop a table a view depends on, so rebuilding

@@ -3,10 +3,15 @@
  * `--select` and `--streams` choose models. No warehouse: these are decided before one is opened.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
 import { existsSync } from 'node:fs';
+
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+
 import { tmpdir } from 'node:os';
+
 import { join } from 'node:path';
+
 import {
   checkUpstreamBuilt,
   loadAllModels,
@@ -17,15 +22,21 @@ import {
   selectModels,
   selectTests,
 } from '../../src/models/index.ts';
-import { tables } from '../../src/normalize/index.ts';
-import { streamMappings } from '../../src/normalize/index.ts';
+
 import { modelSources } from '../../src/report/lineage.ts';
+
 import { describeSettings } from '../../src/config/describe-settings.ts';
+
 import { loadSettings } from '../../src/config/load-settings.ts';
+
 import { settingsSchema } from '../../src/config/settings.ts';
+
 import { runSync } from '../../src/pipeline/sync.ts';
+
 import { ConfigError, ExitCode } from '../../src/util/errors.ts';
+
 import { silentLogger } from '../../src/util/logger.ts';
+import { tables, streamMappings, mappingOf } from '../../src/streams/registry.ts';
 
 let dir: string;
 beforeEach(async () => {
@@ -174,7 +185,7 @@ describe('choosing models', () => {
     const built = new Set(all.map((m) => m.name));
     const known = new Set([...tables.map((t) => t.name), ...built]);
     for (const stream of ['funds', 'assignments', 'report_downloads']) {
-      const owned = new Set<string>(streamMappings[stream as keyof typeof streamMappings].owns.map((o) => o.table));
+      const owned = new Set<string>(mappingOf(stream as keyof typeof streamMappings).owns.map((o) => o.table));
       const { rebuild, skipped } = modelsForStreams(all, [stream], built);
       // Each model reading a table the stream owns is rebuilt; every model is either rebuilt or skipped.
       for (const m of all)

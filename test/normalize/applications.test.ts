@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { QuarantineError, streamMappings, untypedValues, type NormalizeContext } from '../../src/normalize/index.ts';
+
+import { QuarantineError, untypedValues, type NormalizeContext } from '../../src/normalize/index.ts';
 import type { JsonObject } from '../../src/util/json.ts';
+
 import { checkRows, rowsOf } from '../support/check-rows.ts';
+import { streamMappings, mappingOf } from '../../src/streams/registry.ts';
 
 const ctx: NormalizeContext = { siteTimeZone: 'UTC' };
 const map = (stream: keyof typeof streamMappings, r: JsonObject, c: NormalizeContext = ctx) => {
-  const rows = streamMappings[stream].map(r, c);
+  const rows = mappingOf(stream).map(r, c);
   checkRows(rows);
   return rows;
 };

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { enumLabelRows, enums, streamMappings, streamNames, tableByName, tables } from '../../src/normalize/index.ts';
+
+import { enumLabelRows, enums } from '../../src/normalize/index.ts';
+import { streamMappings, mappingOf, streamNames, tableByName, tables } from '../../src/streams/registry.ts';
 
 const expectedNames = [
   'programs',
@@ -95,7 +97,7 @@ describe('table catalog', () => {
   it('stream mappings cover every stream and own/cascade only real columns', () => {
     expect(Object.keys(streamMappings).sort()).toEqual([...streamNames].sort());
     for (const s of streamNames) {
-      const m = streamMappings[s];
+      const m = mappingOf(s);
       for (const o of m.owns) {
         const t = tableByName(o.table);
         expect(t, `${s} owns ${o.table}`).toBeDefined();
@@ -122,7 +124,7 @@ describe('table catalog', () => {
   it('tables and owns: each table is owned by at most one stream per scope', () => {
     const seen = new Map<string, string>();
     for (const s of streamNames) {
-      for (const o of streamMappings[s].owns) {
+      for (const o of mappingOf(s).owns) {
         const key = `${o.table}|${JSON.stringify(o.where ?? {})}`;
         expect(seen.get(key), key).toBeUndefined();
         seen.set(key, s);

@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { streamMappings, tables } from '../../src/normalize/index.ts';
+
 import {
   planPromotions,
   promotedCatalog,
   promotedValue,
   type PromotionSetting,
 } from '../../src/normalize/promotions.ts';
+
 import { ConfigError } from '../../src/util/errors.ts';
+import { streamMappings, tables } from '../../src/streams/registry.ts';
 
 const plan = (s: PromotionSetting[]) => planPromotions(s, streamMappings, tables);
 

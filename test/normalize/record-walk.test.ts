@@ -1,18 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  definedMappings,
-  sourceFields,
-  streamMappings,
-  streamNames,
-  walkRecord,
-  type FieldNode,
-  type FieldObserver,
-  type MappedRow,
-  type StreamName,
-} from '../../src/normalize/index.ts';
+
+import { walkRecord, type FieldNode, type FieldObserver, type MappedRow } from '../../src/normalize/index.ts';
 import { startSimulator, type SimulatorHandle } from '../../src/simulator/index.ts';
+
 import { Drift, driftPaths } from '../../src/simulator/drift.ts';
+
 import type { JsonObject, JsonValue } from '../../src/util/json.ts';
+import {
+  builtinStreamNames,
+  declaredMappings,
+  mappingOf,
+  streamFields,
+  type StreamName,
+} from '../../src/streams/registry.ts';
 
 /** The simulator collection and path template serving each stream (report_downloads is built by grantflow). */
 const served: Partial<Record<StreamName, [string, string]>> = {
@@ -72,7 +72,7 @@ describe('source fields', () => {
   it('lists every field the simulator sends: no drift without drift', () => {
     for (const [stream, list] of records) {
       const obs = new Recorder();
-      for (const r of list) walkRecord(r, sourceFields[stream]!, [], obs);
+      for (const r of list) walkRecord(r, streamFields[stream]!, [], obs);
       expect([...obs.unmappedPaths], stream).toEqual([]);
       expect([...obs.retypedPaths], stream).toEqual([]);
     }
@@ -104,12 +104,12 @@ describe('source fields', () => {
         read.clear();
         for (const r of list) {
           try {
-            definedMappings[stream].map(watch(r, '') as JsonObject, { siteTimeZone: 'UTC', parentId: 1 });
+            declaredMappings[stream]!.map(watch(r, '') as JsonObject, { siteTimeZone: 'UTC', parentId: 1 });
           } catch {
             // A quarantined record still shows what was read.
           }
         }
-        const unlisted = [...read].filter((p) => !covers(sourceFields[stream]!, p));
+        const unlisted = [...read].filter((p) => !covers(streamFields[stream]!, p));
         expect(unlisted, stream).toEqual([]);
       }
     } finally {
@@ -147,11 +147,11 @@ describe('with simulator drift', () => {
       const decorated = drift.decorateBody(sim.control.data, template, list) as JsonObject[];
       const obs = new Recorder();
       const out: MappedRow[] = [];
-      for (const r of decorated) walkRecord(r, sourceFields[stream]!, out, obs);
+      for (const r of decorated) walkRecord(r, streamFields[stream]!, out, obs);
       expect([...obs.unmappedPaths].sort(), stream).toEqual([...driftPaths]);
       expect(obs.retypedPaths.size, stream).toBe(0);
       // Through the whole mapping too: the drift users and the related programs become dimension rows.
-      const rows = decorated.flatMap((r) => streamMappings[stream].map(r, { siteTimeZone: 'UTC', parentId: 1 }));
+      const rows = decorated.flatMap((r) => mappingOf(stream).map(r, { siteTimeZone: 'UTC', parentId: 1 }));
       const users = new Set(rows.filter((m) => m.table === 'users').map((m) => m.row.id));
       const mentioned = decorated.flatMap((r) => {
         const extra = r['extra'] as JsonObject;
@@ -184,7 +184,7 @@ describe('with simulator drift', () => {
         program: { id: 2, name: 'P' },
         extra: { lead_team: { id: 9, name: 'Team' }, stages: [{ id: 4, title: 'S' }], note: { x: 1 } },
       },
-      sourceFields.applications!,
+      streamFields.applications!,
       out,
       obs,
     );
@@ -198,6 +198,6 @@ describe('with simulator drift', () => {
   });
 
   it('covers every stream', () => {
-    expect(streamNames.filter((s) => sourceFields[s] !== null && served[s] === undefined)).toEqual([]);
+    expect(builtinStreamNames.filter((s) => streamFields[s] !== null && served[s] === undefined)).toEqual([]);
   });
 });

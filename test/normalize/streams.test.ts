@@ -1,18 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import {
-  QuarantineError,
-  quarantineRow,
-  recordKey,
-  streamMappings,
-  type NormalizeContext,
-  type StreamName,
-} from '../../src/normalize/index.ts';
+
+import { QuarantineError, quarantineRow, recordKey, type NormalizeContext } from '../../src/normalize/index.ts';
 import type { JsonObject } from '../../src/util/json.ts';
+
 import { checkRows, rowsOf } from '../support/check-rows.ts';
+import { streamMappings, mappingOf, type StreamName } from '../../src/streams/registry.ts';
 
 const ctx: NormalizeContext = { siteTimeZone: 'UTC' };
 const map = (stream: StreamName, r: JsonObject, c: NormalizeContext = ctx) => {
-  const rows = streamMappings[stream].map(r, c);
+  const rows = mappingOf(stream).map(r, c);
   checkRows(rows);
   return rows;
 };

@@ -1,10 +1,15 @@
 import { describe, expect, it } from 'vitest';
+
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+
 import { tmpdir } from 'node:os';
+
 import { join } from 'node:path';
+
 import { loadModels } from '../../src/models/index.ts';
-import { tables } from '../../src/normalize/index.ts';
+
 import { lineage, modelSources } from '../../src/report/lineage.ts';
+import { tables } from '../../src/streams/registry.ts';
 
 const known = new Set([...tables.map((t) => t.name), ...loadModels().map((m) => m.name)]);
 

@@ -1,6 +1,8 @@
 import { expect } from 'vitest';
-import { tableByName, type MappedRow } from '../../src/normalize/index.ts';
+
+import { type MappedRow } from '../../src/normalize/index.ts';
 import type { CellValue } from '../../src/normalize/table-def.ts';
+import { tableByName } from '../../src/streams/registry.ts';
 
 /** Every mapped row fits its TableDef: known columns, typed values, keys present, `_raw` set. */
 export function checkRows(rows: readonly MappedRow[]): void {

@@ -4,16 +4,25 @@
  * no half-written Parquet).
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+
 import { join } from 'node:path';
+
 import { createHash } from 'node:crypto';
+
 import { constants, createGunzip } from 'node:zlib';
+
 import type { ChildProcess } from 'node:child_process';
+
 import { asyncBufferFromFile, parquetMetadataAsync } from 'hyparquet';
+
 import { expect } from 'vitest';
+
 import { TokenStore } from '../../src/simulator/auth.ts';
-import { tables } from '../../src/normalize/index.ts';
+
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
+
 import type { Manifest } from '../../src/snapshot/index.ts';
+
 import {
   dumpWarehouse,
   runCli,
@@ -25,6 +34,7 @@ import {
   type CliResult,
   type TableDump,
 } from './harness.ts';
+import { tables } from '../../src/streams/registry.ts';
 
 /** Every client secret and token any simulator in this process issued (the token store is wrapped once). */
 export const issuedSecrets = new Set<string>();

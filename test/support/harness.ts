@@ -3,28 +3,44 @@
  * table dumps that two warehouses (or two runs) can be compared by.
  */
 import { spawn } from 'node:child_process';
+
 import { createServer, request as httpRequest } from 'node:http';
+
 import type { AddressInfo } from 'node:net';
+
 import { createHash } from 'node:crypto';
+
 import { existsSync } from 'node:fs';
+
 import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+
 import { deserialize, serialize } from 'node:v8';
+
 import { inject } from 'vitest';
+
 import { tmpdir } from 'node:os';
+
 import { join } from 'node:path';
+
 import { settingsSchema, type SettingsInput } from '../../src/config/settings.ts';
-import { tables } from '../../src/normalize/index.ts';
+
 import { allColumns, hasMetadata, openWarehouse } from '../../src/warehouse/index.ts';
+
 import { runSync, type SyncResult } from '../../src/pipeline/sync.ts';
+
 import {
   collectionNames,
   startSimulator,
   type SimulatorHandle,
   type SimulatorOptions,
 } from '../../src/simulator/index.ts';
+
 import { pino } from 'pino';
+
 import { silentLogger, type Logger } from '../../src/util/logger.ts';
+
 import type { CellValue } from '../../src/normalize/table-def.ts';
+import { tables } from '../../src/streams/registry.ts';
 
 export { analystSession, dropPostgresSchema, postgresSchema, postgresUrl, postgresUrlAs } from './postgres.ts';
 export const repoRoot = new URL('../..', import.meta.url).pathname;

@@ -1,11 +1,16 @@
 import { postgresUrl } from './postgres.ts';
+
 import { mkdtempSync, rmSync } from 'node:fs';
+
 import { tmpdir } from 'node:os';
+
 import { join } from 'node:path';
+
 import pg from 'pg';
 import type { Row } from '../../src/normalize/table-def.ts';
-import { tables } from '../../src/normalize/index.ts';
+
 import { openWarehouse, type Dialect, type Warehouse } from '../../src/warehouse/index.ts';
+import { tables } from '../../src/streams/registry.ts';
 
 export interface TestWarehouse {
   readonly warehouse: Warehouse;

@@ -5,9 +5,11 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
-import { tables } from '../../src/normalize/index.ts';
+
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
+
 import { capturingLogger, dropPostgresSchema, postgresUrl as url, analystSession } from '../support/harness.ts';
+import { tables } from '../../src/streams/registry.ts';
 
 const schema = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}migration_readers_${process.pid}`;
 const wait = { attemptMs: 100, totalMs: 500 };

@@ -5,19 +5,30 @@
  * old build wrote; those must be exactly as restored, every other row as the fresh sync has it.
  */
 import { readFileSync } from 'node:fs';
+
 import { join } from 'node:path';
+
 import { Readable } from 'node:stream';
+
 import { pipeline } from 'node:stream/promises';
+
 import { gunzipSync } from 'node:zlib';
+
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { loadModels, modelTableDefs } from '../../src/models/index.ts';
-import { tables } from '../../src/normalize/index.ts';
+
 import type { TableDef } from '../../src/normalize/table-def.ts';
+
 import type { SyncResult } from '../../src/pipeline/sync.ts';
+
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
+
 import { hasMetadata } from '../../src/warehouse/index.ts';
+
 import {
   postgresSchema,
   postgresUrl,
@@ -27,6 +38,7 @@ import {
   tempDir,
   writeCredentials,
 } from '../support/harness.ts';
+import { tables } from '../../src/streams/registry.ts';
 
 const fixture = new URL('../fixtures/postgres-9bd5c27-tiny-seed3.sql.gz', import.meta.url);
 /** The site the fixture was synced from. */

@@ -1,20 +1,35 @@
 import type { Command } from 'commander';
+
 import { mkdir, rm, writeFile } from 'node:fs/promises';
+
 import { existsSync } from 'node:fs';
+
 import { join, resolve } from 'node:path';
+
 import { settingsSchema } from '../../config/settings.ts';
+
 import { loadSettings } from '../../config/load-settings.ts';
+
 import { fileURLToPath } from 'node:url';
+
 import { runSync } from '../../pipeline/sync.ts';
+
 import { formatSummary } from '../../pipeline/summary.ts';
-import { tables } from '../../normalize/index.ts';
+
 import { startSimulator } from '../../simulator/index.ts';
+
 import { openWarehouse } from '../../warehouse/index.ts';
+
 import { ConfigError, LockedError } from '../../util/errors.ts';
+
 import { createLogger } from '../../util/logger.ts';
+
 import { runAction } from '../run-action.ts';
+
 import { seedFlag } from './sim.ts';
+
 import { checkWritableDir } from '../../util/writable-dir.ts';
+import { tables } from '../../streams/registry.ts';
 
 const scales = ['tiny', 'small', 'medium', 'large'] as const;
 /** Shipped with the package, so `grantflow demo` finds it from any working directory. */

@@ -1,14 +1,23 @@
 import type { Command } from 'commander';
+
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+
 import { dirname, resolve } from 'node:path';
+
 import { dictionaryPath, renderDataDictionary } from '../../docs/data-dictionary.ts';
+
 import { ConfigError, ExitCode } from '../../util/errors.ts';
+
 import { runAction } from '../run-action.ts';
+
 import { pathProblem } from '../../util/path-problem.ts';
+
 import { addSettings, settingsFrom } from '../settings-options.ts';
-import { tables } from '../../normalize/index.ts';
+
 import { promotedCatalog } from '../../normalize/promotions.ts';
+
 import { promotionsOf } from '../../pipeline/promote-step.ts';
+import { tables } from '../../streams/registry.ts';
 
 export function registerDocs(program: Command): void {
   const docs = program.command('docs').description('generated documentation');

@@ -1,8 +1,11 @@
 import type { Command } from 'commander';
+
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
-import { tables } from '../../normalize/index.ts';
+
 import { isPostgresTarget, openConfiguredWarehouse, syncedBefore } from '../../warehouse/index.ts';
+
 import type { Warehouse } from '../../warehouse/types.ts';
+
 import {
   dataTests,
   hasErrorFailures,
@@ -14,11 +17,17 @@ import {
   selectTests,
   type DataTestResult,
 } from '../../models/index.ts';
+
 import { commaList } from '../../util/comma-list.ts';
+
 import { ConfigError, ExitCode } from '../../util/errors.ts';
+
 import { createLogger } from '../../util/logger.ts';
+
 import { runAction } from '../run-action.ts';
+
 import { addSettingOptions, settingsFrom } from '../settings-options.ts';
+import { tables } from '../../streams/registry.ts';
 
 const keys = [...warehouseSettingKeys, 'modelsDir', 'logLevel'] as const satisfies readonly SettingKey[];
 

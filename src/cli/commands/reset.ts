@@ -1,14 +1,21 @@
 import type { Command } from 'commander';
+
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
+
 import { selectStreams } from '../../extract/extract-run.ts';
-import { streamCatalog } from '../../extract/streams/index.ts';
-import { tables } from '../../normalize/index.ts';
+
 import { resetStreams } from '../../pipeline/reset-streams.ts';
+
 import { openConfiguredWarehouse } from '../../warehouse/index.ts';
+
 import { ConfigError } from '../../util/errors.ts';
+
 import { createLogger } from '../../util/logger.ts';
+
 import { runAction } from '../run-action.ts';
+
 import { addSettings, settingsFrom } from '../settings-options.ts';
+import { streamCatalog, tables } from '../../streams/registry.ts';
 
 const keys = [...warehouseSettingKeys, 'streams', 'logLevel'] as const satisfies readonly SettingKey[];
 

@@ -1,16 +1,27 @@
 import type { Command } from 'commander';
+
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
-import { tables } from '../../normalize/index.ts';
+
 import { openConfiguredWarehouse } from '../../warehouse/index.ts';
+
 import type { Warehouse } from '../../warehouse/types.ts';
+
 import { ident } from '../../warehouse/values.ts';
+
 import { ConfigError, firstLine } from '../../util/errors.ts';
+
 import { createLogger } from '../../util/logger.ts';
+
 import { runReason } from '../../pipeline/run-reason.ts';
+
 import { oneLine } from '../../source/errors.ts';
+
 import { runAction } from '../run-action.ts';
+
 import { liveStatusOr } from '../live-status.ts';
+
 import { addSettings, settingsFrom } from '../settings-options.ts';
+import { tables } from '../../streams/registry.ts';
 
 const keys = [...warehouseSettingKeys, 'logLevel'] as const satisfies readonly SettingKey[];
 

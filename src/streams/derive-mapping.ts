@@ -1,0 +1,86 @@
+import type { JsonObject } from '../util/json.ts';
+import { arr, obj } from '../normalize/coerce.ts';
+import type { MappedRow, NormalizeContext, OwnedScope, StreamMapping } from '../normalize/mapping.ts';
+import { customFieldValues, customFieldValuesScope, type Id } from '../normalize/refs.ts';
+import type { CellValue, Row, TableDef } from '../normalize/table-def.ts';
+import { readColumn, readerOf, type ReadContext } from './column-readers.ts';
+import type { BridgeTable, StreamDefinition } from './stream-definition.ts';
+
+const recordMissing = (field: string): string => `${field} is missing: the record has no usable key`;
+
+function readRow(table: TableDef, holder: JsonObject, rc: ReadContext, prefix: string): Row {
+  const cache = new Map<string, JsonObject | null>();
+  const row: Row = {};
+  for (const c of table.columns) row[c.name] = readColumn(c, holder, cache, rc, prefix);
+  row._raw = JSON.stringify(holder);
+  return row;
+}
+
+/** The column holding the record's own id (`key`), if any. */
+function keyColumn(table: TableDef): string | undefined {
+  return table.columns.find((c) => readerOf(c) === 'key')?.name;
+}
+
+function ownerColumn(bridge: BridgeTable): string {
+  const c = bridge.columns.find((x) => readerOf(x) === 'owner');
+  if (c === undefined) throw new Error(`bridge ${bridge.name} declares no owner column`);
+  return c.name;
+}
+
+/** Scopes a complete scan soft-deletes in, when the definition does not list them. */
+export function defaultOwns(def: StreamDefinition): OwnedScope[] {
+  const parentColumn = def.table.columns.find((c) => readerOf(c) === 'parent')?.name;
+  const idColumn = keyColumn(def.table);
+  const own: OwnedScope =
+    parentColumn !== undefined
+      ? { table: def.table.name, parentColumn }
+      : idColumn !== undefined
+        ? { table: def.table.name, idColumn }
+        : { table: def.table.name };
+  return [
+    own,
+    ...(def.bridges ?? []).map((b): OwnedScope =>
+      parentColumn !== undefined
+        ? { table: b.name, parentColumn }
+        : { table: b.name, idColumn: ownerColumn(b), from: { key: b.from, shape: 'array' } },
+    ),
+    ...(def.customFields === undefined ? [] : [customFieldValuesScope(def.customFields)]),
+    ...(def.alsoOwns ?? []),
+  ];
+}
+
+/**
+ * The mapping of a declared stream: its own row from the declared columns (references feeding their dimensions as
+ * they are read), then each derived bridge's rows, the custom field values, and what `finish` adds. The own row is
+ * first, as the batcher expects.
+ */
+export function deriveMapping(def: StreamDefinition): StreamMapping {
+  if (def.mapping !== undefined) return def.mapping;
+  const bridges = (def.bridges ?? []).filter((b) => b.byHand !== true);
+  return {
+    owns: def.owns ?? defaultOwns(def),
+    cascades: def.cascades ?? [],
+    map(record: JsonObject, ctx: NormalizeContext): MappedRow[] {
+      const out: MappedRow[] = [];
+      const rc: ReadContext = { out, ctx, stream: def.name, missing: recordMissing };
+      const row = readRow(def.table, record, rc, '');
+      const owner: CellValue = row[keyColumn(def.table) ?? 'id'] ?? null;
+      for (const b of bridges) {
+        const itemContext: ReadContext = {
+          ...rc,
+          owner,
+          missing: (_f, source) => `${b.from}[] entry without ${source}`,
+        };
+        for (const x of arr(record[b.from])) {
+          const item = obj(x);
+          if (item !== null)
+            out.push({ table: b.name, row: readRow(b, item, itemContext, `${b.from}[].`), merge: 'replace' });
+        }
+      }
+      if (def.customFields !== undefined) customFieldValues(out, def.customFields, owner as Id, record.custom_fields);
+      def.finish?.(record, row, out, ctx);
+      out.unshift({ table: def.table.name, row, merge: 'replace' });
+      return out;
+    },
+  };
+}
