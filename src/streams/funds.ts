@@ -1,6 +1,4 @@
-import { sourceFields } from '../normalize/source-fields.ts';
-import { fundsStream } from '../normalize/streams/finance.ts';
-import * as tables from '../normalize/tables/finance.ts';
+import { col, id, money, ref, tsCol } from './columns.ts';
 import { defineStream } from './stream-definition.ts';
 
 export const funds = defineStream({
@@ -8,7 +6,30 @@ export const funds = defineStream({
   path: '/api/funds/',
   description: 'Funds (spec 4.5.3; Financial Management, `View/Edit Funds`).',
   skipOn: { 403: 'Financial Management is not enabled or not permitted', 404: 'Financial Management is not enabled' },
-  table: tables.funds,
-  mapping: fundsStream,
-  fields: sourceFields.funds,
+  customFields: 'fund',
+  table: {
+    name: 'funds',
+    kind: 'entity',
+    description: 'Funds (GET /api/funds/), plus FundRef references (ref-only rows).',
+    primaryKey: ['id'],
+    columns: [
+      id('Fund id.'),
+      col('name', 'text', 'Fund name.'),
+      col('site_fund_id', 'bigint', 'Incremental unique fund number of the site.'),
+      ref('created_by_id', 'users', 'User who created the fund.'),
+      tsCol('created_at', 'When the fund was created', { read: 'strictTs' }),
+      col('fund_folder_id', 'bigint', 'Folder id of the fund.', { source: 'fund_folder.id' }),
+      col('fund_folder_name', 'text', 'Folder name of the fund.', { source: 'fund_folder.name' }),
+      money('balance', 'Current balance'),
+      money('total', 'Total moved into the fund'),
+      money('allocated', 'Allocated to applications'),
+      money('paid', 'Paid to applications'),
+      money('available_to_programs', 'Transferred to programs'),
+      col(
+        'utilization',
+        'double',
+        'Allocated to applications / total moved into the fund, in percent (100 = all of it; 2 decimals), as the site sends it; fund_utilization.utilization_percent has the same unit.',
+      ),
+    ],
+  },
 });

@@ -1,59 +1,9 @@
 import type { JsonObject, JsonValue } from '../../util/json.ts';
-import { arr, attrId, bool, dbl, int, json, money, obj, optId, reqId, reqTs, text, ts, untyped } from '../coerce.ts';
+import { arr, attrId, bool, int, json, money, obj, optId, reqId, reqTs, text, ts, untyped } from '../coerce.ts';
 import type { MappedRow, NormalizeContext, StreamMapping } from '../mapping.ts';
 import { QuarantineError } from '../quarantine.ts';
 import { customFieldValues, customFieldValuesScope, namedRef, refId, userRef, type Id } from '../refs.ts';
 import type { Row } from '../table-def.ts';
-
-export const fundsStream: StreamMapping = {
-  owns: [{ table: 'funds', idColumn: 'id' }, customFieldValuesScope('fund')],
-  cascades: [],
-  map(r, ctx) {
-    const out: MappedRow[] = [];
-    const id = reqId(r.id, 'id');
-    const folder = obj(r.fund_folder);
-    const row: Row = {
-      id,
-      name: text(r.name),
-      site_fund_id: attrId(r.site_fund_id, 'site_fund_id'),
-      created_by_id: userRef(out, r.created_by, 'created_by'),
-      created_at: reqTs(r.created_at, ctx.siteTimeZone, 'created_at'),
-      fund_folder_id: folder === null ? null : attrId(folder.id, 'fund_folder.id'),
-      fund_folder_name: folder === null ? null : text(folder.name),
-      balance: money(r.balance),
-      total: money(r.total),
-      allocated: money(r.allocated),
-      paid: money(r.paid),
-      available_to_programs: money(r.available_to_programs),
-      utilization: dbl(r.utilization),
-      _raw: JSON.stringify(r),
-    };
-    out.unshift({ table: 'funds', row, merge: 'replace' });
-    customFieldValues(out, 'fund', id, r.custom_fields);
-    return out;
-  },
-};
-
-export const budgetsStream: StreamMapping = {
-  owns: [{ table: 'budgets', idColumn: 'id' }],
-  cascades: [],
-  map(r, ctx) {
-    const out: MappedRow[] = [];
-    const row: Row = {
-      id: reqId(r.id, 'id'),
-      fund_id: namedRef(out, 'funds', r.fund, 'fund'),
-      program_id: namedRef(out, 'programs', r.program, 'program'),
-      budget: money(r.budget),
-      allocated: money(r.allocated),
-      paid: money(r.paid),
-      balance: money(r.balance),
-      created_at: reqTs(r.created_at, ctx.siteTimeZone, 'created_at'),
-      _raw: JSON.stringify(r),
-    };
-    out.unshift({ table: 'budgets', row, merge: 'replace' });
-    return out;
-  },
-};
 
 /** DecisionRef columns shared by applications and payments. */
 function decisionColumns(v: JsonValue | undefined): Row {

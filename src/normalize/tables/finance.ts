@@ -1,49 +1,6 @@
 import type { TableDef } from '../table-def.ts';
 import { col, enumCol, id, money, ref, req, tsCol } from './columns.ts';
 
-export const funds: TableDef = {
-  name: 'funds',
-  kind: 'entity',
-  description: 'Funds (GET /api/funds/), plus FundRef references (ref-only rows).',
-  primaryKey: ['id'],
-  columns: [
-    id('Fund id.'),
-    col('name', 'text', 'Fund name.'),
-    col('site_fund_id', 'bigint', 'Incremental unique fund number of the site.'),
-    ref('created_by_id', 'users', 'User who created the fund.'),
-    tsCol('created_at', 'When the fund was created'),
-    col('fund_folder_id', 'bigint', 'Folder id of the fund.'),
-    col('fund_folder_name', 'text', 'Folder name of the fund.'),
-    money('balance', 'Current balance'),
-    money('total', 'Total moved into the fund'),
-    money('allocated', 'Allocated to applications'),
-    money('paid', 'Paid to applications'),
-    money('available_to_programs', 'Transferred to programs'),
-    col(
-      'utilization',
-      'double',
-      'Allocated to applications / total moved into the fund, in percent (100 = all of it; 2 decimals), as the site sends it; fund_utilization.utilization_percent has the same unit.',
-    ),
-  ],
-};
-
-export const budgets: TableDef = {
-  name: 'budgets',
-  kind: 'entity',
-  description: 'Program fund budgets: money of one fund in one program (GET /api/budgets/).',
-  primaryKey: ['id'],
-  columns: [
-    id('Program balance id.'),
-    ref('fund_id', 'funds', 'Fund.'),
-    ref('program_id', 'programs', 'Program.'),
-    money('budget', 'Total transferred to the program from this fund'),
-    money('allocated', 'Allocated in the program from this fund'),
-    money('paid', 'Paid to applications in the program from this fund'),
-    money('balance', 'Current balance in the program from this fund'),
-    tsCol('created_at', 'When the budget was created'),
-  ],
-};
-
 const endpoint = (side: 'source' | 'destination'): TableDef['columns'] => [
   enumCol(
     `${side}_type`,
