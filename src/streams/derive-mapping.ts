@@ -39,11 +39,13 @@ export function defaultOwns(def: StreamDefinition): OwnedScope[] {
         : { table: def.table.name };
   return [
     own,
-    ...(def.bridges ?? []).map((b): OwnedScope =>
-      parentColumn !== undefined
-        ? { table: b.name, parentColumn }
-        : { table: b.name, idColumn: ownerColumn(b), from: { key: b.from, shape: 'array' } },
-    ),
+    // A record without the bridge's array says nothing of its rows, whether the stream is per parent or not.
+    ...(def.bridges ?? []).map((b): OwnedScope => {
+      const from = { key: b.from, shape: 'array' } as const;
+      return parentColumn !== undefined
+        ? { table: b.name, parentColumn, from }
+        : { table: b.name, idColumn: ownerColumn(b), from };
+    }),
     ...(def.customFields === undefined ? [] : [customFieldValuesScope(def.customFields)]),
     ...(def.alsoOwns ?? []),
   ];

@@ -1,7 +1,5 @@
 import { contentMarker } from '../extract/stream-def.ts';
-import { sourceFields } from '../normalize/source-fields.ts';
-import { organizationTeamsStream } from '../normalize/streams/organizations.ts';
-import * as tables from '../normalize/tables/dimensions.ts';
+import { col, id, ref } from './columns.ts';
 import { defineStream } from './stream-definition.ts';
 
 export const organizationTeams = defineStream({
@@ -10,7 +8,22 @@ export const organizationTeams = defineStream({
   description: 'Teams of each organization (spec 4.9.11).',
   parent: { stream: 'organizations', marker: contentMarker },
   skipOn: { 403: 'needs an organization administrator or `Assume role`' },
-  table: tables.teams,
-  mapping: organizationTeamsStream,
-  fields: sourceFields.organization_teams,
+  cascades: [{ table: 'team_assignments', column: 'team_id', parentTable: 'teams', parentColumn: 'id' }],
+  table: {
+    name: 'teams',
+    kind: 'entity',
+    description:
+      'Reviewer teams: rows of the organization_teams stream, plus TeamRef references from team assignments (ref-only rows).',
+    primaryKey: ['id'],
+    columns: [
+      id('Team id.'),
+      col('name', 'text', 'Team name.'),
+      ref(
+        'organization_id',
+        'organizations',
+        'Organization the team was listed under (NULL for teams known only from references).',
+        { read: 'parent' },
+      ),
+    ],
+  },
 });

@@ -54,23 +54,6 @@ export const tasks: TableDef = {
   ],
 };
 
-export const teams: TableDef = {
-  name: 'teams',
-  kind: 'entity',
-  description:
-    'Reviewer teams: rows of the organization_teams stream, plus TeamRef references from team assignments (ref-only rows).',
-  primaryKey: ['id'],
-  columns: [
-    id('Team id.'),
-    col('name', 'text', 'Team name.'),
-    ref(
-      'organization_id',
-      'organizations',
-      'Organization the team was listed under (NULL for teams known only from references).',
-    ),
-  ],
-};
-
 export const enumLabels: TableDef = {
   name: 'enum_labels',
   kind: 'dimension',
