@@ -42,19 +42,6 @@ const payment = {
 };
 
 export const sourceFields: Readonly<Record<string, FieldNode | null>> = {
-  activity: obj({
-    id: I,
-    actor: USER,
-    actor_role: S,
-    created_at: TS,
-    category: B,
-    type: S,
-    application: APPLICATION,
-    program: NAMED,
-    stage: TITLED,
-    task: NAMED,
-    organization: NAMED,
-  }),
   applications: obj({
     id: I,
     title: S,
@@ -109,16 +96,6 @@ export const sourceFields: Readonly<Record<string, FieldNode | null>> = {
     edited: B,
     is_private: B,
     created_at: TS,
-    updated_at: TS,
-  }),
-  // updated_at: not in the spec's list, but sent and read by the extraction (its incremental cursor).
-  assignments: obj({ id: I, application: APPLICATION, reviewer: USER, stage: TITLED, program: NAMED, updated_at: TS }),
-  team_assignments: obj({
-    id: I,
-    application: APPLICATION,
-    team: NAMED,
-    stage: TITLED,
-    program: NAMED,
     updated_at: TS,
   }),
   custom_fields: obj({
@@ -199,19 +176,6 @@ export const sourceFields: Readonly<Record<string, FieldNode | null>> = {
     payments: arrOf(obj({ id: I, amount: M, status: NAMED })),
   }),
   payments: obj(payment),
-  api_log: obj({
-    id: I,
-    timestamp: TS,
-    actor: USER,
-    role: S,
-    method: S,
-    url: S,
-    status_code: N,
-    elapsed: M,
-    object_id: I,
-    parent_id: I,
-    info: ANY,
-  }),
   programs: obj({
     id: I,
     name: S,
