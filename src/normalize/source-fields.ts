@@ -27,20 +27,6 @@ import {
  * field of another kind is a retyped one. A unit test checks that every field the mappings read is listed here.
  */
 
-const payment = {
-  id: I,
-  amount: M,
-  status: NAMED,
-  decision: DECISION,
-  effective_date: TS,
-  note: S,
-  note_applicant_visible: B,
-  created_by: USER,
-  created_at: TS,
-  custom_fields: CUSTOM_FIELDS,
-  sources: arrOf(obj({ id: I, transaction_id: I, transaction_date: TS, amount: M })),
-};
-
 export const sourceFields: Readonly<Record<string, FieldNode | null>> = {
   activity: obj({
     id: I,
@@ -133,25 +119,6 @@ export const sourceFields: Readonly<Record<string, FieldNode | null>> = {
     required: B,
     show_in_registration: B,
   }),
-  financial_transactions: obj({
-    id: I,
-    transaction_id: I,
-    transaction_type: N,
-    amount: M,
-    transaction_date: TS,
-    source_type: N,
-    source: { ...ANY, ref: true },
-    new_source_balance: M,
-    destination_type: N,
-    destination: { ...ANY, ref: true },
-    new_destination_balance: M,
-    payment: obj(payment, { kinds: OBJECT | ARRAY }),
-    notes: S,
-    created_by: USER,
-    updated_by: USER,
-    created_at: TS,
-    updated_at: TS,
-  }),
   funds: obj({
     id: I,
     name: S,
@@ -177,28 +144,6 @@ export const sourceFields: Readonly<Record<string, FieldNode | null>> = {
     balance: M,
     created_at: TS,
   }),
-  awards: obj({
-    id: I,
-    application: APPLICATION,
-    program: NAMED,
-    applicant: USER,
-    decision: N,
-    awarded: M,
-    value: M,
-    awarded_at: TS,
-    visible: B,
-    notification_message: S,
-    applicant_decision_required: B,
-    applicant_decision: N,
-    applicant_decision_deadline: TS,
-    applicant_decision_submitted_on: TS,
-    applicant_note: S,
-    created_at: TS,
-    updated_at: TS,
-    custom_fields: CUSTOM_FIELDS,
-    payments: arrOf(obj({ id: I, amount: M, status: NAMED })),
-  }),
-  payments: obj(payment),
   api_log: obj({
     id: I,
     timestamp: TS,
