@@ -1,6 +1,5 @@
 import {
   ANY,
-  APPLICATION,
   ARRAY,
   arrOf,
   B,
@@ -26,20 +25,6 @@ import {
  * record walk (record-walk.ts) compares records with it: a field outside it is drift (an unmapped path), a known
  * field of another kind is a retyped one. A unit test checks that every field the mappings read is listed here.
  */
-
-const payment = {
-  id: I,
-  amount: M,
-  status: NAMED,
-  decision: DECISION,
-  effective_date: TS,
-  note: S,
-  note_applicant_visible: B,
-  created_by: USER,
-  created_at: TS,
-  custom_fields: CUSTOM_FIELDS,
-  sources: arrOf(obj({ id: I, transaction_id: I, transaction_date: TS, amount: M })),
-};
 
 export const sourceFields: Readonly<Record<string, FieldNode | null>> = {
   applications: obj({
@@ -110,25 +95,6 @@ export const sourceFields: Readonly<Record<string, FieldNode | null>> = {
     required: B,
     show_in_registration: B,
   }),
-  financial_transactions: obj({
-    id: I,
-    transaction_id: I,
-    transaction_type: N,
-    amount: M,
-    transaction_date: TS,
-    source_type: N,
-    source: { ...ANY, ref: true },
-    new_source_balance: M,
-    destination_type: N,
-    destination: { ...ANY, ref: true },
-    new_destination_balance: M,
-    payment: obj(payment, { kinds: OBJECT | ARRAY }),
-    notes: S,
-    created_by: USER,
-    updated_by: USER,
-    created_at: TS,
-    updated_at: TS,
-  }),
   funds: obj({
     id: I,
     name: S,
@@ -154,28 +120,6 @@ export const sourceFields: Readonly<Record<string, FieldNode | null>> = {
     balance: M,
     created_at: TS,
   }),
-  awards: obj({
-    id: I,
-    application: APPLICATION,
-    program: NAMED,
-    applicant: USER,
-    decision: N,
-    awarded: M,
-    value: M,
-    awarded_at: TS,
-    visible: B,
-    notification_message: S,
-    applicant_decision_required: B,
-    applicant_decision: N,
-    applicant_decision_deadline: TS,
-    applicant_decision_submitted_on: TS,
-    applicant_note: S,
-    created_at: TS,
-    updated_at: TS,
-    custom_fields: CUSTOM_FIELDS,
-    payments: arrOf(obj({ id: I, amount: M, status: NAMED })),
-  }),
-  payments: obj(payment),
   programs: obj({
     id: I,
     name: S,

@@ -16,6 +16,21 @@ function readRow(table: TableDef, holder: JsonObject, rc: ReadContext, prefix: s
   return row;
 }
 
+/**
+ * A declared table's row read from an object inside a record (a transaction's embedded payment): its references feed
+ * `out` as they are read; `prefix` names its fields in quarantine reasons (`payment.`).
+ */
+export function readEmbeddedRow(
+  table: TableDef,
+  holder: JsonObject,
+  prefix: string,
+  out: MappedRow[],
+  ctx: NormalizeContext,
+  stream: string,
+): Row {
+  return readRow(table, holder, { out, ctx, stream, missing: recordMissing }, prefix);
+}
+
 /** The column holding the record's own id (`key`), if any. */
 function keyColumn(table: TableDef): string | undefined {
   return table.columns.find((c) => readerOf(c) === 'key')?.name;
