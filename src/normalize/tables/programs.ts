@@ -1,5 +1,5 @@
 import type { TableDef } from '../table-def.ts';
-import { col, enumCol, id, money, ref, req, tsCol } from './columns.ts';
+import { col, enumCol, id, money, ref, tsCol } from './columns.ts';
 
 export const programs: TableDef = {
   name: 'programs',
@@ -88,27 +88,5 @@ export const customFields: TableDef = {
     col('readonly', 'boolean', 'Value cannot be changed.'),
     col('required', 'boolean', 'Value must be filled in.'),
     col('show_in_registration', 'boolean', 'Displayed during registration.'),
-  ],
-};
-
-export const customFieldValues: TableDef = {
-  name: 'custom_field_values',
-  kind: 'bridge',
-  description:
-    'Custom field values of applications, programs, funds, payments, awards and organizations (their custom_fields arrays).',
-  primaryKey: ['entity_type', 'entity_id', 'field_id'],
-  columns: [
-    {
-      ...req(
-        'entity_type',
-        'text',
-        'Kind of record carrying the value (enum custom_field_entity: application, program, fund, payment, award, organization).',
-      ),
-      enum: 'custom_field_entity',
-    },
-    req('entity_id', 'bigint', 'Id of that record (in the table named by entity_type).'),
-    ref('field_id', 'custom_fields', 'Custom field.', true),
-    col('name', 'text', 'Field name as sent with the value.'),
-    col('value', 'text', 'Value as sent (text; non-string values as JSON text).'),
   ],
 };
