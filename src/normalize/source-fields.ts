@@ -225,6 +225,4 @@ export const sourceFields: Readonly<Record<string, FieldNode | null>> = {
     updated_at: TS,
     responses: arrOf(obj({ id: I, name: S, response: ANY })),
   }),
-  // Built by grantflow from a downloaded file (extract/report-file.ts), not a site resource: no drift to find.
-  report_downloads: null,
 };
