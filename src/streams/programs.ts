@@ -1,14 +1,88 @@
-import { sourceFields } from '../normalize/source-fields.ts';
-import { programsStream } from '../normalize/streams/programs.ts';
-import * as tables from '../normalize/tables/programs.ts';
+import { col, enumCol, id, money, ref, tsCol } from './columns.ts';
 import { defineStream } from './stream-definition.ts';
 
 export const programs = defineStream({
   name: 'programs',
   path: '/api/programs/',
   description: 'Programs visible to the caller (spec 4.11.1).',
-  table: tables.programs,
-  otherTables: [tables.programFundingSources],
-  mapping: programsStream,
-  fields: sourceFields.programs,
+  customFields: 'program',
+  table: {
+    name: 'programs',
+    kind: 'entity',
+    description:
+      'Programs (funding opportunities), from GET /api/programs/ plus ProgramRef references (ref-only rows).',
+    primaryKey: ['id'],
+    columns: [
+      id('Program id.'),
+      col('name', 'text', 'Program name.'),
+      col('identifier', 'text', 'Program identifier.'),
+      col('summary', 'text', 'Short summary.'),
+      col('description', 'text', 'Description.'),
+      col('categories', 'text', 'Categories.'),
+      col('active', 'boolean', 'Whether the program is active.'),
+      col('launched', 'boolean', 'Whether the program is launched.'),
+      col('access', 'boolean', 'Access flag of the program.'),
+      col('publicity', 'boolean', 'Publicity flag.'),
+      tsCol('open_datetime', 'When the program opens'),
+      tsCol('close_datetime', 'When the program closes'),
+      col('no_application_dates', 'boolean', 'The program has no application dates.'),
+      col('no_close_date', 'boolean', 'The program has no close date.'),
+      col('grace_period', 'integer', 'Grace period.'),
+      enumCol(
+        'applicant_type',
+        'applicant_type',
+        'Who may apply (enum applicant_type: 0 Individuals, 1 Organizations, 2 Both).',
+      ),
+      col('application_prefix', 'text', 'Prefix of application reference ids.'),
+      col('application_title_help', 'text', 'Help text for the application title.'),
+      col('require_application_title', 'boolean', 'Applications must have a title.'),
+      col('randomize_application_id', 'boolean', 'Application ids are randomised.'),
+      col('allow_collaborators', 'boolean', 'Applications can have collaborators.'),
+      col('collaborator_domains', 'json', 'Allowed collaborator email domains (JSON array).'),
+      col('limit_collaborator_domains', 'boolean', 'Collaborators are limited to collaborator_domains.'),
+      col('collaborator_invite_instructions', 'text', 'Instructions shown when inviting collaborators.'),
+      col('edit_after_submit', 'boolean', 'Applicants can edit after submitting.'),
+      col('enable_application_limit', 'boolean', 'Application limit enabled (administrators only).'),
+      col('max_applications', 'integer', 'Maximum number of applications.'),
+      col('include_deadline_in_reminders', 'boolean', 'Reminders include the deadline.'),
+      col('listing_url', 'text', 'Public listing URL.'),
+      enumCol('score_format', 'score_format', 'Score format (enum score_format: 0 Percentage, 1 Actual, 2 Both).'),
+      enumCol(
+        'value_type',
+        'value_type',
+        'How the value is given (enum value_type: 0 Exactly, 2 Range, 3 None, 4 Custom).',
+      ),
+      money('value', 'Award value (or lower bound of a range)'),
+      money('max_value', 'Upper bound of the award value range'),
+      col('custom_value', 'text', 'Free-text value used when value_type is 4 Custom.'),
+      col('hide_value_from_applicants', 'boolean', 'Value hidden from applicants (administrators only).'),
+      col('number_of_awards', 'integer', 'Planned number of awards.'),
+      col('awards_made', 'integer', 'Applications in the program that have been awarded.'),
+      money('total', 'Total moved into the program budget'),
+      money('allocated', 'Allocated to applications'),
+      money('paid', 'Paid to applications'),
+      money('balance', 'Current budget balance'),
+    ],
+  },
+  bridges: [
+    {
+      name: 'program_funding_sources',
+      kind: 'bridge',
+      from: 'funding_sources',
+      description: 'Funds that fund each program (programs[].funding_sources); budget_id is the program balance id.',
+      primaryKey: ['program_id', 'budget_id'],
+      columns: [
+        ref('program_id', 'programs', 'Program.', { notNull: true, read: 'owner' }),
+        // The entry's own id is the program balance (budget) id: an entry without one has no key.
+        ref('budget_id', 'budgets', 'Program balance id (the program fund budget).', {
+          notNull: true,
+          source: 'id',
+          read: 'id',
+          required: true,
+        }),
+        ref('fund_id', 'funds', 'Fund.'),
+        money('balance', 'Balance of this funding source in the program'),
+      ],
+    },
+  ],
 });

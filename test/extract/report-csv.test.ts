@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseReportCsv } from '../../src/extract/report-csv.ts';
 import { classifyReportFile, reportFileLanding } from '../../src/extract/report-file.ts';
-import { reportDownloadsStream, rowKeys } from '../../src/normalize/streams/report-downloads.ts';
+import { reportDownloadsStream, rowKeys } from '../../src/streams/report-downloads.ts';
 
 describe('parseReportCsv', () => {
   it('drops a UTF-8 byte-order mark from the first header', () => {
