@@ -42,7 +42,11 @@ export function defaultOwns(def: StreamDefinition): OwnedScope[] {
     ...(def.bridges ?? []).map((b): OwnedScope =>
       parentColumn !== undefined
         ? { table: b.name, parentColumn }
-        : { table: b.name, idColumn: ownerColumn(b), from: { key: b.from, shape: 'array' } },
+        : {
+            table: b.name,
+            idColumn: ownerColumn(b),
+            from: { key: b.from, shape: 'array', ...(b.optional === true ? { optional: true } : {}) },
+          },
     ),
     ...(def.customFields === undefined ? [] : [customFieldValuesScope(def.customFields)]),
     ...(def.alsoOwns ?? []),

@@ -12,6 +12,8 @@ import type { Cascade } from '../warehouse/types.ts';
 export interface BridgeTable extends TableDef {
   readonly from: string;
   readonly byHand?: true;
+  /** `from` is a key the spec does not list: a record without it is not counted as silent (OwnedScope `optional`). */
+  readonly optional?: true;
 }
 
 /**
