@@ -74,7 +74,6 @@ function columnsInto(root: Draft, table: TableDef): void {
 
 /** The fields a stream's records are known to hold (what its mapping reads), for the record walk's drift catalog. */
 export function deriveFields(def: StreamDefinition): FieldNode | null {
-  if (def.fields !== undefined) return def.fields;
   if (def.notFromSite === true) return null;
   const root: Draft = { members: new Map() };
   columnsInto(root, def.table);

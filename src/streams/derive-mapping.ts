@@ -56,7 +56,7 @@ export function defaultOwns(def: StreamDefinition): OwnedScope[] {
     own,
     // A record without the bridge's array says nothing of its rows, whether the stream is per parent or not.
     ...(def.bridges ?? []).map((b): OwnedScope => {
-      const from = { key: b.from, shape: 'array' } as const;
+      const from = { key: b.from, shape: 'array', ...(b.optional === true ? { optional: true } : {}) } as const;
       return parentColumn !== undefined
         ? { table: b.name, parentColumn, from }
         : { table: b.name, idColumn: ownerColumn(b), from };

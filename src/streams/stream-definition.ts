@@ -12,6 +12,8 @@ import type { Cascade } from '../warehouse/types.ts';
 export interface BridgeTable extends TableDef {
   readonly from: string;
   readonly byHand?: true;
+  /** `from` is a key the spec does not list: a record without it is not counted as silent (OwnedScope `optional`). */
+  readonly optional?: true;
 }
 
 /**
@@ -43,8 +45,6 @@ export interface StreamDefinition extends StreamDef {
   readonly notFromSite?: true;
   /** A mapping written wholly by hand (report files): the declared columns are then documentation only. */
   readonly mapping?: StreamMapping;
-  /** The shape of the record as read, when written by hand rather than derived (legacy; being phased out). */
-  readonly fields?: FieldNode | null;
 }
 
 /** Declared values with the endpoint's defaults: a list, scanned whole every run. */
