@@ -139,7 +139,7 @@ describe('a full sync', () => {
     const warehouse = await openWarehouse(warehousePath, { logger: silentLogger });
     try {
       const notes = await warehouse.query('SELECT id, content, _raw FROM application_notes');
-      const byId = new Map(sim.control.collection('notes').map((n) => [Number(n.id), n]));
+      const byId = new Map(sim.control.collection('application_notes').map((n) => [Number(n.id), n]));
       let longest = 0;
       for (const n of notes) {
         const source = byId.get(Number(n.id))!;

@@ -123,8 +123,8 @@ describe('incremental sync', () => {
     const victim = Number(sim.control.collection('applications')[3]!.id);
     const children = {
       application_stages: sim.control.collection('application_stages', { application: victim }).length,
-      application_tasks: sim.control.collection('tasks', { application: victim }).length,
-      application_notes: sim.control.collection('notes', { application: victim }).length,
+      application_tasks: sim.control.collection('application_tasks', { application: victim }).length,
+      application_notes: sim.control.collection('application_notes', { application: victim }).length,
     };
     expect(children.application_tasks).toBeGreaterThan(0);
     expect(await api('DELETE', `/api/applications/${victim}/`)).toBe(204);
@@ -157,7 +157,7 @@ describe('incremental sync', () => {
       query(`SELECT DISTINCT application_id FROM task_responses WHERE question_id = 'edited' AND _deleted_at IS NULL`);
     await syncOnce(sim, { credentials, warehouse });
     const taskEdited = sim.control
-      .collection('tasks')
+      .collection('application_tasks')
       .filter((t) => typeof t.data === 'object' && t.data !== null && 'edited' in t.data)
       .map((t) => Number(t.application_id));
     expect(taskEdited.length).toBeGreaterThan(0);
