@@ -17,7 +17,11 @@ import type {
 } from './options.ts';
 import { retryAfterSeconds } from './options.ts';
 import type { SlidingWindowLimiter } from './rate-limit.ts';
-import { servedTask, type AnswerShape } from './task-answers.ts';
+import type { AnswerShape } from './task-answers.ts';
+import { streamByName, type StreamName } from '../streams/registry.ts';
+import { extraListRoute, type ExtraListRows } from './read-routes.ts';
+import type { Router } from './router.ts';
+import { recordStreamNames, servedRecords } from './stream-serving.ts';
 import { reportFile, reportTable, type ReportFile, type ReportTable } from './report-files.ts';
 
 /** Test-only levers over a running simulator (also reachable over HTTP under `/_sim/`, see docs/simulator.md). */
@@ -26,8 +30,17 @@ export interface SimulatorControl {
   readonly data: Dataset;
   /** Current run-time settings. */
   readonly config: Readonly<SimConfig>;
-  /** Rows of a named collection (see `collectionNames`), e.g. `collection('tasks', { application: 3 })`. */
+  /**
+   * Rows of a named collection (see `collectionNames`: every stream the site serves as records, by its name, and the
+   * users, stages and statuses), e.g. `collection('application_tasks', { application: 3 })`.
+   */
   collection(name: string, filter?: { application?: number; organization?: number }): JsonObject[];
+  /**
+   * Serves a list beside the built-in streams, for a stream registered at run time (`registerStream`): at `path` as
+   * the stream declares it (`{parent}` for a fan-out list), `rows` read at each request (so a test may change them),
+   * or per parent id (undefined: 404). Paginated, styled, counted and faulted like every list; no filters.
+   */
+  addList(path: string, rows: ExtraListRows): void;
   counts(): RequestCounts;
   resetCounts(): void;
   /** Token endpoint answers since start: `rotated` (refreshes that replaced a pair), else by error code. */
@@ -49,7 +62,7 @@ export interface SimulatorControl {
   setListStyle(style: ListStyle, template?: string): void;
   setPermissions(permissions: readonly string[]): void;
   setFeatures(features: Partial<Features>): void;
-  /** How task answers are served from now on (and returned by `collection('tasks')`). */
+  /** How task answers are served from now on (and returned by `collection('application_tasks')`). */
   setAnswerShape(shape: AnswerShape): void;
   /** Every token of every credential set stops working. */
   revokeAllCredentials(): void;
@@ -70,31 +83,11 @@ export interface SimulatorControl {
   driftReport(): DriftReport;
 }
 
-export const collectionNames = [
-  'users',
-  'programs',
-  'stages',
-  'statuses',
-  'applications',
-  'application_stages',
-  'tasks',
-  'notes',
-  'assignments',
-  'team_assignments',
-  'custom_fields',
-  'financial_transactions',
-  'funds',
-  'budgets',
-  'awards',
-  'payments',
-  'activity',
-  'log',
-  'organizations',
-  'members',
-  'teams',
-  'eligibility',
-  'reports',
-] as const;
+/** Collections that are not streams: the users every record names, the programs' stage definitions, the statuses. */
+const siteCollections = ['users', 'stages', 'statuses'] as const;
+
+/** Names `collection` knows: each built-in stream served as records (by its registry name), then the others. */
+export const collectionNames: readonly string[] = [...recordStreamNames, ...siteCollections];
 
 export interface ControlParts {
   readonly ds: Dataset;
@@ -104,6 +97,7 @@ export interface ControlParts {
   readonly faults: FaultInjector;
   readonly limiter: SlidingWindowLimiter;
   readonly drift: Drift;
+  readonly router: Router;
 }
 
 export function createControl(p: ControlParts): SimulatorControl {
@@ -111,7 +105,8 @@ export function createControl(p: ControlParts): SimulatorControl {
   return {
     data: p.ds,
     config: p.config,
-    collection: (name, filter = {}) => collection(p.ds, name, filter, p.config.answerShape),
+    collection: (name, filter = {}) => collection(p.ds, name, filter, p.config),
+    addList: (path, rows) => p.router.add(extraListRoute(path, rows)),
     counts: () => p.counter.snapshot(),
     resetCounts: () => p.counter.reset(),
     tokenCounts: () => p.tokens.counts(),
@@ -176,21 +171,20 @@ function collection(
   ds: Dataset,
   name: string,
   filter: { application?: number; organization?: number },
-  answerShape: AnswerShape,
+  config: Readonly<SimConfig>,
 ): JsonObject[] {
-  const appIds =
-    filter.application !== undefined ? [filter.application] : ds.applications.rows.map((a) => a['id'] as number);
-  const orgIds =
-    filter.organization !== undefined ? [filter.organization] : ds.organizations.rows.map((o) => o['id'] as number);
-  const perApp = (kind: 'stages' | 'tasks' | 'notes'): JsonObject[] =>
-    appIds.flatMap((id) => (ds.children(id)?.[kind] ?? []).map((row) => ({ application_id: id, ...row })));
-  const perOrg = (map: Map<number, JsonObject[]>): JsonObject[] =>
-    orgIds.flatMap((id) => (map.get(id) ?? []).map((row) => ({ organization_id: id, ...row })));
+  if (isRecordStream(name)) {
+    // A fan-out stream's records carry their parent's id as `<parent>_id` (`application_id`, `organization_id`).
+    const parent = streamByName(name)?.parent?.stream.replace(/s$/, '');
+    const wanted =
+      parent === 'application' ? filter.application : parent === 'organization' ? filter.organization : undefined;
+    return servedRecords(ds, name, config, wanted === undefined ? undefined : [wanted]).map(({ parentId, record }) =>
+      parentId === undefined ? record : { [`${parent ?? ''}_id`]: parentId, ...record },
+    );
+  }
   switch (name) {
     case 'users':
       return [...ds.users.values()].map((u) => ({ ...u.ref, role: u.role }));
-    case 'programs':
-      return ds.programs.rows;
     case 'stages':
       return [...ds.stageDefs.values()].map((s) => ({
         id: s.id,
@@ -201,49 +195,11 @@ function collection(
       }));
     case 'statuses':
       return ds.statuses;
-    case 'applications':
-      return ds.applications.rows;
-    case 'application_stages':
-      return perApp('stages');
-    case 'tasks':
-      // As the API serves them: answers in the configured shape.
-      return perApp('tasks').map((t) => servedTask(t, answerShape));
-    case 'notes':
-      return perApp('notes');
-    case 'assignments':
-      return ds.assignments;
-    case 'team_assignments':
-      return ds.teamAssignments;
-    case 'custom_fields':
-      return ds.customFields.rows;
-    case 'financial_transactions':
-      return ds.transactions.rows;
-    case 'funds':
-      return ds.funds.rows;
-    case 'budgets':
-      return ds.budgets.rows;
-    case 'awards':
-      return ds.awards.rows;
-    case 'payments':
-      return ds.payments.rows;
-    case 'activity':
-      return ds.activity.rows;
-    case 'log':
-      return ds.log.rows;
-    case 'organizations':
-      return ds.organizations.rows;
-    case 'members':
-      return perOrg(ds.members);
-    case 'teams':
-      return perOrg(ds.teams);
-    case 'eligibility':
-      return orgIds.flatMap((id) => {
-        const e = ds.eligibility.get(id);
-        return e ? [{ organization_id: id, ...e }] : [];
-      });
-    case 'reports':
-      return ds.reports.rows;
     default:
       throw new Error(`unknown collection "${name}"; known: ${collectionNames.join(', ')}`);
   }
+}
+
+function isRecordStream(name: string): name is StreamName {
+  return (recordStreamNames as readonly string[]).includes(name);
 }

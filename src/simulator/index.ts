@@ -17,3 +17,12 @@ export {
   type Features,
 } from './options.ts';
 export { answerShapes, questionLabel, servedTask, type AnswerShape } from './task-answers.ts';
+export {
+  streamServing,
+  servedRecords,
+  recordStreamNames,
+  routeTemplate,
+  type ServedRecord,
+  type StreamServing,
+} from './stream-serving.ts';
+export type { ExtraListRows } from './read-routes.ts';

@@ -1,4 +1,5 @@
 import type { Dataset } from './dataset.ts';
+import type { ExtraListRows } from './read-routes.ts';
 import type { ScaleName } from './scales.ts';
 import type { AnswerShape } from './task-answers.ts';
 
@@ -64,6 +65,11 @@ export interface SimulatorOptions {
   readonly drift?: boolean;
   /** How task answers are served: `wrapped` {label, response} as the real service does (default), or `bare` (spec 2.5). */
   readonly answerShape?: AnswerShape;
+  /**
+   * Lists served beside the built-in streams, by path as a stream declares it (`{parent}` for a fan-out list): for a
+   * stream registered at run time (`registerStream`). Same as `control.addList` for each entry.
+   */
+  readonly extraLists?: Readonly<Record<string, ExtraListRows>>;
 }
 
 export const ALL_PERMISSIONS = [

@@ -2,8 +2,7 @@ import type { JsonObject, JsonValue } from '../util/json.ts';
 import { isJsonObject } from '../util/json.ts';
 import type { Dataset } from './dataset.ts';
 import { nowStamp } from './format.ts';
-import { reportFile } from './report-files.ts';
-import { badRequest, notFound, ok, type Route, type RouteResult } from './router.ts';
+import { badRequest, notFound, ok, type Route } from './router.ts';
 
 const reportsPermission = ['Reports'];
 
@@ -12,8 +11,9 @@ const intOf = (v: JsonValue | undefined): number | undefined =>
 
 /**
  * Report generation as the spec's download flow has it (4.12.4-6): a job queues the report (status 1); each status
- * poll moves it on, to 2 Generating and then 3 Generated with a new `last_generated_at`; the download then serves
- * the new file. The shapes of these three endpoints are not shown in the spec (4.13): these are the simulator's.
+ * poll moves it on, to 2 Generating and then 3 Generated with a new `last_generated_at`; the download (the
+ * report_downloads stream's route, stream-serving.ts) then serves the new file. The shapes of these endpoints are not
+ * shown in the spec (4.13): these are the simulator's.
  */
 export const reportRoutes: readonly Route[] = [
   {
@@ -45,18 +45,6 @@ export const reportRoutes: readonly Route[] = [
       if (!r) return notFound();
       advanceJob(ctx.ds, r);
       return ok({ id: r.id ?? 0, status: r.status ?? 0, row: r.row ?? 0, total_rows: r.total_rows ?? 0 });
-    },
-  },
-  {
-    method: 'GET',
-    template: '/api/reports/{id}/download/',
-    permissions: reportsPermission,
-    handler: (ctx): RouteResult => {
-      const report = ctx.ds.reports.get(ctx.params.id ?? -1);
-      if (!report) return notFound();
-      const file = reportFile(ctx.ds, report);
-      if (!file) return notFound('The report has not been generated.');
-      return { status: 200, file };
     },
   },
 ];

@@ -37,7 +37,19 @@ export class Router {
   private readonly compiled: { route: Route; segments: string[] }[] = [];
 
   constructor(routes: readonly Route[]) {
-    for (const route of routes) this.compiled.push({ route, segments: route.template.split('/') });
+    for (const route of routes) this.add(route);
+  }
+
+  /** Serves one more route; a method and template already served is refused (the first would shadow it). */
+  add(route: Route): void {
+    if (this.compiled.some((c) => c.route.method === route.method && c.route.template === route.template))
+      throw new Error(`${route.method} ${route.template} is already served`);
+    this.compiled.push({ route, segments: route.template.split('/') });
+  }
+
+  /** The routes served, in the order they are matched. */
+  get routes(): readonly Route[] {
+    return this.compiled.map((c) => c.route);
   }
 
   /** The template of a path regardless of method (for counting), or undefined. */

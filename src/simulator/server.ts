@@ -13,10 +13,8 @@ import { parseFormOrJson, parseJsonBody, readBody, sendHtmlError, sendJson, slee
 import { FilterCache, paginate } from './listing.ts';
 import { configFrom, type SimConfig, type SimulatorOptions } from './options.ts';
 import { SlidingWindowLimiter } from './rate-limit.ts';
-import { readRoutes } from './read-routes.ts';
-import { reportRoutes } from './report-routes.ts';
 import { Router } from './router.ts';
-import { writeRoutes } from './write-routes.ts';
+import { simulatorRoutes } from './routes.ts';
 
 export interface SimulatorHandle {
   /** Base URL, e.g. `http://127.0.0.1:43121` (paths start with `/api/`). */
@@ -57,12 +55,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     counter: new RequestCounter(),
     faults: new FaultInjector(config.faults, ds.seed),
     limiter: new SlidingWindowLimiter(config.rate),
-    router: new Router([...readRoutes, ...writeRoutes, ...reportRoutes]),
+    router: new Router(simulatorRoutes),
     filterCache: new FilterCache(),
     drift: new Drift(options.drift ?? false),
     baseUrl: '',
   };
   const control = createControl(parts);
+  for (const [path, rows] of Object.entries(options.extraLists ?? {})) control.addList(path, rows);
   const server = createServer({ keepAlive: true }, (req, res) => {
     handle(parts, control, req, res).catch((error: unknown) => {
       if (!res.headersSent)

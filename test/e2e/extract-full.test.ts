@@ -9,80 +9,62 @@ import type { JsonObject } from '../../src/util/json.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
+import { servedRecords } from '../../src/simulator/stream-serving.ts';
+import { builtinStreamNames, streamByName, streamCatalog, type StreamName } from '../../src/streams/registry.ts';
 
 const ref = (r: JsonObject, field: string): string => String((r[field] as JsonObject | null)?.id);
 
-/** Simulator collection → warehouse table, with the key both sides are compared by. */
-const expectations: readonly {
-  table: string;
-  collection: string;
-  simKey: (r: JsonObject) => string;
+interface Expectation {
+  /** The key of a record as the site serves it (`parentId`: its fan-out parent's id). */
+  simKey: (r: JsonObject, parentId: number | undefined) => string;
+  /** The same key in the stream's table. */
   columns: readonly string[];
   where?: string;
-}[] = [
-  { table: 'programs', collection: 'programs', simKey: (r) => `${r.id}`, columns: ['id'], where: 'NOT _ref_only' },
-  { table: 'applications', collection: 'applications', simKey: (r) => `${r.id}`, columns: ['id'] },
-  {
-    table: 'application_stages',
-    collection: 'application_stages',
-    simKey: (r) => `${r.application_id}/${ref(r, 'stage')}`,
+}
+
+/**
+ * Per stream of the registry (the compiler asks for each one), how its records and its table's rows are compared.
+ * report_downloads serves a file per generated report, not records: its loads are compared with the site's files in
+ * report-downloads.test.ts.
+ */
+const expectations: { readonly [S in StreamName]: Expectation | null } = {
+  programs: { simKey: (r) => `${r.id}`, columns: ['id'], where: 'NOT _ref_only' },
+  applications: { simKey: (r) => `${r.id}`, columns: ['id'] },
+  application_stages: {
+    simKey: (r, parent) => `${parent}/${ref(r, 'stage')}`,
     columns: ['application_id', 'stage_id'],
   },
-  {
-    table: 'application_tasks',
-    collection: 'tasks',
-    simKey: (r) => `${r.application_id}/${r.id}`,
-    columns: ['application_id', 'task_id'],
-  },
-  { table: 'application_notes', collection: 'notes', simKey: (r) => `${r.id}`, columns: ['id'] },
-  {
-    table: 'assignments',
-    collection: 'assignments',
+  application_tasks: { simKey: (r, parent) => `${parent}/${r.id}`, columns: ['application_id', 'task_id'] },
+  application_notes: { simKey: (r) => `${r.id}`, columns: ['id'] },
+  assignments: {
     simKey: (r) => `${ref(r, 'application')}/${ref(r, 'reviewer')}/${ref(r, 'stage')}`,
     columns: ['application_id', 'reviewer_id', 'stage_id'],
   },
-  {
-    table: 'team_assignments',
-    collection: 'team_assignments',
+  team_assignments: {
     simKey: (r) => `${ref(r, 'application')}/${ref(r, 'team')}/${ref(r, 'stage')}`,
     columns: ['application_id', 'team_id', 'stage_id'],
   },
-  {
-    table: 'custom_fields',
-    collection: 'custom_fields',
-    simKey: (r) => `${r.id}`,
-    columns: ['id'],
-    where: 'NOT _ref_only',
-  },
-  { table: 'financial_transactions', collection: 'financial_transactions', simKey: (r) => `${r.id}`, columns: ['id'] },
-  { table: 'funds', collection: 'funds', simKey: (r) => `${r.id}`, columns: ['id'], where: 'NOT _ref_only' },
-  { table: 'budgets', collection: 'budgets', simKey: (r) => `${r.id}`, columns: ['id'] },
-  { table: 'awards', collection: 'awards', simKey: (r) => `${r.id}`, columns: ['id'] },
-  { table: 'payments', collection: 'payments', simKey: (r) => `${r.id}`, columns: ['id'], where: 'NOT _ref_only' },
-  {
-    table: 'organizations',
-    collection: 'organizations',
-    simKey: (r) => `${r.id}`,
-    columns: ['id'],
-    where: 'NOT _ref_only',
-  },
-  {
-    table: 'organization_members',
-    collection: 'members',
-    simKey: (r) => `${r.organization_id}/${r.id}`,
-    columns: ['organization_id', 'user_id'],
-  },
-  { table: 'teams', collection: 'teams', simKey: (r) => `${r.id}`, columns: ['id'], where: 'NOT _ref_only' },
-  {
-    table: 'eligibility',
-    collection: 'eligibility',
-    simKey: (r) => `${r.organization_id}`,
-    columns: ['organization_id'],
-  },
-  { table: 'reports', collection: 'reports', simKey: (r) => `${r.id}`, columns: ['id'] },
-  { table: 'activity', collection: 'activity', simKey: (r) => `${r.id}`, columns: ['id'] },
-  { table: 'api_log', collection: 'log', simKey: (r) => `${r.id}`, columns: ['id'] },
-];
+  custom_fields: { simKey: (r) => `${r.id}`, columns: ['id'], where: 'NOT _ref_only' },
+  financial_transactions: { simKey: (r) => `${r.id}`, columns: ['id'] },
+  funds: { simKey: (r) => `${r.id}`, columns: ['id'], where: 'NOT _ref_only' },
+  budgets: { simKey: (r) => `${r.id}`, columns: ['id'] },
+  awards: { simKey: (r) => `${r.id}`, columns: ['id'] },
+  payments: { simKey: (r) => `${r.id}`, columns: ['id'], where: 'NOT _ref_only' },
+  organizations: { simKey: (r) => `${r.id}`, columns: ['id'], where: 'NOT _ref_only' },
+  organization_members: { simKey: (r, parent) => `${parent}/${r.id}`, columns: ['organization_id', 'user_id'] },
+  organization_teams: { simKey: (r) => `${r.id}`, columns: ['id'], where: 'NOT _ref_only' },
+  eligibility: { simKey: (_r, parent) => `${parent}`, columns: ['organization_id'] },
+  reports: { simKey: (r) => `${r.id}`, columns: ['id'] },
+  report_downloads: null,
+  activity: { simKey: (r) => `${r.id}`, columns: ['id'] },
+  api_log: { simKey: (r) => `${r.id}`, columns: ['id'] },
+};
+
+/** Each stream with records to compare, with its own table (the one its records fill, one row each). */
+const compared = builtinStreamNames.flatMap((name) => {
+  const e = expectations[name];
+  return e === null ? [] : [{ name, table: streamByName(name)!.table.name, ...e }];
+});
 
 let sim: SimulatorHandle;
 let dir: Awaited<ReturnType<typeof tempDir>>;
@@ -104,8 +86,9 @@ afterAll(async () => {
 });
 
 describe('a full sync', () => {
-  it.each(expectations.map((e) => [e.table, e] as const))('lands every record of %s exactly once', async (_name, e) => {
-    const expected = sim.control.collection(e.collection).map(e.simKey).sort();
+  it.each(compared.map((e) => [e.name, e] as const))('lands every record of %s exactly once', async (_name, e) => {
+    const served = servedRecords(sim.control.data, e.name, sim.control.config);
+    const expected = served.map(({ record, parentId }) => e.simKey(record, parentId)).sort();
     expect(expected.length).toBeGreaterThan(0);
     expect(new Set(expected).size).toBe(expected.length);
     const warehouse = await openWarehouse(warehousePath, { logger: silentLogger });
@@ -122,12 +105,12 @@ describe('a full sync', () => {
 
   it('asked for each application child list exactly once and paginated with the capped page size', () => {
     const counts = sim.control.counts();
+    const childLists = streamCatalog.filter((s) => s.parent?.stream === 'applications');
+    expect(childLists.length).toBeGreaterThan(0);
     for (const app of sim.control.collection('applications')) {
-      for (const child of ['stages', 'tasks', 'notes']) {
-        expect(
-          counts.byPath[`GET /api/applications/${String(app.id)}/${child}/`],
-          `${child} of ${String(app.id)}`,
-        ).toBe(1);
+      for (const child of childLists) {
+        const path = child.path.replace('{parent}', String(app.id));
+        expect(counts.byPath[`GET ${path}`], `${child.name} of ${String(app.id)}`).toBe(1);
       }
     }
     const apps = sim.control.collection('applications').length;
@@ -139,7 +122,7 @@ describe('a full sync', () => {
     const warehouse = await openWarehouse(warehousePath, { logger: silentLogger });
     try {
       const notes = await warehouse.query('SELECT id, content, _raw FROM application_notes');
-      const byId = new Map(sim.control.collection('notes').map((n) => [Number(n.id), n]));
+      const byId = new Map(sim.control.collection('application_notes').map((n) => [Number(n.id), n]));
       let longest = 0;
       for (const n of notes) {
         const source = byId.get(Number(n.id))!;

@@ -161,7 +161,7 @@ describe('a parent that leaves the list and comes back unchanged', () => {
     // Trashed, then restored as it was (the site keeps its children and its updated_at): it leaves the list a while.
     const ds = sim.control.data;
     const victim = Number(sim.control.collection('applications')[5]!.id);
-    expect(sim.control.collection('tasks', { application: victim }).length).toBeGreaterThan(0);
+    expect(sim.control.collection('application_tasks', { application: victim }).length).toBeGreaterThan(0);
     const app = ds.applications.remove(victim)!;
     ds.version++;
 

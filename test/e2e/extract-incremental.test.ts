@@ -9,10 +9,18 @@ import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
+import { routeTemplate } from '../../src/simulator/stream-serving.ts';
+import { streamCatalog } from '../../src/streams/registry.ts';
 
-const fanOut = ['stages', 'tasks', 'notes'] as const;
-const perApplicationTemplates = fanOut.map((c) => `GET /api/applications/{id}/${c}/`);
-const perOrganizationTemplates = ['members', 'teams', 'eligibility'].map((c) => `GET /api/organizations/{id}/${c}/`);
+/** The fan-out streams of a parent stream, by the registry. */
+const childrenOf = (parent: string) => streamCatalog.filter((s) => s.parent?.stream === parent);
+const perApplication = childrenOf('applications');
+const perApplicationTemplates = perApplication.map((s) => `GET ${routeTemplate(s.path)}`);
+const perOrganizationTemplates = childrenOf('organizations').map((s) => `GET ${routeTemplate(s.path)}`);
+/** A concrete per-application path (`GET /api/applications/7/tasks/`), its application id captured. */
+const perApplicationPath = new RegExp(
+  `^GET (?:${perApplication.map((s) => s.path.replace('{parent}', '(\\d+)')).join('|')})$`,
+);
 
 let sim: SimulatorHandle;
 let dir: Awaited<ReturnType<typeof tempDir>>;
@@ -33,8 +41,9 @@ async function api(method: string, path: string, body?: unknown): Promise<number
 function perApplicationCalls(): Map<number, number> {
   const calls = new Map<number, number>();
   for (const [path, n] of Object.entries(sim.control.counts().byPath)) {
-    const m = /^GET \/api\/applications\/(\d+)\/(stages|tasks|notes)\/$/.exec(path);
-    if (m) calls.set(Number(m[1]), (calls.get(Number(m[1])) ?? 0) + n);
+    const m = perApplicationPath.exec(path);
+    const id = m?.slice(1).find((g) => g !== undefined);
+    if (id !== undefined) calls.set(Number(id), (calls.get(Number(id)) ?? 0) + n);
   }
   return calls;
 }
@@ -87,7 +96,7 @@ describe('incremental sync', () => {
     expect(result.status).toBe('succeeded');
     const calls = perApplicationCalls();
     expect([...calls.keys()].sort((a, b) => a - b)).toEqual([...changed].sort((a, b) => a - b));
-    for (const id of changed) expect(calls.get(id)).toBe(3);
+    for (const id of changed) expect(calls.get(id)).toBe(perApplication.length);
     const titles = await query(`SELECT id, title FROM applications WHERE id IN (${changed.join(',')})`);
     for (const t of titles) expect(t.title).toBe(`Renamed ${String(t.id)} ✓`);
   });
@@ -123,8 +132,8 @@ describe('incremental sync', () => {
     const victim = Number(sim.control.collection('applications')[3]!.id);
     const children = {
       application_stages: sim.control.collection('application_stages', { application: victim }).length,
-      application_tasks: sim.control.collection('tasks', { application: victim }).length,
-      application_notes: sim.control.collection('notes', { application: victim }).length,
+      application_tasks: sim.control.collection('application_tasks', { application: victim }).length,
+      application_notes: sim.control.collection('application_notes', { application: victim }).length,
     };
     expect(children.application_tasks).toBeGreaterThan(0);
     expect(await api('DELETE', `/api/applications/${victim}/`)).toBe(204);
@@ -157,7 +166,7 @@ describe('incremental sync', () => {
       query(`SELECT DISTINCT application_id FROM task_responses WHERE question_id = 'edited' AND _deleted_at IS NULL`);
     await syncOnce(sim, { credentials, warehouse });
     const taskEdited = sim.control
-      .collection('tasks')
+      .collection('application_tasks')
       .filter((t) => typeof t.data === 'object' && t.data !== null && 'edited' in t.data)
       .map((t) => Number(t.application_id));
     expect(taskEdited.length).toBeGreaterThan(0);

@@ -173,7 +173,8 @@ describe('a deletion while a list is read', () => {
     const app = Number(sim.control.collection('applications')[5]!.id);
     for (let i = 0; i < 3; i++)
       expect(await api('POST', `/api/applications/${app}/notes/`, { content: `n${i}`, is_private: false })).toBe(201);
-    const notes = (): number[] => sim.control.collection('notes', { application: app }).map((n) => Number(n.id));
+    const notes = (): number[] =>
+      sim.control.collection('application_notes', { application: app }).map((n) => Number(n.id));
     const before = notes();
     expect(before.length).toBeGreaterThan(perPage + 1);
     const first = await syncOnce(sim, { credentials, warehouse, perPage, ...landing });
@@ -204,7 +205,7 @@ describe('a deletion while a list is read', () => {
     const app = Number(sim.control.collection('applications')[5]!.id);
     for (let i = 0; i < 3; i++)
       expect(await api('POST', `/api/applications/${app}/notes/`, { content: `n${i}`, is_private: false })).toBe(201);
-    const before = sim.control.collection('notes', { application: app }).map((n) => Number(n.id));
+    const before = sim.control.collection('application_notes', { application: app }).map((n) => Number(n.id));
     expect((await syncOnce(sim, { ...sameSite, credentials, warehouse, perPage })).status).toBe('succeeded');
     expect(await api('PATCH', `/api/applications/${app}/`, { title: 'touched' })).toBe(200);
     expect(await api('DELETE', `/api/applications/${app}/notes/${before[1]}/`)).toBe(204); // a second walk is due

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
 import { generateDataset } from '../../src/simulator/index.ts';
+import { recordStreamNames, servedRecords, type ServedRecord } from '../../src/simulator/stream-serving.ts';
 
 // The simulator's seeded PRNG (mulberry32): the same seed gives the same cases everywhere.
 import { Rng as Prng } from '../../src/simulator/random.ts';
@@ -44,42 +45,24 @@ const ZONE = process.env.GRANTFLOW_FUZZ_ZONE ?? 'America/New_York';
 // ---------------------------------------------------------------------------------------------------------------
 // The records as served
 
-function servedRecords(): Map<StreamName, { parentId?: number; record: JsonObject }[]> {
+/**
+ * The first BASES records of every stream the simulator serves as records (one per parent for a fan-out stream, so
+ * the bases come from different parents), as it serves them: the registry's streams, through the simulator's own map.
+ */
+function basesOf(): Map<StreamName, ServedRecord[]> {
   const ds = generateDataset({ scale: 'tiny', seed: 17 });
-  const out = new Map<StreamName, { parentId?: number; record: JsonObject }[]>();
-  const top = (rows: readonly JsonObject[]) => rows.slice(0, BASES).map((record) => ({ record }));
-  const appIds = ds.applications.rows.slice(0, BASES).map((a) => a['id'] as number);
-  const orgIds = ds.organizations.rows.map((o) => o['id'] as number);
-  const perApp = (kind: 'stages' | 'tasks' | 'notes') =>
-    appIds.flatMap((id) => (ds.children(id)?.[kind] ?? []).slice(0, 1).map((record) => ({ parentId: id, record })));
-  const perOrg = (m: Map<number, JsonObject[]>) =>
-    orgIds.flatMap((id) => (m.get(id) ?? []).slice(0, 1).map((record) => ({ parentId: id, record }))).slice(0, BASES);
-  out.set('activity', top(ds.activity.rows));
-  out.set('applications', top(ds.applications.rows));
-  out.set('application_stages', perApp('stages'));
-  out.set('application_tasks', perApp('tasks'));
-  out.set('application_notes', perApp('notes'));
-  out.set('assignments', top(ds.assignments));
-  out.set('team_assignments', top(ds.teamAssignments));
-  out.set('custom_fields', top(ds.customFields.rows));
-  out.set('financial_transactions', top(ds.transactions.rows));
-  out.set('funds', top(ds.funds.rows));
-  out.set('budgets', top(ds.budgets.rows));
-  out.set('awards', top(ds.awards.rows));
-  out.set('payments', top(ds.payments.rows));
-  out.set('api_log', top(ds.log.rows));
-  out.set('organizations', top(ds.organizations.rows));
-  out.set('organization_members', perOrg(ds.members));
-  out.set('organization_teams', perOrg(ds.teams));
-  out.set(
-    'eligibility',
-    orgIds
-      .filter((id) => ds.eligibility.has(id))
-      .slice(0, BASES)
-      .map((id) => ({ parentId: id, record: ds.eligibility.get(id)! })),
-  );
-  out.set('programs', top(ds.programs.rows));
-  out.set('reports', top(ds.reports.rows));
+  const out = new Map<StreamName, ServedRecord[]>();
+  for (const stream of recordStreamNames) {
+    const served = servedRecords(ds, stream);
+    const seen = new Set<number>();
+    const firstPerParent = served.filter(({ parentId }) => {
+      if (parentId === undefined) return true;
+      if (seen.has(parentId)) return false;
+      seen.add(parentId);
+      return true;
+    });
+    out.set(stream, firstPerParent.slice(0, BASES));
+  }
   return out;
 }
 
@@ -481,7 +464,7 @@ interface Fed {
 describe(`normaliser and loader under mutated records (seed ${SEED}, GRANTFLOW_FUZZ_SEED to replay)`, () => {
   it('load every record or quarantine it, type money and times exactly or count them, the same in both dialects', async () => {
     const rng = new Prng(SEED);
-    const served = servedRecords();
+    const served = basesOf();
     const runId = 'fuzz-run';
     const extractedAt = '2026-01-01T00:00:00Z';
     const fed: Fed[] = [];

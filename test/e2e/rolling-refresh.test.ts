@@ -32,7 +32,7 @@ afterAll(async () => {
 /** Applications whose task data the simulator edited without touching the application. */
 function taskEdited(): number[] {
   const ids = sim.control
-    .collection('tasks')
+    .collection('application_tasks')
     .filter((t) => typeof t.data === 'object' && t.data !== null && 'edited' in t.data)
     .map((t) => Number(t.application_id));
   return [...new Set(ids)].sort((a, b) => a - b);

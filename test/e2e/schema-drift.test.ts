@@ -15,30 +15,13 @@ import { silentLogger } from '../../src/util/logger.ts';
 import type { JsonObject, JsonValue } from '../../src/util/json.ts';
 import { driftLines } from '../../src/cli/commands/status.ts';
 import { postgresSchema, startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
+import { recordStreamNames, routeTemplate, servedRecords } from '../../src/simulator/stream-serving.ts';
+import { streamByName, type StreamName } from '../../src/streams/registry.ts';
 
-/** The list endpoint of each stream the drift can reach, and the simulator collection behind it. */
-const streamOf: Readonly<Record<string, [string, string]>> = {
-  '/api/activity/': ['activity', 'activity'],
-  '/api/applications/': ['applications', 'applications'],
-  '/api/applications/{id}/stages/': ['application_stages', 'application_stages'],
-  '/api/applications/{id}/tasks/': ['application_tasks', 'tasks'],
-  '/api/applications/{id}/notes/': ['application_notes', 'notes'],
-  '/api/assignments/': ['assignments', 'assignments'],
-  '/api/teamassignments/': ['team_assignments', 'team_assignments'],
-  '/api/customfields/': ['custom_fields', 'custom_fields'],
-  '/api/financial-transactions/': ['financial_transactions', 'financial_transactions'],
-  '/api/funds/': ['funds', 'funds'],
-  '/api/budgets/': ['budgets', 'budgets'],
-  '/api/awards/': ['awards', 'awards'],
-  '/api/payments/': ['payments', 'payments'],
-  '/api/log/': ['api_log', 'log'],
-  '/api/organizations/': ['organizations', 'organizations'],
-  '/api/organizations/{id}/members/': ['organization_members', 'members'],
-  '/api/organizations/{id}/teams/': ['organization_teams', 'teams'],
-  '/api/organizations/{id}/eligibility/': ['eligibility', 'eligibility'],
-  '/api/programs/': ['programs', 'programs'],
-  '/api/reports/': ['reports', 'reports'],
-};
+/** The route template of each stream the drift can reach (every one the site serves as records), by the registry. */
+const streamOf: Readonly<Record<string, StreamName>> = Object.fromEntries(
+  recordStreamNames.map((name) => [routeTemplate(streamByName(name)!.path), name]),
+);
 
 const promote: PromotionSetting[] = [
   { stream: 'applications', path: 'extra.score', column: 'drift_score', type: 'integer' },
@@ -96,7 +79,11 @@ function userIds(v: JsonValue | undefined, into: Set<number>): void {
 describe('references wherever they are', () => {
   it('users holds every user the site mentions, the users only drift mentions included', async () => {
     const expected = new Set<number>(sim.control.driftReport().userIds);
-    for (const [, collection] of Object.values(streamOf)) userIds(sim.control.collection(collection), expected);
+    for (const stream of Object.values(streamOf))
+      userIds(
+        servedRecords(sim.control.data, stream, sim.control.config).map(({ record }) => record),
+        expected,
+      );
     expect(sim.control.driftReport().driftOnlyUserIds.length).toBeGreaterThan(0);
     for (const t of targets) {
       const rows = await withWarehouse(t, (w) => w.query(`SELECT id FROM ${w.qualify('users')}`));
@@ -118,7 +105,7 @@ describe('the drift catalog', () => {
     const report = sim.control.driftReport();
     const expected = Object.entries(report.paths)
       .filter(([template]) => template in streamOf)
-      .flatMap(([template, paths]) => paths.map((p) => `${streamOf[template]![0]} ${p}`))
+      .flatMap(([template, paths]) => paths.map((p) => `${streamOf[template]!} ${p}`))
       .sort();
     expect(expected.length).toBeGreaterThan(50);
     for (const t of targets) {

@@ -177,11 +177,11 @@ describe('ids sent as text', () => {
     app.id = String(appId);
     org.id = ` ${orgId} `;
     const expected = {
-      tasks: sim.control.collection('tasks', { application: appId }).length,
+      tasks: sim.control.collection('application_tasks', { application: appId }).length,
       stages: sim.control.collection('application_stages', { application: appId }).length,
-      notes: sim.control.collection('notes', { application: appId }).length,
-      members: sim.control.collection('members', { organization: orgId }).length,
-      teams: sim.control.collection('teams', { organization: orgId }).length,
+      notes: sim.control.collection('application_notes', { application: appId }).length,
+      members: sim.control.collection('organization_members', { organization: orgId }).length,
+      teams: sim.control.collection('organization_teams', { organization: orgId }).length,
     };
     expect(expected.tasks + expected.members).toBeGreaterThan(0);
     await syncBoth(sim, credentials, warehouse, async (query) => {

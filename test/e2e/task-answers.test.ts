@@ -70,14 +70,16 @@ describe('the wrapped shape the real service sends', () => {
 
   it('is what the simulator serves by default', () => {
     expect(sim.control.config.answerShape).toBe('wrapped');
-    const entries = sim.control.collection('tasks').flatMap((t) => Object.values((t.data as JsonObject) ?? {}));
+    const entries = sim.control
+      .collection('application_tasks')
+      .flatMap((t) => Object.values((t.data as JsonObject) ?? {}));
     expect(entries.length).toBeGreaterThan(0);
     for (const e of entries)
       expect(Object.keys(e as JsonObject).every((k) => k === 'label' || k === 'response')).toBe(true);
   });
 
   it('types every answer and keeps every label, on DuckDB and Postgres alike', () => {
-    const served = sim.control.collection('tasks');
+    const served = sim.control.collection('application_tasks');
     const expected = new Map<string, Record<string, Cell>>();
     for (const t of served)
       for (const [q, entry] of Object.entries((t.data as JsonObject | null) ?? {})) {
@@ -159,7 +161,7 @@ describe('the bare shape of spec 2.5, chosen by a setting', () => {
     expect(
       (await syncOnce(site.sim, { credentials: site.credentials, models: false, warehouse: site.warehouse })).status,
     ).toBe('succeeded');
-    const served = site.sim.control.collection('tasks');
+    const served = site.sim.control.collection('application_tasks');
     const entries = served.flatMap((t) => Object.values((t.data as JsonObject) ?? {}));
     expect(entries.some((e) => typeof e === 'string' || typeof e === 'number' || Array.isArray(e))).toBe(true);
     site.sim.control.setAnswerShape('wrapped');

@@ -188,7 +188,9 @@ describe('writes change what reads return', () => {
     expect(counts.byPath[`GET /api/applications/${String(a)}/tasks/`]).toBe(1);
     const http = (await (await fetch(`${sim.url}/_sim/counts`)).json()) as { total: number };
     expect(http.total).toBe(2);
-    const tasks = (await (await fetch(`${sim.url}/_sim/data/tasks?application=${String(a)}`)).json()) as unknown[];
+    const tasks = (await (
+      await fetch(`${sim.url}/_sim/data/application_tasks?application=${String(a)}`)
+    ).json()) as unknown[];
     expect(tasks.length).toBeGreaterThan(0);
     const apps = (await (await fetch(`${sim.url}/_sim/data/applications`)).json()) as unknown[];
     expect(apps.length).toBe(sim.control.data.applications.size);
