@@ -5,6 +5,7 @@ import { applyChanges, type ChangeRequest, type ChangeResult } from './changes.t
 import type { RequestCounter, RequestCounts } from './counts.ts';
 import type { Dataset } from './dataset.ts';
 import type { Drift, DriftReport } from './drift.ts';
+import { addExtraList } from './extra-lists.ts';
 import type { FaultInjector } from './faults.ts';
 import type {
   FaultKind,
@@ -17,6 +18,7 @@ import type {
 } from './options.ts';
 import { retryAfterSeconds } from './options.ts';
 import type { SlidingWindowLimiter } from './rate-limit.ts';
+import type { Router } from './router.ts';
 import { servedTask, type AnswerShape } from './task-answers.ts';
 import { reportFile, reportTable, type ReportFile, type ReportTable } from './report-files.ts';
 
@@ -68,6 +70,12 @@ export interface SimulatorControl {
   setDrift(on: boolean): void;
   /** What drift added to the answers served so far. */
   driftReport(): DriftReport;
+  /**
+   * Serves `rows` as a plain list at `path` (`/api/<name>/`): an endpoint the spec does not list, for a stream
+   * registered at run time (option `extraLists`, extra-lists.ts). `rows` is read at each request, so a test may
+   * change it. A path already served is refused.
+   */
+  addList(path: string, rows: readonly JsonObject[]): void;
 }
 
 export const collectionNames = [
@@ -104,6 +112,7 @@ export interface ControlParts {
   readonly faults: FaultInjector;
   readonly limiter: SlidingWindowLimiter;
   readonly drift: Drift;
+  readonly router: Router;
 }
 
 export function createControl(p: ControlParts): SimulatorControl {
@@ -169,6 +178,7 @@ export function createControl(p: ControlParts): SimulatorControl {
       p.drift.enabled = on;
     },
     driftReport: () => p.drift.report(),
+    addList: (path, rows) => addExtraList(p.router, path, rows),
   };
 }
 

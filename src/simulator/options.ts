@@ -1,3 +1,4 @@
+import type { JsonObject } from '../util/json.ts';
 import type { Dataset } from './dataset.ts';
 import type { ScaleName } from './scales.ts';
 import type { AnswerShape } from './task-answers.ts';
@@ -64,6 +65,11 @@ export interface SimulatorOptions {
   readonly drift?: boolean;
   /** How task answers are served: `wrapped` {label, response} as the real service does (default), or `bare` (spec 2.5). */
   readonly answerShape?: AnswerShape;
+  /**
+   * Lists served besides the site's own, by path (`{ '/api/grant-cycles/': rows }`): an endpoint the spec does not
+   * list, for a stream registered at run time. Same as `control.addList` for each entry (extra-lists.ts).
+   */
+  readonly extraLists?: Readonly<Record<string, readonly JsonObject[]>>;
 }
 
 export const ALL_PERMISSIONS = [

@@ -37,7 +37,12 @@ export class Router {
   private readonly compiled: { route: Route; segments: string[] }[] = [];
 
   constructor(routes: readonly Route[]) {
-    for (const route of routes) this.compiled.push({ route, segments: route.template.split('/') });
+    for (const route of routes) this.add(route);
+  }
+
+  /** A route matched after the ones before it (the simulator's extra lists are added while it runs). */
+  add(route: Route): void {
+    this.compiled.push({ route, segments: route.template.split('/') });
   }
 
   /** The template of a path regardless of method (for counting), or undefined. */

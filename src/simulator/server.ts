@@ -50,6 +50,7 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
   const config = configFrom(options);
   const tokens = new TokenStore(options.tokenTtlSeconds ?? 7200);
   tokens.issue();
+  const router = new Router([...readRoutes, ...writeRoutes, ...reportRoutes]);
   const parts: Parts = {
     ds,
     config,
@@ -57,12 +58,13 @@ export async function startSimulator(options: SimulatorOptions = {}): Promise<Si
     counter: new RequestCounter(),
     faults: new FaultInjector(config.faults, ds.seed),
     limiter: new SlidingWindowLimiter(config.rate),
-    router: new Router([...readRoutes, ...writeRoutes, ...reportRoutes]),
+    router,
     filterCache: new FilterCache(),
     drift: new Drift(options.drift ?? false),
     baseUrl: '',
   };
   const control = createControl(parts);
+  for (const [path, rows] of Object.entries(options.extraLists ?? {})) control.addList(path, rows);
   const server = createServer({ keepAlive: true }, (req, res) => {
     handle(parts, control, req, res).catch((error: unknown) => {
       if (!res.headersSent)
