@@ -23,7 +23,7 @@ import { ConfigError } from '../util/errors.ts';
 import { replayEvents, type ReplayEvent } from './replay-events.ts';
 
 import { ReplayWorker } from './replay-worker-client.ts';
-import { streamCatalog } from '../streams/registry.ts';
+import { isBuiltinStream, streamCatalog } from '../streams/registry.ts';
 
 /**
  * Streams replayed at once. Alternating medium runs: two → three lanes took Postgres 6.4 → 6.0–6.2 s (large 76 →
@@ -73,7 +73,9 @@ export async function runReplay(request: ReplayRequest): Promise<StreamInfo[]> {
     const replayStream = async (def: StreamDef): Promise<void> => {
       const started = Date.now();
       const info = emptyInfo(def.name);
-      const events = worker ? worker.events(dir, def.name, ctx) : replayEvents(dir, def, ctx);
+      // A stream registered at run time is unknown to the worker thread (registry.ts): it normalises here.
+      const events =
+        worker && isBuiltinStream(def.name) ? worker.events(dir, def.name, ctx) : replayEvents(dir, def, ctx);
       await loadEvents(def, events, warehouse, mutex, ctx, info);
       info.durationMs = Date.now() - started;
       infos.push(info);

@@ -107,6 +107,14 @@ export const streamNames: readonly string[] = names;
 /** The built-in streams' names, typed. */
 export const builtinStreamNames: readonly StreamName[] = builtinStreams.map((s) => s.name);
 
+/**
+ * Whether `name` is a built-in stream. One registered at run time exists in the registering thread only: a worker
+ * thread (the replay's normaliser) starts from the built-in list and does not know it.
+ */
+export function isBuiltinStream(name: string): boolean {
+  return builtinStreams.some((s) => s.name === name);
+}
+
 /** A stream's mapping; an unknown name is a bug of the caller (names are checked where they are read). */
 export function mappingOf(name: string): StreamMapping {
   const m = mappings[name];
