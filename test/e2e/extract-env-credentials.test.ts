@@ -24,8 +24,18 @@ import {
 } from '../support/harness.ts';
 import { killWhen } from '../support/faults.ts';
 
-/** What a CI job sets: the site, the warehouse and the four credential variables of the site's first set. */
-function ciEnvironment(sim: SimulatorHandle, warehouse: string, dir: string): NodeJS.ProcessEnv {
+/**
+ * What a CI job sets: the site, the warehouse and the four credential variables of the site's first set. These runs
+ * are about where the credentials come from and go, so they leave out models, data tests and landed pages, and sync
+ * only the programs list unless `everyStream` (a run that must still be going when the test acts on it): each of
+ * those would cost seconds of CPU per run here and change nothing the credentials do.
+ */
+function ciEnvironment(
+  sim: SimulatorHandle,
+  warehouse: string,
+  dir: string,
+  streams: 'programs' | 'everyStream' = 'programs',
+): NodeJS.ProcessEnv {
   const initial = sim.credentials;
   return {
     GRANTFLOW_SITE: sim.url,
@@ -35,10 +45,16 @@ function ciEnvironment(sim: SimulatorHandle, warehouse: string, dir: string): No
     GRANTFLOW_ACCESS_TOKEN: initial.access_token,
     GRANTFLOW_REFRESH_TOKEN: initial.refresh_token,
     GRANTFLOW_SNAPSHOT: 'false',
+    GRANTFLOW_MODELS: 'false',
+    GRANTFLOW_LAND_RAW: 'false',
     GRANTFLOW_RAW_DIR: join(dir, 'raw'),
     GRANTFLOW_RATE: '500',
+    ...(streams === 'programs' ? { GRANTFLOW_STREAMS: 'programs' } : {}),
   };
 }
+
+/** The flags of ciEnvironment's small run, for a run given a credentials file instead. */
+const smallRunFlags = ['--models', 'false', '--land-raw', 'false', '--streams', 'programs'];
 
 const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -88,6 +104,8 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
     const { sim, dir, warehouse, schemaArgs, readStored } = await rotatingSite(31);
     const initial = sim.credentials;
     const env = ciEnvironment(sim, warehouse, dir.path);
+    // The first request refreshes: a sync that ends within the token's life would otherwise rotate nothing.
+    sim.control.expireAccessTokens();
     const first = await runCli(['sync', ...schemaArgs], { env });
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
@@ -115,6 +133,7 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
 
   it('a new set put in the variables wins over the stored rotations of the old one, also with the same client id', async () => {
     const { sim, dir, warehouse, schemaArgs, readStored: stored } = await rotatingSite(35);
+    sim.control.expireAccessTokens(); // the first run must rotate, so there are stored rotations of the old set
     const first = await runCli(['sync', ...schemaArgs], { env: ciEnvironment(sim, warehouse, dir.path) });
     expect(first.code, first.stderr).toBe(0);
     const rotatedOld = await stored();
@@ -255,9 +274,11 @@ describe('credentials from the environment, a sync killed after a rotation', () 
     const sim = await startSite({ scale: 'tiny', seed: 32, tokenTtlSeconds: 1, latency: { ms: 10 } });
     const dir = await tempDir();
     cleanup.push(() => sim.close(), dir.remove);
-    const env = (warehouse: string): NodeJS.ProcessEnv => ciEnvironment(sim, warehouse, dir.path);
+    // Every stream: the killed run must still be going a few requests after the refresh.
+    const env = (warehouse: string): NodeJS.ProcessEnv => ciEnvironment(sim, warehouse, dir.path, 'everyStream');
     const killedAt = join(dir.path, 'killed.duckdb');
     let afterRefresh: number | null = null;
+    sim.control.expireAccessTokens(); // the rotation comes first, not only once the token's second has passed
     const killed = await runCli(['sync'], {
       env: env(killedAt),
       onSpawn: (child) =>
@@ -377,7 +398,8 @@ describe.each(['duckdb', 'postgres'])(
         await barrier;
       });
       cleanup.push(proxy.close);
-      const env = { ...ciEnvironment(sim, warehouse.target, dir.path), GRANTFLOW_SITE: proxy.url };
+      // Every stream: the winner must still be running when the other finds the pair it stored.
+      const env = { ...ciEnvironment(sim, warehouse.target, dir.path, 'everyStream'), GRANTFLOW_SITE: proxy.url };
       sim.control.expireAccessTokens();
       const sync = (): Promise<CliResult> => runCli(['sync', ...warehouse.schemaArgs], { env });
       const [a, b] = await Promise.all([sync(), sync()]);
@@ -404,7 +426,8 @@ describe.each(['duckdb', 'postgres'])(
       const dir = await tempDir();
       cleanup.push(() => sim.close(), dir.remove);
       const warehouse = await newWarehouse(dir.path);
-      const env = ciEnvironment(sim, warehouse.target, dir.path);
+      // Every stream: the run must still be going when a request after the refresh is in flight.
+      const env = ciEnvironment(sim, warehouse.target, dir.path, 'everyStream');
       sim.control.expireAccessTokens(); // the check's first request refreshes: the variables' refresh token dies
       let refreshedAt: number | null = null;
       const killed = await runCli(['sync', ...warehouse.schemaArgs], {
@@ -431,7 +454,11 @@ describe('--credentials FILE next to GRANTFLOW_CLIENT_* variables', () => {
     cleanup.push(site.remove);
     const env = { GRANTFLOW_CLIENT_ID: 'x' };
     const initialRefresh = site.sim.credentials.refresh_token;
-    const sync = await runCli(syncCliArgs(site.sim.url, site.dir, { credentials: site.credentials }), { env });
+    site.sim.control.expireAccessTokens(); // the first request rotates the pair, however fast the sync
+    const sync = await runCli(
+      [...syncCliArgs(site.sim.url, site.dir, { credentials: site.credentials }), ...smallRunFlags],
+      { env },
+    );
     expect(sync.stderr).toBe('');
     expect(sync.code).toBe(0);
     // The file was used (its refresh token rotated), not the warehouse store the variables would have chosen.

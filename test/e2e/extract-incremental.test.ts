@@ -27,6 +27,11 @@ let dir: Awaited<ReturnType<typeof tempDir>>;
 let credentials: string;
 let warehouse: string;
 
+/** A sync in process without models or data tests: these cases check site calls and rows, and models cost CPU. */
+function sync(...[sim, settings]: Parameters<typeof syncOnce>): ReturnType<typeof syncOnce> {
+  return syncOnce(sim, { models: false, ...settings });
+}
+
 /** Calls the site's API as an administrator would, with the current token of the sync's credential set. */
 async function api(method: string, path: string, body?: unknown): Promise<number> {
   const res = await fetch(`${sim.url}${path}`, {
@@ -62,7 +67,7 @@ beforeAll(async () => {
   dir = await tempDir();
   credentials = await writeCredentials(sim, join(dir.path, 'creds.json'));
   warehouse = join(dir.path, 'w.duckdb');
-  const first = await syncOnce(sim, { credentials, warehouse });
+  const first = await sync(sim, { credentials, warehouse });
   expect(first.status).toBe('succeeded');
 });
 afterAll(async () => {
@@ -73,7 +78,7 @@ afterAll(async () => {
 describe('incremental sync', () => {
   it('makes no per-application or per-organization call when nothing changed', async () => {
     sim.control.resetCounts();
-    const result = await syncOnce(sim, { credentials, warehouse });
+    const result = await sync(sim, { credentials, warehouse });
     expect(result.status).toBe('succeeded');
     const counts = sim.control.counts();
     for (const t of [...perApplicationTemplates, ...perOrganizationTemplates])
@@ -92,7 +97,7 @@ describe('incremental sync', () => {
     for (const id of changed)
       expect(await api('PATCH', `/api/applications/${id}/`, { title: `Renamed ${id} ✓` })).toBe(200);
     sim.control.resetCounts();
-    const result = await syncOnce(sim, { credentials, warehouse });
+    const result = await sync(sim, { credentials, warehouse });
     expect(result.status).toBe('succeeded');
     const calls = perApplicationCalls();
     expect([...calls.keys()].sort((a, b) => a - b)).toEqual([...changed].sort((a, b) => a - b));
@@ -117,14 +122,14 @@ describe('incremental sync', () => {
       .sort((a, b) => a.id - b.id);
     const before = await names();
     expect(before.map((u) => u.last_name)).not.toEqual(site.map((u) => u.last_name));
-    await syncOnce(sim, { credentials, warehouse });
+    await sync(sim, { credentials, warehouse });
     expect(await names()).toEqual(site);
     // Reading every record again (each naming the user the new way, some richer) and then nothing new changes none.
-    await syncOnce(sim, { credentials, warehouse, fullRefresh: true });
+    await sync(sim, { credentials, warehouse, fullRefresh: true });
     expect(await names()).toEqual(site);
     const users = 'SELECT id, first_name, last_name, email, CAST(_raw AS TEXT) AS raw FROM users ORDER BY id';
     const settled = await query(users);
-    await syncOnce(sim, { credentials, warehouse });
+    await sync(sim, { credentials, warehouse });
     expect(await query(users)).toEqual(settled);
   });
 
@@ -138,7 +143,7 @@ describe('incremental sync', () => {
     expect(children.application_tasks).toBeGreaterThan(0);
     expect(await api('DELETE', `/api/applications/${victim}/`)).toBe(204);
     sim.control.resetCounts();
-    const result = await syncOnce(sim, { credentials, warehouse });
+    const result = await sync(sim, { credentials, warehouse });
     expect(result.status).toBe('succeeded');
     expect(perApplicationCalls().size).toBe(0);
     const [app] = await query(`SELECT _deleted_at FROM applications WHERE id = ${victim}`);
@@ -164,7 +169,7 @@ describe('incremental sync', () => {
     expect(edits.length).toBe(5);
     const editedTasks = () =>
       query(`SELECT DISTINCT application_id FROM task_responses WHERE question_id = 'edited' AND _deleted_at IS NULL`);
-    await syncOnce(sim, { credentials, warehouse });
+    await sync(sim, { credentials, warehouse });
     const taskEdited = sim.control
       .collection('application_tasks')
       .filter((t) => typeof t.data === 'object' && t.data !== null && 'edited' in t.data)
@@ -172,7 +177,7 @@ describe('incremental sync', () => {
     expect(taskEdited.length).toBeGreaterThan(0);
     expect((await editedTasks()).length).toBe(0);
     sim.control.resetCounts();
-    const full = await syncOnce(sim, { credentials, warehouse, fullRefresh: true });
+    const full = await sync(sim, { credentials, warehouse, fullRefresh: true });
     expect(full.status).toBe('succeeded');
     expect(perApplicationCalls().size).toBe(sim.control.collection('applications').length);
     const seen = (await editedTasks()).map((r) => Number(r.application_id)).sort((a, b) => a - b);
