@@ -71,6 +71,8 @@ async function ciSetup(dialect: string, seed: number) {
     GRANTFLOW_ACCESS_TOKEN: initial.access_token,
     GRANTFLOW_REFRESH_TOKEN: initial.refresh_token,
     GRANTFLOW_SNAPSHOT: 'false',
+    // What is kept of the credentials is the subject; models and data tests read none of it.
+    GRANTFLOW_MODELS: 'false',
     GRANTFLOW_RAW_DIR: join(dir.path, 'raw'),
     GRANTFLOW_RATE: '500',
   };
