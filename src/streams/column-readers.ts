@@ -2,7 +2,7 @@ import type { JsonObject, JsonValue } from '../util/json.ts';
 import { attrId, bool, dbl, int, json, long, money, obj, optId, reqId, reqTs, text, ts } from '../normalize/coerce.ts';
 import type { MappedRow, NormalizeContext } from '../normalize/mapping.ts';
 import { QuarantineError } from '../normalize/quarantine.ts';
-import { namedRef, refId, userRef } from '../normalize/refs.ts';
+import { namedRef, parentId, refId, userRef } from '../normalize/refs.ts';
 import type { CellValue, ColumnDef, ColumnReader } from '../normalize/table-def.ts';
 
 /** Dimensions whose references are `{id, title}`; other dimensions' are `{id, name}`. */
@@ -89,70 +89,80 @@ export interface ReadContext {
   readonly missing: (field: string, source: string) => string;
 }
 
-/** Reads one column's value with its reader; `field` names it in a quarantine reason (`decision.id`). */
-export function readValue(reader: ColumnReader, v: JsonValue | undefined, field: string, rc: ReadContext): CellValue {
-  const zone = rc.ctx.siteTimeZone;
+/** Types one value; `field` names it in a quarantine reason (`decision.id`). */
+type ReadValue = (v: JsonValue | undefined, field: string, rc: ReadContext) => CellValue;
+
+/** The function behind a reader; `table` is the referenced table of a named reference. */
+function readValueOf(reader: ColumnReader, table: string | undefined): ReadValue {
   switch (reader) {
     case 'key':
-      return reqId(v, field);
+      return (v, field) => reqId(v, field);
     case 'id':
-      return optId(v, field);
+      return (v, field) => optId(v, field);
     case 'attrId':
-      return attrId(v, field);
+      return (v, field) => attrId(v, field);
     case 'long':
-      return long(v);
+      return (v) => long(v);
     case 'int':
-      return int(v);
+      return (v) => int(v);
     case 'dbl':
-      return dbl(v);
+      return (v) => dbl(v);
     case 'bool':
-      return bool(v);
+      return (v) => bool(v);
     case 'text':
-      return text(v);
+      return (v) => text(v);
     case 'json':
-      return json(v);
+      return (v) => json(v);
     case 'money':
-      return money(v);
+      return (v) => money(v);
     case 'ts':
-      return ts(v, zone);
+      return (v, _field, rc) => ts(v, rc.ctx.siteTimeZone);
     case 'strictTs':
-      return reqTs(v, zone, field);
+      return (v, field, rc) => reqTs(v, rc.ctx.siteTimeZone, field);
     case 'user':
-      return userRef(rc.out, v, field);
+      return (v, field, rc) => userRef(rc.out, v, field);
     case 'named':
-    case 'titled':
-      throw new Error('named references are read by readColumn, which knows their table');
+    case 'titled': {
+      if (table === undefined) throw new Error(`a ${reader} reader needs a column that references a table`);
+      const label = reader === 'titled' ? 'title' : 'name';
+      return (v, field, rc) => namedRef(rc.out, table, v, field, label);
+    }
     case 'refId':
-      return refId(v, field);
+      return (v, field) => refId(v, field);
     case 'parent':
-      if (rc.ctx.parentId === undefined) throw new Error(`normalize: stream ${rc.stream} needs ctx.parentId`);
-      return rc.ctx.parentId;
+      return (_v, _field, rc) => parentId(rc.ctx, rc.stream);
     case 'owner':
-      return rc.owner ?? null;
+      return (_v, _field, rc) => rc.owner ?? null;
     case 'computed':
-      return null;
+      return () => null;
   }
 }
 
-/** One column of `holder` (a record, or a bridge item), with its declared source, reader and requirement. */
-export function readColumn(
-  c: ColumnDef,
-  holder: JsonObject,
-  cache: Map<string, JsonObject | null>,
-  rc: ReadContext,
-  prefix: string,
-): CellValue {
+const referenceReaders: ReadonlySet<ColumnReader> = new Set(['user', 'named', 'titled', 'refId']);
+
+/** A column ready to read: its reader, source and quarantine rule resolved once, not per record. */
+export interface CompiledColumn {
+  readonly name: string;
+  read(holder: JsonObject, cache: Map<string, JsonObject | null>, rc: ReadContext): CellValue;
+}
+
+/**
+ * One column of a record or a bridge item (`prefix` names the bridge in quarantine reasons: `payments[].`), with its
+ * declared source, reader and requirement.
+ */
+export function compileColumn(c: ColumnDef, prefix: string): CompiledColumn {
   const reader = readerOf(c);
   const source = sourceOf(c);
-  const v = sourceless.has(reader) ? undefined : valueAt(holder, source, cache);
   const field = `${prefix}${source}`;
-  const value =
-    reader === 'named' || reader === 'titled'
-      ? namedRef(rc.out, c.references!.table, v, field, reader === 'titled' ? 'title' : 'name')
-      : readValue(reader, v, field, rc);
-  if (value === null && c.required === true) {
-    const isRef = reader === 'user' || reader === 'named' || reader === 'titled' || reader === 'refId';
-    throw new QuarantineError(rc.missing(isRef ? `${field}.id` : field, source));
-  }
-  return value;
+  const readValue = readValueOf(reader, c.references?.table);
+  const takesSource = !sourceless.has(reader);
+  const missingField = c.required === true ? (referenceReaders.has(reader) ? `${field}.id` : field) : undefined;
+  return {
+    name: c.name,
+    read(holder, cache, rc) {
+      const value = readValue(takesSource ? valueAt(holder, source, cache) : undefined, field, rc);
+      if (value === null && missingField !== undefined) throw new QuarantineError(rc.missing(missingField, source));
+      return value;
+    },
+  };
 }

@@ -3,32 +3,35 @@ import { arr, obj } from '../normalize/coerce.ts';
 import type { MappedRow, NormalizeContext, OwnedScope, StreamMapping } from '../normalize/mapping.ts';
 import { customFieldValues, customFieldValuesScope, type Id } from '../normalize/refs.ts';
 import type { CellValue, Row, TableDef } from '../normalize/table-def.ts';
-import { readColumn, readerOf, type ReadContext } from './column-readers.ts';
+import { compileColumn, readerOf, type CompiledColumn, type ReadContext } from './column-readers.ts';
 import type { BridgeTable, StreamDefinition } from './stream-definition.ts';
 
 const recordMissing = (field: string): string => `${field} is missing: the record has no usable key`;
 
-function readRow(table: TableDef, holder: JsonObject, rc: ReadContext, prefix: string): Row {
+type CompiledTable = readonly CompiledColumn[];
+
+const compileTable = (table: TableDef, prefix: string): CompiledTable =>
+  table.columns.map((c) => compileColumn(c, prefix));
+
+function readRow(columns: CompiledTable, holder: JsonObject, rc: ReadContext): Row {
   const cache = new Map<string, JsonObject | null>();
   const row: Row = {};
-  for (const c of table.columns) row[c.name] = readColumn(c, holder, cache, rc, prefix);
+  for (const c of columns) row[c.name] = c.read(holder, cache, rc);
   row._raw = JSON.stringify(holder);
   return row;
 }
 
 /**
- * A declared table's row read from an object inside a record (a transaction's embedded payment): its references feed
- * `out` as they are read; `prefix` names its fields in quarantine reasons (`payment.`).
+ * Reads a declared table's row from an object inside a record (a transaction's embedded payment): its references
+ * feed `out` as they are read; `prefix` names its fields in quarantine reasons (`payment.`). Compiled once.
  */
-export function readEmbeddedRow(
+export function embeddedRowReader(
   table: TableDef,
-  holder: JsonObject,
   prefix: string,
-  out: MappedRow[],
-  ctx: NormalizeContext,
   stream: string,
-): Row {
-  return readRow(table, holder, { out, ctx, stream, missing: recordMissing }, prefix);
+): (holder: JsonObject, out: MappedRow[], ctx: NormalizeContext) => Row {
+  const columns = compileTable(table, prefix);
+  return (holder, out, ctx) => readRow(columns, holder, { out, ctx, stream, missing: recordMissing });
 }
 
 /** The column holding the record's own id (`key`), if any. */
@@ -73,25 +76,29 @@ export function defaultOwns(def: StreamDefinition): OwnedScope[] {
  */
 export function deriveMapping(def: StreamDefinition): StreamMapping {
   if (def.mapping !== undefined) return def.mapping;
-  const bridges = (def.bridges ?? []).filter((b) => b.byHand !== true);
+  const columns = compileTable(def.table, '');
+  const ownerColumnName = keyColumn(def.table) ?? 'id';
+  const bridges = (def.bridges ?? [])
+    .filter((b) => b.byHand !== true)
+    .map((b) => ({
+      table: b.name,
+      from: b.from,
+      columns: compileTable(b, `${b.from}[].`),
+      missing: (_field: string, source: string) => `${b.from}[] entry without ${source}`,
+    }));
   return {
     owns: def.owns ?? defaultOwns(def),
     cascades: def.cascades ?? [],
     map(record: JsonObject, ctx: NormalizeContext): MappedRow[] {
       const out: MappedRow[] = [];
       const rc: ReadContext = { out, ctx, stream: def.name, missing: recordMissing };
-      const row = readRow(def.table, record, rc, '');
-      const owner: CellValue = row[keyColumn(def.table) ?? 'id'] ?? null;
+      const row = readRow(columns, record, rc);
+      const owner: CellValue = row[ownerColumnName] ?? null;
       for (const b of bridges) {
-        const itemContext: ReadContext = {
-          ...rc,
-          owner,
-          missing: (_f, source) => `${b.from}[] entry without ${source}`,
-        };
+        const itemContext: ReadContext = { ...rc, owner, missing: b.missing };
         for (const x of arr(record[b.from])) {
           const item = obj(x);
-          if (item !== null)
-            out.push({ table: b.name, row: readRow(b, item, itemContext, `${b.from}[].`), merge: 'replace' });
+          if (item !== null) out.push({ table: b.table, row: readRow(b.columns, item, itemContext), merge: 'replace' });
         }
       }
       if (def.customFields !== undefined) customFieldValues(out, def.customFields, owner as Id, record.custom_fields);

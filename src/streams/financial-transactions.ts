@@ -7,7 +7,7 @@ import type { ColumnDef, Row, TableDef } from '../normalize/table-def.ts';
 import { readerOf } from './column-readers.ts';
 import { col, enumCol, id, money, ref, tsCol } from './columns.ts';
 import { deriveFields } from './derive-fields.ts';
-import { readEmbeddedRow } from './derive-mapping.ts';
+import { embeddedRowReader } from './derive-mapping.ts';
 import { payments } from './payments.ts';
 import { defineStream } from './stream-definition.ts';
 
@@ -49,6 +49,8 @@ const embeddedPayments: TableDef = {
   columns: payments.table.columns.map((c) => (readerOf(c) === 'strictTs' ? { ...c, read: 'ts' } : c)),
 };
 
+const readEmbeddedPayment = embeddedRowReader(embeddedPayments, 'payment.', 'financial_transactions');
+
 /** The embedded Payment fills a ref-only payments row; its bridges belong to the payments stream. */
 function embeddedPayment(v: JsonValue | undefined, out: MappedRow[], ctx: NormalizeContext): Id | null {
   const payment = obj(v);
@@ -57,7 +59,7 @@ function embeddedPayment(v: JsonValue | undefined, out: MappedRow[], ctx: Normal
     untyped(payment);
     return null;
   }
-  const row = readEmbeddedRow(embeddedPayments, payment, 'payment.', out, ctx, 'financial_transactions');
+  const row = readEmbeddedPayment(payment, out, ctx);
   out.push({ table: 'payments', row, merge: 'coalesce' });
   return row.id as Id;
 }
