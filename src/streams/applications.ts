@@ -1,4 +1,4 @@
-import type { JsonObject, JsonValue } from '../util/json.ts';
+import { isJsonObject, type JsonValue } from '../util/json.ts';
 import { arr, cleanText, optId, untyped } from '../normalize/coerce.ts';
 import { arrOf, I, NAMED, NUMBER, obj, OBJECT, S, STRING, USER } from '../normalize/field-kinds.ts';
 import type { MappedRow } from '../normalize/mapping.ts';
@@ -9,9 +9,6 @@ import { defineStream } from './stream-definition.ts';
 
 const appChildren = ['application_stages', 'application_tasks', 'task_responses', 'application_notes'] as const;
 
-const isPlainObject = (v: JsonValue | undefined): v is JsonObject =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * The application's current status, which the service sends and spec 2.3 omits: a StatusRef {id, name}, a bare id,
  * or a name. A value that is none of these is NULL and counted (kept in `_raw`); it never quarantines the record,
@@ -20,7 +17,7 @@ const isPlainObject = (v: JsonValue | undefined): v is JsonObject =>
 function currentStatus(out: MappedRow[], v: JsonValue | undefined): { id: Id | null; name: string | null } {
   if (v === undefined || v === null) return { id: null, name: null };
   if (typeof v === 'string' && !/^\s*-?\d+\s*$/.test(v)) return { id: null, name: v === '' ? null : cleanText(v) };
-  const o = isPlainObject(v) ? v : null;
+  const o = isJsonObject(v) ? v : null;
   try {
     const id = namedRef(out, 'statuses', v, 'status');
     return { id, name: o !== null && typeof o.name === 'string' ? cleanText(o.name) : null };
@@ -52,7 +49,7 @@ function applicationCollaborators(out: MappedRow[], applicationId: Id, v: JsonVa
 function applicationLabels(out: MappedRow[], applicationId: Id, v: JsonValue | undefined): void {
   const seen = new Set<string>();
   for (const entry of arr(v)) {
-    const o = isPlainObject(entry) ? entry : null;
+    const o = isJsonObject(entry) ? entry : null;
     const name = typeof entry === 'string' ? entry : o !== null && typeof o.name === 'string' ? o.name : null;
     if (name === null) {
       untyped(entry);
