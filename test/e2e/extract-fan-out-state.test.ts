@@ -5,7 +5,15 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { dumpWarehouse, proxySite, runCli, siteWithWarehouse, syncCliArgs, syncOnce } from '../support/harness.ts';
+import {
+  dumpWarehouse,
+  proxySite,
+  runCli,
+  siteWithWarehouse,
+  syncCliArgs,
+  syncOnce,
+  syncWithoutModels,
+} from '../support/harness.ts';
 import { killOnStderr, killWhen } from '../support/faults.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
@@ -14,11 +22,6 @@ const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const c of cleanup.reverse()) await c();
 });
-
-/** A sync in process without models or data tests: these cases check extracted rows, and models cost CPU. */
-function sync(...[sim, settings]: Parameters<typeof syncOnce>): ReturnType<typeof syncOnce> {
-  return syncOnce(sim, { models: false, ...settings });
-}
 
 async function setup(seed: number): Promise<{ sim: SimulatorHandle; dir: string; credentials: string }> {
   const site = await siteWithWarehouse({ scale: 'tiny', seed });
@@ -39,14 +42,14 @@ describe('fan-out state between runs', () => {
     const { sim, dir, credentials } = await setup(7);
     const warehouse = join(dir, 'w.duckdb');
     sim.control.setFeatures({ eligibility: false });
-    const off = await sync(sim, { credentials, warehouse });
+    const off = await syncWithoutModels(sim, { credentials, warehouse });
     expect(off.streams.find((s) => s.stream === 'eligibility')?.reason).toMatch(/answered 404/);
     sim.control.setFeatures({ eligibility: true });
-    const on = await sync(sim, { credentials, warehouse });
+    const on = await syncWithoutModels(sim, { credentials, warehouse });
     const info = on.streams.find((s) => s.stream === 'eligibility');
     expect(info?.parents?.fetched).toBe(info?.parents?.total);
     const fresh = join(dir, 'fresh.duckdb');
-    expect((await sync(sim, { credentials, warehouse: fresh })).status).toBe('succeeded');
+    expect((await syncWithoutModels(sim, { credentials, warehouse: fresh })).status).toBe('succeeded');
     const tables = ['eligibility', 'eligibility_responses'];
     const mine = await liveRows(warehouse, tables);
     expect(mine.eligibility?.length).toBeGreaterThan(0);
@@ -57,7 +60,7 @@ describe('fan-out state between runs', () => {
     const { sim, dir, credentials } = await setup(7);
     const warehouse = join(dir, 'w.duckdb');
     const perPage = 10;
-    expect((await sync(sim, { credentials, warehouse, perPage })).status).toBe('succeeded');
+    expect((await syncWithoutModels(sim, { credentials, warehouse, perPage })).status).toBe('succeeded');
     // Child edits that do not move the parent's updated_at: what a full refresh is for.
     expect(sim.control.applyChanges({ childEdits: 12 }).childEdits?.length).toBe(12);
     const lastPage = String(Math.ceil(sim.control.collection('applications').length / perPage));
@@ -71,16 +74,16 @@ describe('fan-out state between runs', () => {
     );
     cleanup.push(proxy.close);
     // The proxy is the same site at another address: each switch between them is a --site-moved.
-    const cut = await sync(
+    const cut = await syncWithoutModels(
       { ...sim, url: proxy.url },
       { credentials, warehouse, perPage, fullRefresh: true, siteMoved: true },
     );
     expect(cut.streams.find((s) => s.stream === 'applications')?.complete).toBe(false);
     await proxy.close();
-    const next = await sync(sim, { credentials, warehouse, perPage, siteMoved: true });
+    const next = await syncWithoutModels(sim, { credentials, warehouse, perPage, siteMoved: true });
     expect(next.streams.find((s) => s.stream === 'application_tasks')?.fullRefresh).toBe(true);
     const fresh = join(dir, 'fresh.duckdb');
-    expect((await sync(sim, { credentials, warehouse: fresh, perPage })).status).toBe('succeeded');
+    expect((await syncWithoutModels(sim, { credentials, warehouse: fresh, perPage })).status).toBe('succeeded');
     const tables = ['application_tasks', 'task_responses', 'application_notes'];
     expect(await liveRows(warehouse, tables)).toEqual(await liveRows(fresh, tables));
   });
@@ -88,7 +91,7 @@ describe('fan-out state between runs', () => {
   it('a --full-refresh killed halfway is resumed as a full refresh, so child edits only it reads are not missed', async () => {
     const { sim, dir, credentials } = await setup(17);
     const warehouse = join(dir, 'w.duckdb');
-    expect((await sync(sim, { credentials, warehouse })).status).toBe('succeeded');
+    expect((await syncWithoutModels(sim, { credentials, warehouse })).status).toBe('succeeded');
     expect(sim.control.applyChanges({ childEdits: 20 }).childEdits?.length).toBe(20);
     sim.control.resetCounts();
     sim.control.setLatency({ ms: 10 });
@@ -100,11 +103,11 @@ describe('fan-out state between runs', () => {
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
     sim.control.setLatency({ ms: 0 });
     // A plain sync resumes the killed run, and with it the full refresh it was asked for.
-    const resumed = await sync(sim, { credentials, warehouse });
+    const resumed = await syncWithoutModels(sim, { credentials, warehouse });
     expect(resumed.resumed).toBe(true);
     expect(resumed.streams.find((s) => s.stream === 'application_tasks')?.fullRefresh).toBe(true);
     const fresh = join(dir, 'fresh.duckdb');
-    expect((await sync(sim, { credentials, warehouse: fresh })).status).toBe('succeeded');
+    expect((await syncWithoutModels(sim, { credentials, warehouse: fresh })).status).toBe('succeeded');
     const tables = ['application_tasks', 'task_responses', 'application_notes', 'application_stages'];
     expect(await liveRows(warehouse, tables)).toEqual(await liveRows(fresh, tables));
   });
@@ -112,7 +115,7 @@ describe('fan-out state between runs', () => {
   it('a --full-refresh that resumes a killed plain run reads again the parents that run had read', async () => {
     const { sim, dir, credentials } = await setup(19);
     const warehouse = join(dir, 'w.duckdb');
-    expect((await sync(sim, { credentials, warehouse })).status).toBe('succeeded');
+    expect((await syncWithoutModels(sim, { credentials, warehouse })).status).toBe('succeeded');
     // Three applications change: the plain run reads their children, commits them, and is killed.
     const updated = sim.control.applyChanges({ updated: 3 }).updated;
     const killed = await runCli(syncCliArgs(sim.url, dir, { credentials, warehouse: ['--warehouse', warehouse] }), {
@@ -125,10 +128,10 @@ describe('fan-out state between runs', () => {
       const task = sim.control.data.children(id)!.tasks[0]!;
       task.data = { ...(task.data as object), edited: `after the kill ${id}` };
     }
-    const refreshed = await sync(sim, { credentials, warehouse, fullRefresh: true });
+    const refreshed = await syncWithoutModels(sim, { credentials, warehouse, fullRefresh: true });
     expect(refreshed.resumed).toBe(true);
     const fresh = join(dir, 'fresh.duckdb');
-    expect((await sync(sim, { credentials, warehouse: fresh })).status).toBe('succeeded');
+    expect((await syncWithoutModels(sim, { credentials, warehouse: fresh })).status).toBe('succeeded');
     const tables = ['application_tasks', 'task_responses'];
     expect(await liveRows(warehouse, tables)).toEqual(await liveRows(fresh, tables));
   });
@@ -142,7 +145,8 @@ describe('fan-out state between runs', () => {
       holding && url.pathname.startsWith('/api/payments/') ? new Promise<void>(() => undefined) : undefined,
     );
     cleanup.push(proxy.close);
-    const viaProxy = (more: object = {}) => sync(sim, { site: proxy.url, credentials, warehouse, ...more });
+    const viaProxy = (more: object = {}) =>
+      syncWithoutModels(sim, { site: proxy.url, credentials, warehouse, ...more });
     expect((await viaProxy()).status).toBe('succeeded');
     const streams = ['applications', 'application_tasks', 'payments'];
     const tasks = 'GET /api/applications/{id}/tasks/';
@@ -188,7 +192,7 @@ describe('fan-out state between runs', () => {
   it('a resumed --full-refresh covers only the streams its run selected', async () => {
     const { sim, dir, credentials } = await setup(18);
     const warehouse = join(dir, 'w.duckdb');
-    expect((await sync(sim, { credentials, warehouse })).status).toBe('succeeded');
+    expect((await syncWithoutModels(sim, { credentials, warehouse })).status).toBe('succeeded');
     sim.control.resetCounts();
     sim.control.setLatency({ ms: 10 });
     const tasks = 'GET /api/applications/{id}/tasks/';
@@ -199,7 +203,7 @@ describe('fan-out state between runs', () => {
     );
     expect(killed.signal, killed.stderr).toBe('SIGKILL');
     sim.control.setLatency({ ms: 0 });
-    const resumed = await sync(sim, { credentials, warehouse });
+    const resumed = await syncWithoutModels(sim, { credentials, warehouse });
     expect(resumed.resumed).toBe(true);
     const refreshed = (name: string) => resumed.streams.find((s) => s.stream === name)?.fullRefresh;
     expect(refreshed('application_tasks')).toBe(true);
@@ -209,7 +213,7 @@ describe('fan-out state between runs', () => {
   it('a parent with a quarantined child is read again by every run until the child loads', async () => {
     const { sim, dir, credentials } = await setup(23);
     const warehouse = join(dir, 'w.duckdb');
-    expect((await sync(sim, { credentials, warehouse })).status).toBe('succeeded');
+    expect((await syncWithoutModels(sim, { credentials, warehouse })).status).toBe('succeeded');
     const parent = sim.control.data.applications.rows.find(
       (a) => (sim.control.data.children(Number(a.id))?.stages.length ?? 0) > 0,
     )!;
@@ -220,15 +224,15 @@ describe('fan-out state between runs', () => {
     stage.created_at = 'not a time';
     const stagesOf = (r: Awaited<ReturnType<typeof syncOnce>>) =>
       r.streams.find((s) => s.stream === 'application_stages');
-    const refreshed = stagesOf(await sync(sim, { credentials, warehouse, fullRefresh: true }));
+    const refreshed = stagesOf(await syncWithoutModels(sim, { credentials, warehouse, fullRefresh: true }));
     expect(refreshed?.quarantined).toBe(1);
-    const again = stagesOf(await sync(sim, { credentials, warehouse }));
+    const again = stagesOf(await syncWithoutModels(sim, { credentials, warehouse }));
     expect(again?.parents?.fetched).toBe(1);
     expect(again?.quarantined).toBe(1);
 
     const fixedAt = '2026-01-02T03:04:05Z';
     stage.created_at = fixedAt;
-    const loaded = stagesOf(await sync(sim, { credentials, warehouse }));
+    const loaded = stagesOf(await syncWithoutModels(sim, { credentials, warehouse }));
     expect(loaded?.parents?.fetched).toBe(1);
     expect(loaded?.quarantined).toBe(0);
     const row = (await liveRows(warehouse, ['application_stages'])).application_stages?.find(
@@ -240,6 +244,6 @@ describe('fan-out state between runs', () => {
     expect(new Date(String((row as { created_at: unknown }).created_at)).toISOString()).toBe(
       new Date(fixedAt).toISOString(),
     );
-    expect(stagesOf(await sync(sim, { credentials, warehouse }))?.parents?.fetched).toBe(0);
+    expect(stagesOf(await syncWithoutModels(sim, { credentials, warehouse }))?.parents?.fetched).toBe(0);
   });
 });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
+import { startSite, syncWithoutModels, tempDir, writeCredentials } from '../support/harness.ts';
 import { routeTemplate } from '../../src/simulator/stream-serving.ts';
 import { streamCatalog } from '../../src/streams/registry.ts';
 
@@ -26,11 +26,6 @@ let sim: SimulatorHandle;
 let dir: Awaited<ReturnType<typeof tempDir>>;
 let credentials: string;
 let warehouse: string;
-
-/** A sync in process without models or data tests: these cases check site calls and rows, and models cost CPU. */
-function sync(...[sim, settings]: Parameters<typeof syncOnce>): ReturnType<typeof syncOnce> {
-  return syncOnce(sim, { models: false, ...settings });
-}
 
 /** Calls the site's API as an administrator would, with the current token of the sync's credential set. */
 async function api(method: string, path: string, body?: unknown): Promise<number> {
@@ -67,7 +62,7 @@ beforeAll(async () => {
   dir = await tempDir();
   credentials = await writeCredentials(sim, join(dir.path, 'creds.json'));
   warehouse = join(dir.path, 'w.duckdb');
-  const first = await sync(sim, { credentials, warehouse });
+  const first = await syncWithoutModels(sim, { credentials, warehouse });
   expect(first.status).toBe('succeeded');
 });
 afterAll(async () => {
@@ -78,7 +73,7 @@ afterAll(async () => {
 describe('incremental sync', () => {
   it('makes no per-application or per-organization call when nothing changed', async () => {
     sim.control.resetCounts();
-    const result = await sync(sim, { credentials, warehouse });
+    const result = await syncWithoutModels(sim, { credentials, warehouse });
     expect(result.status).toBe('succeeded');
     const counts = sim.control.counts();
     for (const t of [...perApplicationTemplates, ...perOrganizationTemplates])
@@ -97,7 +92,7 @@ describe('incremental sync', () => {
     for (const id of changed)
       expect(await api('PATCH', `/api/applications/${id}/`, { title: `Renamed ${id} ✓` })).toBe(200);
     sim.control.resetCounts();
-    const result = await sync(sim, { credentials, warehouse });
+    const result = await syncWithoutModels(sim, { credentials, warehouse });
     expect(result.status).toBe('succeeded');
     const calls = perApplicationCalls();
     expect([...calls.keys()].sort((a, b) => a - b)).toEqual([...changed].sort((a, b) => a - b));
@@ -122,14 +117,14 @@ describe('incremental sync', () => {
       .sort((a, b) => a.id - b.id);
     const before = await names();
     expect(before.map((u) => u.last_name)).not.toEqual(site.map((u) => u.last_name));
-    await sync(sim, { credentials, warehouse });
+    await syncWithoutModels(sim, { credentials, warehouse });
     expect(await names()).toEqual(site);
     // Reading every record again (each naming the user the new way, some richer) and then nothing new changes none.
-    await sync(sim, { credentials, warehouse, fullRefresh: true });
+    await syncWithoutModels(sim, { credentials, warehouse, fullRefresh: true });
     expect(await names()).toEqual(site);
     const users = 'SELECT id, first_name, last_name, email, CAST(_raw AS TEXT) AS raw FROM users ORDER BY id';
     const settled = await query(users);
-    await sync(sim, { credentials, warehouse });
+    await syncWithoutModels(sim, { credentials, warehouse });
     expect(await query(users)).toEqual(settled);
   });
 
@@ -143,7 +138,7 @@ describe('incremental sync', () => {
     expect(children.application_tasks).toBeGreaterThan(0);
     expect(await api('DELETE', `/api/applications/${victim}/`)).toBe(204);
     sim.control.resetCounts();
-    const result = await sync(sim, { credentials, warehouse });
+    const result = await syncWithoutModels(sim, { credentials, warehouse });
     expect(result.status).toBe('succeeded');
     expect(perApplicationCalls().size).toBe(0);
     const [app] = await query(`SELECT _deleted_at FROM applications WHERE id = ${victim}`);
@@ -169,7 +164,7 @@ describe('incremental sync', () => {
     expect(edits.length).toBe(5);
     const editedTasks = () =>
       query(`SELECT DISTINCT application_id FROM task_responses WHERE question_id = 'edited' AND _deleted_at IS NULL`);
-    await sync(sim, { credentials, warehouse });
+    await syncWithoutModels(sim, { credentials, warehouse });
     const taskEdited = sim.control
       .collection('application_tasks')
       .filter((t) => typeof t.data === 'object' && t.data !== null && 'edited' in t.data)
@@ -177,7 +172,7 @@ describe('incremental sync', () => {
     expect(taskEdited.length).toBeGreaterThan(0);
     expect((await editedTasks()).length).toBe(0);
     sim.control.resetCounts();
-    const full = await sync(sim, { credentials, warehouse, fullRefresh: true });
+    const full = await syncWithoutModels(sim, { credentials, warehouse, fullRefresh: true });
     expect(full.status).toBe('succeeded');
     expect(perApplicationCalls().size).toBe(sim.control.collection('applications').length);
     const seen = (await editedTasks()).map((r) => Number(r.application_id)).sort((a, b) => a - b);

@@ -11,7 +11,7 @@ import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { runReplay } from '../../src/pipeline/replay.ts';
 import type { StreamInfo } from '../../src/extract/types.ts';
-import { dumpWarehouse, proxySite, siteWithWarehouse, summarize, syncOnce } from '../support/harness.ts';
+import { dumpWarehouse, proxySite, siteWithWarehouse, summarize, syncWithoutModels } from '../support/harness.ts';
 
 /** The proxy is the same site at another address: a sync that switches between them says so (--site-moved). */
 const sameSite = { siteMoved: true };
@@ -20,11 +20,6 @@ const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const c of cleanup.reverse()) await c();
 });
-
-/** A sync in process without models or data tests: these cases check extracted rows, and models cost CPU. */
-function sync(...[sim, settings]: Parameters<typeof syncOnce>): ReturnType<typeof syncOnce> {
-  return syncOnce(sim, { models: false, ...settings });
-}
 
 async function setup(seed: number): Promise<{
   sim: SimulatorHandle;
@@ -106,12 +101,15 @@ describe('a deletion while a list is read', () => {
     const { sim, dir, credentials, warehouse, query, api } = await setup(7);
     const perPage = 10;
     const landing = { landRaw: true, rawDir: join(dir, 'raw') };
-    const first = await sync(sim, { credentials, warehouse, perPage, ...landing });
+    const first = await syncWithoutModels(sim, { credentials, warehouse, perPage, ...landing });
     expect(first.status).toBe('succeeded');
     const ids = sim.control.collection('applications').map((a) => Number(a.id));
     const [victim, moved] = [ids[0]!, ids[perPage]!]; // `moved` opens page 2, until the victim goes
     const proxy = await deletingBeforePage(sim, api, '/api/applications/', `/api/applications/${victim}/`);
-    const result = await sync({ ...sim, url: proxy.url }, { ...sameSite, credentials, warehouse, perPage, ...landing });
+    const result = await syncWithoutModels(
+      { ...sim, url: proxy.url },
+      { ...sameSite, credentials, warehouse, perPage, ...landing },
+    );
     expect(proxy.fired()).toBe(true);
     expect(result.status).toBe('succeeded');
     // A replay of the landed pages (both walks) loads the same tables and counts the same.
@@ -131,7 +129,7 @@ describe('a deletion while a list is read', () => {
 
     // Read once more with nothing moving: the victim, read before it went, is deleted now; the moved one lives.
     await proxy.close();
-    expect((await sync(sim, { ...sameSite, credentials, warehouse, perPage })).status).toBe('succeeded');
+    expect((await syncWithoutModels(sim, { ...sameSite, credentials, warehouse, perPage })).status).toBe('succeeded');
     const after = await query(
       `SELECT id, _deleted_at IS NOT NULL AS deleted FROM applications WHERE id IN (${victim}, ${moved})`,
     );
@@ -141,14 +139,17 @@ describe('a deletion while a list is read', () => {
   it('a later page gone because the list shrank ends the walk (kept, nothing deleted) instead of failing it', async () => {
     const { sim, dir, credentials, warehouse, query, api } = await setup(8);
     const landing = { landRaw: true, rawDir: join(dir, 'raw') };
-    const first = await sync(sim, { credentials, warehouse, ...landing });
+    const first = await syncWithoutModels(sim, { credentials, warehouse, ...landing });
     expect(first.status).toBe('succeeded');
     const ids = sim.control.collection('applications').map((a) => Number(a.id));
     // Page 2 holds one record until a deletion: then the site answers it with 404 (Django's "Invalid page.").
     const perPage = ids.length - 1;
     const [victim, moved] = [ids[0]!, ids[perPage]!];
     const proxy = await deletingBeforePage(sim, api, '/api/applications/', `/api/applications/${victim}/`);
-    const result = await sync({ ...sim, url: proxy.url }, { ...sameSite, credentials, warehouse, perPage, ...landing });
+    const result = await syncWithoutModels(
+      { ...sim, url: proxy.url },
+      { ...sameSite, credentials, warehouse, perPage, ...landing },
+    );
     expect(proxy.fired()).toBe(true);
     expect(result.status).toBe('succeeded');
     const info = result.streams.find((i) => i.stream === 'applications');
@@ -160,7 +161,7 @@ describe('a deletion while a list is read', () => {
 
     // Read whole with nothing moving: only the victim goes.
     await proxy.close();
-    expect((await sync(sim, { ...sameSite, credentials, warehouse, perPage })).status).toBe('succeeded');
+    expect((await syncWithoutModels(sim, { ...sameSite, credentials, warehouse, perPage })).status).toBe('succeeded');
     expect(live(await query(all))).toEqual(ids.filter((id) => id !== victim));
     expect(live(await query(all))).toContain(moved);
   });
@@ -176,12 +177,15 @@ describe('a deletion while a list is read', () => {
       sim.control.collection('application_notes', { application: app }).map((n) => Number(n.id));
     const before = notes();
     expect(before.length).toBeGreaterThan(perPage + 1);
-    const first = await sync(sim, { credentials, warehouse, perPage, ...landing });
+    const first = await syncWithoutModels(sim, { credentials, warehouse, perPage, ...landing });
     expect(first.status).toBe('succeeded');
     expect(await api('PATCH', `/api/applications/${app}/`, { title: 'touched' })).toBe(200); // its notes are read again
     const notesList = `/api/applications/${app}/notes/`;
     const proxy = await deletingBeforePage(sim, api, notesList, `${notesList}${before[0]}/`);
-    const result = await sync({ ...sim, url: proxy.url }, { ...sameSite, credentials, warehouse, perPage, ...landing });
+    const result = await syncWithoutModels(
+      { ...sim, url: proxy.url },
+      { ...sameSite, credentials, warehouse, perPage, ...landing },
+    );
     expect(result.status).toBe('succeeded');
     expect(proxy.fired()).toBe(true);
     const rows = await query(
@@ -202,7 +206,7 @@ describe('a deletion while a list is read', () => {
     for (let i = 0; i < 3; i++)
       expect(await api('POST', `/api/applications/${app}/notes/`, { content: `n${i}`, is_private: false })).toBe(201);
     const before = sim.control.collection('application_notes', { application: app }).map((n) => Number(n.id));
-    expect((await sync(sim, { ...sameSite, credentials, warehouse, perPage })).status).toBe('succeeded');
+    expect((await syncWithoutModels(sim, { ...sameSite, credentials, warehouse, perPage })).status).toBe('succeeded');
     expect(await api('PATCH', `/api/applications/${app}/`, { title: 'touched' })).toBe(200);
     expect(await api('DELETE', `/api/applications/${app}/notes/${before[1]}/`)).toBe(204); // a second walk is due
     let walks = 0;
@@ -212,7 +216,10 @@ describe('a deletion while a list is read', () => {
       if (++walks === 2) expect(await api('DELETE', `/api/applications/${app}/`)).toBe(204);
     });
     cleanup.push(proxy.close);
-    const result = await sync({ ...sim, url: proxy.url }, { ...sameSite, credentials, warehouse, perPage });
+    const result = await syncWithoutModels(
+      { ...sim, url: proxy.url },
+      { ...sameSite, credentials, warehouse, perPage },
+    );
     expect(walks).toBe(2);
     expect(result.streams.find((s) => s.stream === 'application_notes')?.status).toBe('ok');
     const [kept] = await query(
@@ -226,7 +233,7 @@ describe('a walk that is not what it seems', () => {
   it('a list ending short of its count deletes nothing', async () => {
     const { sim, credentials, warehouse, query } = await setup(11);
     const perPage = 10;
-    expect((await sync(sim, { ...sameSite, credentials, warehouse, perPage })).status).toBe('succeeded');
+    expect((await syncWithoutModels(sim, { ...sameSite, credentials, warehouse, perPage })).status).toBe('succeeded');
     const proxy = await proxySite(
       sim.url,
       () => undefined,
@@ -236,7 +243,10 @@ describe('a walk that is not what it seems', () => {
       },
     );
     cleanup.push(proxy.close);
-    const result = await sync({ ...sim, url: proxy.url }, { ...sameSite, credentials, warehouse, perPage });
+    const result = await syncWithoutModels(
+      { ...sim, url: proxy.url },
+      { ...sameSite, credentials, warehouse, perPage },
+    );
     const apps = result.streams.find((s) => s.stream === 'applications');
     expect(apps).toMatchObject({ complete: false, deleted: 0 });
     expect(apps?.countMismatch?.read).toBeLessThan(apps?.countMismatch?.reported ?? 0);
@@ -247,7 +257,7 @@ describe('a walk that is not what it seems', () => {
   it('an append-only list whose page came back twice is filled in by the next run', async () => {
     const { sim, credentials, warehouse, query } = await setup(12);
     const perPage = 10;
-    expect((await sync(sim, { ...sameSite, credentials, warehouse, perPage })).status).toBe('succeeded');
+    expect((await syncWithoutModels(sim, { ...sameSite, credentials, warehouse, perPage })).status).toBe('succeeded');
     sim.control.applyChanges({ updated: 30 }); // 30 new activity items, newest first
     let first = '';
     const proxy = await proxySite(
@@ -264,13 +274,13 @@ describe('a walk that is not what it seems', () => {
       },
     );
     cleanup.push(proxy.close);
-    expect((await sync({ ...sim, url: proxy.url }, { ...sameSite, credentials, warehouse, perPage })).status).toBe(
-      'succeeded',
-    );
+    expect(
+      (await syncWithoutModels({ ...sim, url: proxy.url }, { ...sameSite, credentials, warehouse, perPage })).status,
+    ).toBe('succeeded');
     const [gap] = await query('SELECT count(*) AS n FROM activity');
     expect(Number(gap!.n)).toBeLessThan(sim.control.collection('activity').length);
     await proxy.close();
-    expect((await sync(sim, { ...sameSite, credentials, warehouse, perPage })).status).toBe('succeeded');
+    expect((await syncWithoutModels(sim, { ...sameSite, credentials, warehouse, perPage })).status).toBe('succeeded');
     const [filled] = await query('SELECT count(*) AS n FROM activity');
     expect(Number(filled!.n)).toBe(sim.control.collection('activity').length);
   });

@@ -11,17 +11,12 @@ import { silentLogger } from '../../src/util/logger.ts';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import type { SyncResult } from '../../src/pipeline/sync.ts';
 import { formatSummary } from '../../src/pipeline/summary.ts';
-import { postgresSchema, siteWithWarehouse, syncOnce } from '../support/harness.ts';
+import { postgresSchema, siteWithWarehouse, syncWithoutModels } from '../support/harness.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const c of cleanup.reverse()) await c();
 });
-
-/** A sync in process without models or data tests: these cases check loaded rows, and models cost CPU. */
-function sync(...[sim, settings]: Parameters<typeof syncOnce>): ReturnType<typeof syncOnce> {
-  return syncOnce(sim, { models: false, ...settings });
-}
 
 /** Syncs `sim` into a fresh DuckDB file and a fresh Postgres schema; runs `check` on each warehouse. */
 async function syncBoth(
@@ -37,7 +32,7 @@ async function syncBoth(
     [warehouse, undefined],
     [pg.url, pg.schema],
   ] as const) {
-    const result = await sync(sim, { credentials, warehouse: target, ...(schema ? { schema } : {}) });
+    const result = await syncWithoutModels(sim, { credentials, warehouse: target, ...(schema ? { schema } : {}) });
     results.push(result);
     expect(
       result.streams.filter((s) => s.status !== 'ok').map((s) => `${s.stream}: ${s.reason}`),
@@ -102,7 +97,12 @@ describe('list items that are not JSON objects', () => {
 
     // A replay of the landed pages quarantines them the same, through its normalising worker.
     const rawDir = join(dir, 'raw');
-    const landed = await sync(sim, { credentials, warehouse: join(dir, 'landed.duckdb'), landRaw: true, rawDir });
+    const landed = await syncWithoutModels(sim, {
+      credentials,
+      warehouse: join(dir, 'landed.duckdb'),
+      landRaw: true,
+      rawDir,
+    });
     const replayed = await openWarehouse(join(dir, 'replayed.duckdb'), { logger: silentLogger });
     try {
       const infos = await runReplay({ warehouse: replayed, rawDir, runId: landed.runId, siteTimeZone: 'UTC' });
@@ -121,13 +121,13 @@ describe('a list item that is not a JSON object in place of a record', () => {
     cleanup.push(remove);
     const rawDir = join(dir, 'raw');
     const replayTarget = join(dir, 'replayed.duckdb');
-    await sync(sim, { credentials, warehouse });
-    await sync(sim, { credentials, warehouse: replayTarget });
+    await syncWithoutModels(sim, { credentials, warehouse });
+    await syncWithoutModels(sim, { credentials, warehouse: replayTarget });
     const fields = sim.control.data.customFields.rows as unknown as (JsonObject | null)[];
     const replaced = Number((fields[0] as JsonObject).id);
     // Served as they are: the collection is the simulator's own data.
     fields[0] = null;
-    const result = await sync(sim, { credentials, warehouse, landRaw: true, rawDir });
+    const result = await syncWithoutModels(sim, { credentials, warehouse, landRaw: true, rawDir });
     const stream = result.streams.find((s) => s.stream === 'custom_fields');
     expect(stream?.quarantined).toBe(1);
     expect(stream?.deleted ?? 0).toBe(0);

@@ -112,6 +112,14 @@ export async function syncOnce(
   });
 }
 
+/** `syncOnce` without models and their data tests: for cases about extraction and loading alone. */
+export function syncWithoutModels(
+  sim: SimulatorHandle,
+  settings: SettingsInput & { credentials: string },
+): Promise<SyncResult> {
+  return syncOnce(sim, { models: false, ...settings });
+}
+
 /**
  * The warehouse of one uninterrupted sync of `sim` into `<dir>/<name>.duckdb`: what a fault case is compared with.
  * Computed once per test run for what the site serves and the settings (see referenceKey), then read from the run's
