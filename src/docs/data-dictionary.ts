@@ -1,5 +1,3 @@
-import { fileURLToPath } from 'node:url';
-
 import { metadataColumns, type ColumnDef, type TableDef } from '../normalize/table-def.ts';
 
 import { enums, type EnumName } from '../normalize/enums.ts';
@@ -10,9 +8,10 @@ import { bookkeepingTables } from '../warehouse/bookkeeping-tables.ts';
 
 import { currentViewName, sqlType } from '../warehouse/ddl.ts';
 import { tables as catalog } from '../streams/registry.ts';
+import { packagePath } from '../util/package-root.ts';
 
 /** `docs/data-dictionary.md` at the package root. */
-export const dictionaryPath = fileURLToPath(new URL('../../docs/data-dictionary.md', import.meta.url));
+export const dictionaryPath = packagePath('docs', 'data-dictionary.md');
 
 const hasMetadata = (t: TableDef): boolean => t.kind === 'entity' || t.kind === 'dimension' || t.kind === 'bridge';
 /** Markdown table cells: pipes escaped, no line breaks. */

@@ -2,8 +2,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 import { basename, join } from 'node:path';
 
-import { fileURLToPath } from 'node:url';
-
 import { columnTypes, type ColumnDef, type ColumnType, type TableDef } from '../normalize/table-def.ts';
 
 import type { Dialect } from '../warehouse/types.ts';
@@ -14,9 +12,10 @@ import { ConfigError } from '../util/errors.ts';
 
 import { commaList } from '../util/comma-list.ts';
 import { tables as catalog } from '../streams/registry.ts';
+import { packagePath } from '../util/package-root.ts';
 
 /** `models/` at the package root, next to `src/`. */
-export const defaultModelsDir = fileURLToPath(new URL('../../models/', import.meta.url));
+export const defaultModelsDir = packagePath('models');
 
 /** A model column: the catalog fields plus the exact SQL type the model casts it to (e.g. DECIMAL(9,6)). */
 export interface ModelColumn extends ColumnDef {

@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { BatchContext } from '../extract/row-batcher.ts';
 import { GrantflowError } from '../util/errors.ts';
 import type { ReplayEvent } from './replay-events.ts';
+import { packagePath } from '../util/package-root.ts';
 
 export type ToWorker =
   | {
@@ -28,12 +29,12 @@ interface Box {
 
 /**
  * Compiled (dist/), the worker module runs as it is; from the sources, a worker does not inherit the tsx loader the
- * CLI registered, so it starts through an entry that registers it (and pays for a second TypeScript load).
+ * CLI registered, so it starts through an entry that registers it (and pays for a second TypeScript load). Both are
+ * found from the package root: the one-file CLI build does not sit next to them.
  */
-const entry = new URL(
-  import.meta.url.endsWith('.ts') ? './replay-worker-entry.js' : './replay-worker.js',
-  import.meta.url,
-);
+const entry = import.meta.url.endsWith('.ts')
+  ? packagePath('src', 'pipeline', 'replay-worker-entry.js')
+  : packagePath('dist', 'pipeline', 'replay-worker.js');
 
 /**
  * One worker thread that reads, parses and normalises raw pages (`replayEvents`) while the main thread stages and

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { TableDef } from '../normalize/table-def.ts';
 import { ConfigError, firstLine, GrantflowError } from '../util/errors.ts';
@@ -14,8 +15,9 @@ import { isLockTimeout, onTable } from './postgres/lock-wait.ts';
 import type { SqlRunner } from './sql-runner.ts';
 import type { Dialect } from './types.ts';
 import { ident } from './values.ts';
+import { packagePath } from '../util/package-root.ts';
 
-const sqlDir = new URL('../../sql/', import.meta.url);
+const sqlDir = packagePath('sql');
 
 /** The table an ALTER statement changes: whose readers' locks a lock timeout of that statement waited for. */
 const alteredTable = /^ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(\S+)/i;
@@ -29,7 +31,7 @@ function sqlMigration(file: string, schemaPrefix: string, lockTimeout: string | 
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       if (lockTimeout !== null) await sql.raw(lockTimeout).execute(db);
-      const text = readFileSync(new URL(file, sqlDir), 'utf8').replaceAll('{{schema}}', schemaPrefix);
+      const text = readFileSync(join(sqlDir, file), 'utf8').replaceAll('{{schema}}', schemaPrefix);
       for (const statement of text.split(/;\s*(?:\n|$)/)) {
         const body = statement.replace(/^\s*--.*$/gm, '').trim();
         if (!body) continue;

@@ -10,8 +10,6 @@ import { settingsSchema } from '../../config/settings.ts';
 
 import { loadSettings } from '../../config/load-settings.ts';
 
-import { fileURLToPath } from 'node:url';
-
 import { runSync } from '../../pipeline/sync.ts';
 
 import { formatSummary } from '../../pipeline/summary.ts';
@@ -30,10 +28,11 @@ import { seedFlag } from './sim.ts';
 
 import { checkWritableDir } from '../../util/writable-dir.ts';
 import { tables } from '../../streams/registry.ts';
+import { packagePath } from '../../util/package-root.ts';
 
 const scales = ['tiny', 'small', 'medium', 'large'] as const;
 /** Shipped with the package, so `grantflow demo` finds it from any working directory. */
-const defaultPipeline = fileURLToPath(new URL('../../../pipelines/demo.json', import.meta.url));
+const defaultPipeline = packagePath('pipelines', 'demo.json');
 type Scale = (typeof scales)[number];
 
 export function registerDemo(program: Command): void {
