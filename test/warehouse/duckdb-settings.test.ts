@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { defaultDuckDBMemoryLimit, minDuckDBMemoryLimit } from '../../src/config/settings.ts';
 import { siteWithWarehouse, syncOnce } from '../support/harness.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
+import { DuckDBInstance } from '@duckdb/node-api';
 
 const dir = await mkdtemp(join(tmpdir(), 'gf-duck-settings-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
@@ -45,6 +46,22 @@ describe('DuckDB instance settings', () => {
       expect(await settingOf(site.warehouse, 'memory_limit', minDuckDBMemoryLimit)).toBe(mib(minDuckDBMemoryLimit));
     } finally {
       await site.remove();
+    }
+  });
+
+  it("runs DuckDB on the duckdbThreads setting's threads, and on DuckDB's own default without it", async () => {
+    const bare = await DuckDBInstance.create(':memory:');
+    const connection = await bare.connect();
+    const duckdbDefault = (await connection.runAndReadAll(`SELECT current_setting('threads') AS v`)).getRowObjects()[0]
+      ?.v;
+    connection.closeSync();
+    bare.closeSync();
+    expect(await settingOf(join(dir, 'threads-default.duckdb'), 'threads')).toBe(Number(duckdbDefault));
+    const wh = await openWarehouse(join(dir, 'threads-one.duckdb'), { duckdbThreads: 1 });
+    try {
+      expect((await wh.query(`SELECT current_setting('threads') AS v`))[0]?.v).toBe(1);
+    } finally {
+      await wh.close();
     }
   });
 

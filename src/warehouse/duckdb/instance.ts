@@ -14,6 +14,8 @@ const open = new Map<string, { instance: DuckDBInstance; refs: number; readOnly:
 export interface InstanceSettings {
   /** DuckDB `memory_limit`: past it, DuckDB spills to `<file>.tmp/` (or fails with its out-of-memory error). */
   readonly memoryLimit: string;
+  /** DuckDB `threads` (default DuckDB's: one per core). */
+  readonly threads?: number;
   /**
    * Open the existing file read-only: DuckDB lets any number of processes read a file while none writes it, so a
    * command that only reads runs alongside analysts' read-only connections (and is refused while a writer holds it).
@@ -51,6 +53,7 @@ export async function acquireInstance(
     instance = await DuckDBInstance.create(path, {
       memory_limit: settings.memoryLimit,
       checkpoint_threshold: checkpointThreshold,
+      ...(settings.threads !== undefined ? { threads: String(settings.threads) } : {}),
       ...(readOnly ? { access_mode: 'READ_ONLY' } : {}),
     });
   } catch (e) {
