@@ -104,6 +104,7 @@ export async function syncOnce(
       snapshot: false,
       landRaw: false,
       logLevel: 'silent',
+      duckdbThreads: 1,
       ...settings,
     }),
     logger: silentLogger,
