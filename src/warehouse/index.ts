@@ -2,15 +2,12 @@ import { existsSync } from 'node:fs';
 import { defaultDuckDBMemoryLimit, schemaNamePattern, type WarehouseSettings } from '../config/settings.ts';
 import { ConfigError } from '../util/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
-import { DuckDBWarehouse } from './duckdb/warehouse.ts';
-import { PostgresWarehouse } from './postgres/warehouse.ts';
-export { SchemaNotYetCreated } from './postgres/warehouse.ts';
+export { SchemaNotYetCreated } from './schema-not-yet-created.ts';
 import type { LockWait, Warehouse } from './types.ts';
 import { analyticsSchemaFor, maxSchemaLengthWithAnalytics } from './analytics-schema.ts';
 
 export type * from './types.ts';
 export { allColumns, catalogFingerprint, hasMetadata, sqlType } from './ddl.ts';
-export { duckdbVersion } from './duckdb/instance.ts';
 export { readLockInfo as duckdbLockHolder } from './duckdb/lock.ts';
 export { syncedBefore } from './synced-before.ts';
 export { analyticsSchemaFor } from './analytics-schema.ts';
@@ -68,6 +65,11 @@ export interface OpenWarehouseOptions {
   readonly models?: readonly string[];
 }
 
+/** The DuckDB library's version (e.g. `v1.5.5`), loading DuckDB only when asked. */
+export async function duckdbVersion(): Promise<string> {
+  return (await import('./duckdb/instance.ts')).duckdbVersion();
+}
+
 export function isPostgresTarget(target: string): boolean {
   return /^postgres(ql)?:\/\//i.test(target);
 }
@@ -83,6 +85,7 @@ export async function openWarehouse(target: string, options: OpenWarehouseOption
   if (!target.trim()) throw new ConfigError('warehouse target is empty: give a DuckDB file path or a postgres:// URL');
   if (isPostgresTarget(target)) {
     const create = options.checkOnly ? 'check' : !options.existingOnly;
+    const { PostgresWarehouse } = await import('./postgres/warehouse.ts');
     return PostgresWarehouse.open(target, checkedSchema(options.schema), logger, {
       create,
       writes: create !== false || options.forWriting === true,
@@ -93,6 +96,7 @@ export async function openWarehouse(target: string, options: OpenWarehouseOption
   }
   if ((options.existingOnly || options.readOnly) && !existsSync(target))
     throw new ConfigError(`no warehouse at ${target}; run \`grantflow sync\` first or pass --warehouse`);
+  const { DuckDBWarehouse } = await import('./duckdb/warehouse.ts');
   return DuckDBWarehouse.open(target, logger, {
     memoryLimit: options.duckdbMemoryLimit ?? defaultDuckDBMemoryLimit,
     ...(options.duckdbThreads !== undefined ? { threads: options.duckdbThreads } : {}),
@@ -124,6 +128,7 @@ export async function warehouseMayHoldCredentials(
   logger: Logger,
 ): Promise<boolean> {
   if (!isPostgresTarget(settings.warehouse)) return !isNewDuckDBFile(settings.warehouse);
+  const { PostgresWarehouse } = await import('./postgres/warehouse.ts');
   return PostgresWarehouse.holdsCredentials(
     settings.warehouse,
     checkedSchema(settings.siteSchema ?? settings.schema),

@@ -174,7 +174,7 @@ async function runChecks(
             'warehouse directory',
             'choose another --warehouse or fix its permissions',
           );
-          return `${resolve(settings.warehouse)} does not exist yet; the first sync creates it there (DuckDB ${duckdbVersion()})`;
+          return `${resolve(settings.warehouse)} does not exist yet; the first sync creates it there (DuckDB ${await duckdbVersion()})`;
         }
         let warehouse;
         try {

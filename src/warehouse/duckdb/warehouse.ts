@@ -2,7 +2,7 @@ import { Kysely } from 'kysely';
 import type { DuckDBInstance } from '@duckdb/node-api';
 import type { Logger } from '../../util/logger.ts';
 import { ConfigError } from '../../util/errors.ts';
-import { SchemaNotYetCreated } from '../postgres/warehouse.ts';
+import { SchemaNotYetCreated } from '../schema-not-yet-created.ts';
 import { BaseWarehouse } from '../base-warehouse.ts';
 import type { BookkeepingDb } from '../bookkeeping.ts';
 import type { StagingBackend } from '../load-unit.ts';

@@ -2,7 +2,7 @@ import { Kysely, sql } from 'kysely';
 import { SchemaScopedPostgresDialect } from './kysely-dialect.ts';
 import type pg from 'pg';
 import type { Logger } from '../../util/logger.ts';
-import { ConfigError, ExitCode, GrantflowError } from '../../util/errors.ts';
+import { ConfigError } from '../../util/errors.ts';
 import { BaseWarehouse } from '../base-warehouse.ts';
 import * as bk from '../bookkeeping.ts';
 import { bookkeepingTables } from '../bookkeeping-tables.ts';
@@ -29,16 +29,7 @@ import { createPool, describeConnectError, inTransaction, poolRunner, safeUrl } 
 import { replaceTableSql } from './replace-table.ts';
 import { analyticsSchemaFor } from '../analytics-schema.ts';
 import { PostgresStaging, stagingPrefix } from './staging.ts';
-
-/**
- * `open` in `create: 'check'` mode (doctor) found no schema, which the role may create: all is ready for a first
- * sync, which creates it; checking created nothing.
- */
-export class SchemaNotYetCreated extends GrantflowError {
-  constructor(message: string) {
-    super(message, ExitCode.ok, 'schema_not_yet_created');
-  }
-}
+import { SchemaNotYetCreated } from '../schema-not-yet-created.ts';
 
 export class PostgresWarehouse extends BaseWarehouse {
   readonly dialect = 'postgres' as const;
