@@ -14,7 +14,7 @@ import {
 import { testPause } from '../util/test-pause.ts';
 import { checkSnapshotDir, hiddenFolder, snapshotFolder, snapshotStamp, tempFile } from './snapshot-dir.ts';
 import { manifestName, readManifest, sha256File, writeManifest, type ManifestEntry } from './manifest.ts';
-import type { openParquetWriter, ParquetCompression, ViewKeys } from './parquet-writer.ts';
+import type { ParquetCompression, ParquetWriter, ViewKeys } from './parquet-writer.ts';
 import { applyRetention, removeStrayManifestTemps } from './retention.ts';
 import { clearPending, notePending, pendingNoted, undoPendingSnapshot } from './pending.ts';
 import { pathProblem } from '../util/path-problem.ts';
@@ -226,7 +226,7 @@ async function writeLocked(
   };
   /** Set once the manifest names this write's folders: nothing of it is undone from then on. */
   let published = false;
-  let writer: Awaited<ReturnType<typeof openParquetWriter>> | null = null;
+  let writer: ParquetWriter | null = null;
   try {
     // Imported here: the writer loads DuckDB, which commands that only check a snapshot target need not.
     const { openParquetWriter } = await import('./parquet-writer.ts');

@@ -4,14 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultDuckDBMemoryLimit, minDuckDBMemoryLimit } from '../../src/config/settings.ts';
 import { siteWithWarehouse, syncOnce } from '../support/harness.ts';
-import { openWarehouse } from '../../src/warehouse/index.ts';
+import { openWarehouse, type OpenWarehouseOptions } from '../../src/warehouse/index.ts';
 import { DuckDBInstance } from '@duckdb/node-api';
 
 const dir = await mkdtemp(join(tmpdir(), 'gf-duck-settings-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-async function settingOf(target: string, name: string, limit?: string): Promise<unknown> {
-  const wh = await openWarehouse(target, limit ? { duckdbMemoryLimit: limit } : {});
+async function settingOf(target: string, name: string, options: OpenWarehouseOptions = {}): Promise<unknown> {
+  const wh = await openWarehouse(target, options);
   try {
     const [row] = await wh.query(`SELECT current_setting('${name}') AS v`);
     return row?.v;
@@ -29,7 +29,7 @@ const mib = (size: string): string => {
 describe('DuckDB instance settings', () => {
   it('bounds DuckDB memory by default and by the duckdbMemoryLimit setting', async () => {
     expect(await settingOf(join(dir, 'default.duckdb'), 'memory_limit')).toBe(mib(defaultDuckDBMemoryLimit));
-    expect(await settingOf(join(dir, 'set.duckdb'), 'memory_limit', '300MB')).toBe(mib('300MB'));
+    expect(await settingOf(join(dir, 'set.duckdb'), 'memory_limit', { duckdbMemoryLimit: '300MB' })).toBe(mib('300MB'));
   });
 
   it('a whole sync (models and snapshots too) succeeds at the smallest memory limit the settings accept', async () => {
@@ -43,7 +43,9 @@ describe('DuckDB instance settings', () => {
         snapshots: join(site.dir, 'snapshots'),
       });
       expect(result.status).toBe('succeeded');
-      expect(await settingOf(site.warehouse, 'memory_limit', minDuckDBMemoryLimit)).toBe(mib(minDuckDBMemoryLimit));
+      expect(await settingOf(site.warehouse, 'memory_limit', { duckdbMemoryLimit: minDuckDBMemoryLimit })).toBe(
+        mib(minDuckDBMemoryLimit),
+      );
     } finally {
       await site.remove();
     }
@@ -57,12 +59,7 @@ describe('DuckDB instance settings', () => {
     connection.closeSync();
     bare.closeSync();
     expect(await settingOf(join(dir, 'threads-default.duckdb'), 'threads')).toBe(Number(duckdbDefault));
-    const wh = await openWarehouse(join(dir, 'threads-one.duckdb'), { duckdbThreads: 1 });
-    try {
-      expect((await wh.query(`SELECT current_setting('threads') AS v`))[0]?.v).toBe(1);
-    } finally {
-      await wh.close();
-    }
+    expect(await settingOf(join(dir, 'threads-one.duckdb'), 'threads', { duckdbThreads: 1 })).toBe(1);
   });
 
   it('checkpoints a load by WAL size well above DuckDB default of 16 MB', async () => {
