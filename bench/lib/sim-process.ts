@@ -7,8 +7,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Credentials } from '../../src/source/types.ts';
 import type { RequestCounts } from '../../src/simulator/index.ts';
+import { packageRoot } from '../../src/util/package-root.ts';
 
-export const repoRoot = new URL('../..', import.meta.url).pathname;
+export const repoRoot = packageRoot;
 
 export interface SimProcess {
   readonly url: string;

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FileCredentialStore } from '../../src/source/index.ts';
 import { ConfigError } from '../../src/util/errors.ts';
+import { packageRoot } from '../../src/util/package-root.ts';
 import { tempDir, testCreds, writeCredsFile } from '../support/http-server.ts';
 
 const run = promisify(execFile);
@@ -178,7 +179,7 @@ console.log(JSON.stringify({ check, save }));`,
   }
   const argv = [process.execPath, '--import', 'tsx', script];
   const { stdout } = await run(root ? 'runuser' : argv[0]!, root ? ['-u', 'nobody', '--', ...argv] : argv.slice(1), {
-    cwd: new URL('../..', import.meta.url).pathname,
+    cwd: packageRoot,
   });
   return JSON.parse(stdout.trim().split('\n').pop()!) as { check: string; save: string };
 }

@@ -41,9 +41,10 @@ import { silentLogger, type Logger } from '../../src/util/logger.ts';
 
 import type { CellValue } from '../../src/normalize/table-def.ts';
 import { tables } from '../../src/streams/registry.ts';
+import { packageRoot } from '../../src/util/package-root.ts';
 
 export { analystSession, dropPostgresSchema, postgresSchema, postgresUrl, postgresUrlAs } from './postgres.ts';
-export const repoRoot = new URL('../..', import.meta.url).pathname;
+export const repoRoot = packageRoot;
 
 export async function tempDir(prefix = 'grantflow-e2e-'): Promise<{ path: string; remove: () => Promise<void> }> {
   const path = await mkdtemp(join(tmpdir(), prefix));
