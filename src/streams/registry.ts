@@ -137,8 +137,9 @@ export function tableByName(name: string): TableDef | undefined {
 /**
  * Adds a stream beyond the built-in ones (an endpoint a site has that the spec does not list): it is extracted,
  * mapped, created and documented like the others from then on. Its name, path and table names must be new.
+ * Returns what takes it out again, for code that shares the process with others (a test file among many).
  */
-export function registerStream(def: StreamDefinition): void {
+export function registerStream(def: StreamDefinition): () => void {
   if (streamByName(def.name) !== undefined) throw new Error(`stream ${def.name} is already registered`);
   if (definitions.some((d) => d.path === def.path)) throw new Error(`path ${def.path} already belongs to a stream`);
   for (const t of tablesOf(def))
@@ -147,5 +148,19 @@ export function registerStream(def: StreamDefinition): void {
     throw new Error(`stream ${def.name}: parent stream ${def.parent.stream} is not registered`);
   definitions.push(def);
   add(def);
+  rebuildTables();
+  return () => unregister(def);
+}
+
+function unregister(def: StreamDefinition): void {
+  if (definitions.some((d) => d.parent?.stream === def.name))
+    throw new Error(`stream ${def.name} is the parent of a registered stream: take that one out first`);
+  const at = definitions.indexOf(def);
+  if (at === -1) return;
+  definitions.splice(at, 1);
+  names.splice(names.indexOf(def.name), 1);
+  delete declared[def.name];
+  delete mappings[def.name];
+  delete fieldTrees[def.name];
   rebuildTables();
 }

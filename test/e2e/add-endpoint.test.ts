@@ -3,9 +3,9 @@
  * declared here, registered here and served by a list this file adds to the simulator; nothing else in src/ names
  * it, yet it is extracted, mapped, created and documented on DuckDB and Postgres alike.
  *
- * Registration is process-wide (the registry's lists are module state). vitest.config.ts runs each test file in its
- * own forked process (`pool: 'forks'`, with vitest's default per-file isolation), so grant_cycles exists in this
- * file's module graph only and no other suite sees the extra table.
+ * Registration is process-wide (the registry's lists are module state), and vitest.config.ts runs many test files in
+ * one worker process without isolating their modules: the file takes grant_cycles out again when it ends, so no
+ * other suite sees the extra table.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
@@ -123,6 +123,7 @@ interface Engine {
   readonly schema?: string;
 }
 let engines: Engine[];
+let unregister: (() => void) | undefined;
 
 const syncEngine = (e: Engine, settings: SettingsInput = {}): Promise<SyncResult> =>
   syncOnce(sim, { credentials, warehouse: e.target, ...(e.schema ? { schema: e.schema } : {}), ...settings });
@@ -170,7 +171,7 @@ beforeAll(async () => {
     expect(await tableNames(e), e.name).not.toContain('grant_cycles');
   }
   // The registry line a user adds to src/streams/registry.ts, here at run time.
-  registerStream(grantCycles);
+  unregister = registerStream(grantCycles);
   rawDir = join(dir.path, 'raw');
   for (const e of engines) {
     const result = await syncEngine(e, e.schema ? {} : { landRaw: true, rawDir });
@@ -180,6 +181,7 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
+  unregister?.();
   await sim?.close();
   await pgTarget?.drop();
   await dir?.remove();
