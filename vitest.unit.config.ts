@@ -31,6 +31,8 @@ export default defineConfig({
     setupFiles: ['test/support/unit-guard.ts'],
     testTimeout: 60_000,
     pool: 'forks',
+    // As in vitest.config.ts: workers and their modules are kept between files.
+    isolate: false,
     maxWorkers: 2,
   },
 });
