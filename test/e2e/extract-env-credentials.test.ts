@@ -61,11 +61,11 @@ afterAll(async () => {
   for (const c of cleanup.reverse()) await c();
 });
 
-/** A site whose access tokens live one second (every sync rotates), a warehouse of `dialect`, its stored pair. */
+/** A site, a warehouse of `dialect` and its stored pair; a test makes a sync rotate by `expireAccessTokens` first. */
 async function rotatingSiteOf(dialect: string, seed: number) {
-  // Tokens that expire within a sync, so it rotates; 2 s, not 1, so a token refreshed on a loaded machine is still
-  // live when the request it was refreshed for is sent.
-  const sim = await startSite({ scale: 'tiny', seed, tokenTtlSeconds: 2, latency: { ms: 10 } });
+  // Tokens of the simulator's usual life: one that expired between its refresh and the request after it would be
+  // refused as the wrong site, which a loaded machine (a warehouse opened between the two) made happen at 2 s.
+  const sim = await startSite({ scale: 'tiny', seed, latency: { ms: 10 } });
   const dir = await tempDir();
   cleanup.push(() => sim.close(), dir.remove);
   let warehouse = join(dir.path, 'w.duckdb');
@@ -141,7 +141,7 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
     // An administrator generates a new set (the old one dies); this site keeps the client id and secret.
     const renewed = sim.control.issueCredentials({ sameClient: true });
     expect(renewed.client_id).toBe(rotatedOld?.client_id);
-    // The first request must refresh (a fast sync could otherwise end within the token's second of life).
+    // The first request must refresh: the variables' pair is not expired otherwise.
     sim.control.expireAccessTokens();
     const env = {
       ...ciEnvironment(sim, warehouse, dir.path),
