@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
 import { isScaleName } from '../src/simulator/index.ts';
 import { machine } from './lib/machine.ts';
 import { renderReport } from './lib/report.ts';
-import { repoRoot } from './lib/sim-process.ts';
+import { packageRoot } from '../src/util/package-root.ts';
 import type { BenchOptions, FigureResult } from './lib/figure.ts';
 import { rateFigure } from './figures/rate.ts';
 import { requestFigures } from './figures/requests.ts';
@@ -49,7 +49,7 @@ const options: BenchOptions = {
   postgresUrl: process.env.GRANTFLOW_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
 };
 const command = ['npm run bench', ...(process.argv.length > 2 ? ['--', ...process.argv.slice(2)] : [])].join(' ');
-const resultsDir = join(repoRoot, 'bench/results');
+const resultsDir = join(packageRoot, 'bench/results');
 await mkdir(resultsDir, { recursive: true });
 const startedAt = new Date().toISOString();
 const started = performance.now();
@@ -126,7 +126,7 @@ for (const name of selected) {
 const results = (await Promise.all(order.map(stored))).filter((r): r is FigureResult => r !== null);
 let notes = '';
 try {
-  notes = await readFile(join(repoRoot, 'bench/analysis.md'), 'utf8');
+  notes = await readFile(join(packageRoot, 'bench/analysis.md'), 'utf8');
 } catch {
   // no hand-written analysis yet
 }
@@ -135,7 +135,7 @@ const report = renderReport(
   { command, startedAt, durationMs: performance.now() - started, machine: machine(), figures: selected },
   notes,
 );
-await writeFile(join(repoRoot, 'BENCHMARKS.md'), report);
+await writeFile(join(packageRoot, 'BENCHMARKS.md'), report);
 process.stderr.write(`BENCHMARKS.md written (${((performance.now() - started) / 60_000).toFixed(1)} min)\n`);
 
 function fail(message: string): never {

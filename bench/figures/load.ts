@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { compiledIsFresh } from '../../bin/cli-entry.js';
 import { landRaw, type LandedRaw } from '../lib/land-raw.ts';
-import { repoRoot } from '../lib/sim-process.ts';
+import { packageRoot } from '../../src/util/package-root.ts';
 import { fmt, type BenchOptions, type Check, type FigureResult } from '../lib/figure.ts';
 
 const run = promisify(execFile);
@@ -28,8 +28,8 @@ interface ChildResult {
 }
 
 async function child(script: string, args: readonly string[]): Promise<ChildResult> {
-  const { stdout } = await run(process.execPath, [join(repoRoot, 'bench/lib', script), ...args], {
-    cwd: repoRoot,
+  const { stdout } = await run(process.execPath, [join(packageRoot, 'bench/lib', script), ...args], {
+    cwd: packageRoot,
     maxBuffer: 16 * 1024 * 1024,
   });
   const line = stdout.trim().split('\n').pop() ?? '';
@@ -130,7 +130,7 @@ export function loadChecks(runs: readonly (readonly [string, Omit<ScaleRun, 'lan
 
 export async function loadFigure(options: BenchOptions): Promise<FigureResult> {
   // The children run the compiled build, as the CLI does: measuring an old one would report someone else's code.
-  if (!compiledIsFresh(repoRoot))
+  if (!compiledIsFresh(packageRoot))
     throw new Error(
       'figure 4 measures the compiled build, and dist/ is missing or older than src/: run `npm run build`',
     );

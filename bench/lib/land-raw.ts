@@ -4,7 +4,8 @@
  */
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startSimProcess, repoRoot } from './sim-process.ts';
+import { startSimProcess } from './sim-process.ts';
+import { packageRoot } from '../../src/util/package-root.ts';
 import { benchSync } from './sync.ts';
 
 export interface LandedRaw {
@@ -17,7 +18,7 @@ export interface LandedRaw {
   readonly cached: boolean;
 }
 
-export const benchDataDir = join(repoRoot, 'data/bench');
+export const benchDataDir = join(packageRoot, 'data/bench');
 
 export async function landRaw(scale: string, seed: number, concurrency: number): Promise<LandedRaw> {
   const base = join(benchDataDir, 'raw', `${scale}-${seed}`);

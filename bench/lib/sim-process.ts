@@ -9,8 +9,6 @@ import type { Credentials } from '../../src/source/types.ts';
 import type { RequestCounts } from '../../src/simulator/index.ts';
 import { packageRoot } from '../../src/util/package-root.ts';
 
-export const repoRoot = packageRoot;
-
 export interface SimProcess {
   readonly url: string;
   readonly credentials: Credentials;
@@ -26,7 +24,7 @@ export async function startSimProcess(options: {
   credentialsOut: string;
 }): Promise<SimProcess> {
   const args = [
-    join(repoRoot, 'bin/grantflow.js'),
+    join(packageRoot, 'bin/grantflow.js'),
     'sim',
     '--scale',
     options.scale,
@@ -37,7 +35,7 @@ export async function startSimProcess(options: {
     '--credentials-out',
     options.credentialsOut,
   ];
-  const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, args, { cwd: packageRoot, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d: Buffer) => {

@@ -13,7 +13,6 @@ import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import {
   dumpWarehouse,
   referenceDump,
-  repoRoot,
   startSite,
   summarize,
   syncCliArgs,
@@ -22,6 +21,7 @@ import {
   type CliResult,
   type TableDump,
 } from '../support/harness.ts';
+import { packageRoot } from '../../src/util/package-root.ts';
 import { cli, expectSameWarehouse, killWhen } from '../support/faults.ts';
 
 const root = process.getuid?.() === 0;
@@ -43,10 +43,10 @@ afterAll(async () => {
 
 /** `grantflow <args>` as an unprivileged user: `nobody` when the tests run as root. */
 function cliUnprivileged(args: readonly string[]): Promise<CliResult> {
-  const argv = [process.execPath, join(repoRoot, 'bin/grantflow.js'), ...args];
+  const argv = [process.execPath, join(packageRoot, 'bin/grantflow.js'), ...args];
   return new Promise((resolve, reject) => {
     const child = spawn(root ? 'runuser' : argv[0]!, root ? ['-u', 'nobody', '--', ...argv] : argv.slice(1), {
-      cwd: repoRoot,
+      cwd: packageRoot,
       env: { ...process.env, GRANTFLOW_LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -38,16 +38,16 @@ import { settingsSchema } from '../../src/config/settings.ts';
 import {
   postgresSchema,
   proxySite,
-  repoRoot,
   runCli,
   startSite,
   syncOnce,
   tempDir,
   writeCredentials,
 } from '../support/harness.ts';
+import { packageRoot } from '../../src/util/package-root.ts';
 
 const pages = ['index', 'funding', 'awards', 'reviews', 'pipeline', 'data-health', 'dictionary'] as const;
-const artifacts = join(repoRoot, '.vitest/artifacts/report');
+const artifacts = join(packageRoot, '.vitest/artifacts/report');
 
 /** Debian's chromium; never a browser download. */
 function launch(): Promise<Browser> {

@@ -11,12 +11,12 @@ import {
   json,
   MemoryStore,
   startServer,
-  tempDir,
   testCreds,
   writeCredsFile,
   type Handler,
   type TestServer,
 } from '../support/http-server.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -123,7 +123,7 @@ describe('token refresh', () => {
   });
 
   it('two processes sharing one credentials file: the one that refreshes second takes the pair the first saved', async () => {
-    const { dir, cleanup } = await tempDir();
+    const { path: dir, remove: cleanup } = await tempDir();
     try {
       const path = join(dir, 'creds.json');
       await writeCredsFile(path, testCreds);
@@ -167,7 +167,7 @@ describe('token refresh', () => {
   });
 
   it('rotates the credentials file: new pair on disk, mode 0600', async () => {
-    const { dir, cleanup } = await tempDir();
+    const { path: dir, remove: cleanup } = await tempDir();
     try {
       const path = join(dir, 'creds.json');
       await writeCredsFile(path, testCreds, 0o644);

@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FileCredentialStore } from '../../src/source/index.ts';
 import { ConfigError } from '../../src/util/errors.ts';
 import { packageRoot } from '../../src/util/package-root.ts';
-import { tempDir, testCreds, writeCredsFile } from '../support/http-server.ts';
+import { testCreds, writeCredsFile } from '../support/http-server.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 const run = promisify(execFile);
 /** The uid of `nobody`, who runs the permission cases when the tests run as root. */
@@ -15,7 +16,7 @@ const nobody = (): number => Number(execFileSync('id', ['-u', 'nobody'], { encod
 
 let dir: string;
 let cleanup: () => Promise<void>;
-beforeEach(async () => ({ dir, cleanup } = await tempDir()));
+beforeEach(async () => ({ path: dir, remove: cleanup } = await tempDir()));
 afterEach(async () => cleanup());
 
 async function loadError(content: unknown): Promise<ConfigError> {

@@ -12,13 +12,11 @@ import { createHash } from 'node:crypto';
 
 import { existsSync } from 'node:fs';
 
-import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 
 import { deserialize, serialize } from 'node:v8';
 
 import { inject } from 'vitest';
-
-import { tmpdir } from 'node:os';
 
 import { join } from 'node:path';
 
@@ -42,14 +40,11 @@ import { silentLogger, type Logger } from '../../src/util/logger.ts';
 import type { CellValue } from '../../src/normalize/table-def.ts';
 import { tables } from '../../src/streams/registry.ts';
 import { packageRoot } from '../../src/util/package-root.ts';
+import { tempDir } from './temp-dir.ts';
 
 export { analystSession, dropPostgresSchema, postgresSchema, postgresUrl, postgresUrlAs } from './postgres.ts';
-export const repoRoot = packageRoot;
 
-export async function tempDir(prefix = 'grantflow-e2e-'): Promise<{ path: string; remove: () => Promise<void> }> {
-  const path = await mkdtemp(join(tmpdir(), prefix));
-  return { path, remove: () => rm(path, { recursive: true, force: true }) };
-}
+export { tempDir };
 
 /** A simulated site without a rate limit unless asked: most suites test behaviour, not pacing. */
 export function startSite(options: SimulatorOptions = {}): Promise<SimulatorHandle> {
@@ -211,8 +206,8 @@ export function runCli(
   } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(repoRoot, 'bin/grantflow.js'), ...args], {
-      cwd: options.cwd ?? repoRoot,
+    const child = spawn(process.execPath, [join(packageRoot, 'bin/grantflow.js'), ...args], {
+      cwd: options.cwd ?? packageRoot,
       env: { ...process.env, GRANTFLOW_LOG_LEVEL: 'warn', ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

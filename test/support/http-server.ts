@@ -1,8 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writeFile } from 'node:fs/promises';
 import type { Credentials, CredentialStore } from '../../src/source/types.ts';
 
 export interface Arrival {
@@ -99,11 +97,6 @@ export class MemoryStore implements CredentialStore {
     this.saves.push(c);
     this.current = c;
   }
-}
-
-export async function tempDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), 'grantflow-source-'));
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
 export async function writeCredsFile(path: string, c: unknown, mode = 0o600): Promise<void> {
