@@ -91,7 +91,17 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
         logger,
       });
       const unknownFields = new UnknownFields();
-      const infos = await extract(run, last, streams, client, warehouse, stop, budget, settings, logger, request.tty, {
+      const infos = await extract({
+        run,
+        last,
+        streams,
+        client,
+        warehouse,
+        stop,
+        budget,
+        settings,
+        logger,
+        tty: request.tty,
         unknownFields,
         promotions,
       });
@@ -162,20 +172,25 @@ async function prepareWarehouse(
   return last;
 }
 
+/** What the extraction stage is given: the run, where it reads from and writes to, and what bounds it. */
+interface ExtractStage {
+  readonly run: SyncRun;
+  readonly last: RunRecord | undefined;
+  readonly streams: StreamDef[];
+  readonly client: SiteClient;
+  readonly warehouse: Warehouse;
+  readonly stop: SyncStop;
+  readonly budget: TimeBudget;
+  readonly settings: Settings;
+  readonly logger: Logger;
+  readonly tty: boolean | undefined;
+  readonly unknownFields: UnknownFields;
+  readonly promotions: readonly Promotion[];
+}
+
 /** Every stream read and loaded, its pages landed first when asked (see RawLanding). */
-async function extract(
-  run: SyncRun,
-  last: RunRecord | undefined,
-  streams: StreamDef[],
-  client: SiteClient,
-  warehouse: Warehouse,
-  stop: SyncStop,
-  budget: TimeBudget,
-  settings: Settings,
-  logger: Logger,
-  tty: boolean | undefined,
-  normalise: { unknownFields: UnknownFields; promotions: readonly Promotion[] },
-): Promise<StreamInfo[]> {
+async function extract(stage: ExtractStage): Promise<StreamInfo[]> {
+  const { run, last, streams, client, warehouse, stop, budget, settings, logger, tty } = stage;
   const raw = settings.landRaw ? new RawLanding(join(settings.rawDir, run.runId)) : null;
   const mutex = new Mutex();
   const extractedAt = new Date().toISOString();
@@ -195,7 +210,8 @@ async function extract(
         resuming: run.resumed,
         stop: stop.controller,
         budget: budget.signal,
-        ...normalise,
+        unknownFields: stage.unknownFields,
+        promotions: stage.promotions,
         logger,
         progress: runProgress({
           logger,
