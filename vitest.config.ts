@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { suiteDuckdbThreads } from './test/support/suite-duckdb.ts';
 
 export default defineConfig({
   test: {
@@ -18,8 +19,7 @@ export default defineConfig({
     // Three on two cores: a third of the suite waits on latency, kills and sleeps rather than CPU (541 s with 2
     // workers, 474 s with 3 and 477 s with 4, with isolation; see docs/testing.md).
     maxWorkers: 3,
-    // Spawned CLIs inherit it (in-process syncs get it from the harness): the suite's syncs are ~650 short DuckDB
-    // statements each, which one thread serves with ~20 % less CPU; test/warehouse/duckdb-settings covers the default.
-    env: { GRANTFLOW_DUCKDB_THREADS: '1' },
+    // Spawned CLIs inherit it; in-process syncs take the same number from the harness.
+    env: { GRANTFLOW_DUCKDB_THREADS: String(suiteDuckdbThreads) },
   },
 });

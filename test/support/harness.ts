@@ -40,6 +40,7 @@ import { silentLogger, type Logger } from '../../src/util/logger.ts';
 import type { CellValue } from '../../src/normalize/table-def.ts';
 import { tables } from '../../src/streams/registry.ts';
 import { packageRoot } from '../../src/util/package-root.ts';
+import { suiteDuckdbThreads } from './suite-duckdb.ts';
 import { tempDir } from './temp-dir.ts';
 
 export { analystSession, dropPostgresSchema, postgresSchema, postgresUrl, postgresUrlAs } from './postgres.ts';
@@ -100,7 +101,7 @@ export async function syncOnce(
       snapshot: false,
       landRaw: false,
       logLevel: 'silent',
-      duckdbThreads: 1,
+      duckdbThreads: suiteDuckdbThreads,
       ...settings,
     }),
     logger: silentLogger,
