@@ -8,7 +8,7 @@ import { openWarehouse } from '../../src/warehouse/index.ts';
 import { readReportData, renderReport } from '../../src/report/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { benchSync, writeCreds } from '../lib/sync.ts';
-import { packageRoot } from '../../src/util/package-root.ts';
+import { cliPath } from '../lib/sim-process.ts';
 import type { BenchOptions, FigureResult } from '../lib/figure.ts';
 
 const runs = 3;
@@ -30,7 +30,7 @@ export async function reportFigure(options: BenchOptions): Promise<FigureResult>
       const t0 = performance.now();
       const child = spawnSync(
         process.execPath,
-        [join(packageRoot, 'bin/grantflow.js'), 'report', '--warehouse', warehouse, '--out', join(dir, 'report')],
+        [cliPath, 'report', '--warehouse', warehouse, '--out', join(dir, 'report')],
         { encoding: 'utf8', env: { ...process.env, GRANTFLOW_LOG_LEVEL: 'warn' } },
       );
       if (child.status !== 0) throw new Error(`grantflow report failed: ${child.stderr}`);

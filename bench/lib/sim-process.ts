@@ -9,6 +9,9 @@ import type { Credentials } from '../../src/source/types.ts';
 import type { RequestCounts } from '../../src/simulator/index.ts';
 import { packageRoot } from '../../src/util/package-root.ts';
 
+/** The CLI the benchmark starts, as a user would. */
+export const cliPath = join(packageRoot, 'bin/grantflow.js');
+
 export interface SimProcess {
   readonly url: string;
   readonly credentials: Credentials;
@@ -24,7 +27,7 @@ export async function startSimProcess(options: {
   credentialsOut: string;
 }): Promise<SimProcess> {
   const args = [
-    join(packageRoot, 'bin/grantflow.js'),
+    cliPath,
     'sim',
     '--scale',
     options.scale,

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import {
+  cliPath,
   dumpWarehouse,
   referenceDump,
   startSite,
@@ -43,7 +44,7 @@ afterAll(async () => {
 
 /** `grantflow <args>` as an unprivileged user: `nobody` when the tests run as root. */
 function cliUnprivileged(args: readonly string[]): Promise<CliResult> {
-  const argv = [process.execPath, join(packageRoot, 'bin/grantflow.js'), ...args];
+  const argv = [process.execPath, cliPath, ...args];
   return new Promise((resolve, reject) => {
     const child = spawn(root ? 'runuser' : argv[0]!, root ? ['-u', 'nobody', '--', ...argv] : argv.slice(1), {
       cwd: packageRoot,

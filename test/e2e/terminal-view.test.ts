@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import xterm from '@xterm/headless';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import { runCli, startSite, syncCliArgs, tempDir, writeCredentials } from '../support/harness.ts';
+import { cliPath, runCli, startSite, syncCliArgs, tempDir, writeCredentials } from '../support/harness.ts';
 import { packageRoot } from '../../src/util/package-root.ts';
 
 const columns = 80;
@@ -27,7 +27,7 @@ function runInTerminal(
 ): Promise<{ code: number | null; screen: ScreenRow[] }> {
   const term = new xterm.Terminal({ cols: columns, rows, allowProposedApi: true, scrollback: 1000 });
   const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
-  const command = [process.execPath, join(packageRoot, 'bin/grantflow.js'), ...args].map(quote).join(' ');
+  const command = [process.execPath, cliPath, ...args].map(quote).join(' ');
   const screen = (all = false): ScreenRow[] => {
     const buffer = term.buffer.active;
     const out: ScreenRow[] = [];

@@ -47,6 +47,9 @@ export { analystSession, dropPostgresSchema, postgresSchema, postgresUrl, postgr
 
 export { tempDir };
 
+/** The CLI a user runs, for tests that start it themselves (in a terminal, as another user). */
+export const cliPath = join(packageRoot, 'bin/grantflow.js');
+
 /** A simulated site without a rate limit unless asked: most suites test behaviour, not pacing. */
 export function startSite(options: SimulatorOptions = {}): Promise<SimulatorHandle> {
   return startSimulator({ scale: 'tiny', seed: 7, rate: 0, ...options });
@@ -207,7 +210,7 @@ export function runCli(
   } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(packageRoot, 'bin/grantflow.js'), ...args], {
+    const child = spawn(process.execPath, [cliPath, ...args], {
       cwd: options.cwd ?? packageRoot,
       env: { ...process.env, GRANTFLOW_LOG_LEVEL: 'warn', ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
