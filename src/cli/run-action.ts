@@ -1,5 +1,6 @@
 import { ConfigError, ExitCode, firstLine, isGrantflowError } from '../util/errors.ts';
 import { redact } from '../util/redact.ts';
+import { privilegesDoc } from '../util/doc-pointers.ts';
 
 /**
  * Postgres refused a statement for a missing privilege (SQLSTATE 42501, e.g. `status` run as a role that may not
@@ -8,7 +9,7 @@ import { redact } from '../util/redact.ts';
 function privilegeError(error: unknown): ConfigError | null {
   if ((error as { code?: unknown } | null)?.code !== '42501') return null;
   return new ConfigError(
-    `the Postgres role lacks a privilege grantflow needs: ${firstLine(error)} (README.md, "Postgres privileges", lists them)`,
+    `the Postgres role lacks a privilege grantflow needs: ${firstLine(error)} (${privilegesDoc} lists them)`,
     { cause: error },
   );
 }

@@ -6,6 +6,7 @@ import { ident } from '../warehouse/values.ts';
 
 import type { Warehouse } from '../warehouse/types.ts';
 import { tables as catalog } from '../streams/registry.ts';
+import { privilegesDoc } from '../util/doc-pointers.ts';
 
 /** Core tables (not bookkeeping) plus the models already built in this warehouse's analytics schema. */
 export async function defaultSnapshotTables(warehouse: Warehouse): Promise<string[]> {
@@ -60,6 +61,6 @@ export async function checkTablesReadable(warehouse: Warehouse, tables: readonly
   throw new ConfigError(
     `role ${role} lacks SELECT on ${refused.length} of the tables to snapshot in schema ${schemas.join(' and ')} ` +
       `(${named}); grant it (${grants.join('; ')}); ` +
-      'README.md, "Postgres privileges", lists what each command needs',
+      `${privilegesDoc} lists what each command needs`,
   );
 }

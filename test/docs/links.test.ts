@@ -6,6 +6,8 @@
  * - backticked repository paths (`src/...`, `docs/...`, ...), resolved from the repository root. Only a span that is
  *   a path and nothing else counts: one holding a glob (`models/*.sql`), a placeholder (`<table>`), a space or an
  *   option is an example, not a reference, and a trailing `:line` is dropped.
+ * And in the sources, where messages send a user to read more: each `docs/<page>.md` or `README.md` named exists, and
+ * so does the section a pointer names after it (`docs/postgres.md, "Privileges"`).
  * Plain file reads only: no Postgres, no child process.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -88,6 +90,34 @@ function brokenReferences(file: string, text = readFileSync(join(root, file), 'u
   return broken;
 }
 
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
+    const rel = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(rel);
+    return entry.name.endsWith('.ts') ? [rel] : [];
+  });
+}
+
+/** Each document (and `, "Section"` after it) that `file`'s text names but the repository lacks, as `file:line: ...`. */
+function brokenPointers(file: string, text = readFileSync(join(root, file), 'utf8')): string[] {
+  const broken: string[] = [];
+  text.split('\n').forEach((line, i) => {
+    for (const m of line.matchAll(/\b(README\.md|docs\/[\w-]+\.md)(?:, "([^"]+)")?/g)) {
+      const [, doc = '', section] = m;
+      if (!existsSync(join(root, doc))) broken.push(`${file}:${i + 1}: ${doc}`);
+      else if (section !== undefined && !headings(doc).has(section.toLowerCase()))
+        broken.push(`${file}:${i + 1}: ${doc}, "${section}" (no such heading)`);
+    }
+  });
+  return broken;
+}
+
+/** The headings of a Markdown file, in lower case. */
+function headings(file: string): Set<string> {
+  const lines = prose(readFileSync(join(root, file), 'utf8'));
+  return new Set(lines.flatMap((line) => /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)?.[1]?.toLowerCase() ?? []));
+}
+
 describe('documentation references', () => {
   it('finds the documents it is meant to check', () => {
     for (const file of ['README.md', 'BENCHMARKS.md', 'docs/architecture.md', 'examples/cron.md', 'sql/README.md'])
@@ -96,6 +126,12 @@ describe('documentation references', () => {
 
   it('every relative link and backticked repository path in a document names a file of the repository', () => {
     expect(documents.flatMap((file) => brokenReferences(file))).toEqual([]);
+  });
+
+  it('every document a message in src/ points to exists, with the section it names', () => {
+    const files = sourceFiles('src');
+    expect(files).toContain('src/util/doc-pointers.ts');
+    expect(files.flatMap((file) => brokenPointers(file))).toEqual([]);
   });
 
   it('README.md is a front door: at most 150 lines, linking every page of docs/', () => {
@@ -129,5 +165,11 @@ describe('documentation references', () => {
       'docs/probe.md:4: path `src/gone.ts`',
     ]);
     expect(broken('[site](https://example.com/x) and `[not a link](nowhere.md)`')).toEqual([]);
+    const pointers = (text: string): string[] => brokenPointers('src/probe.ts', text);
+    expect(pointers(`'README.md, "Postgres privileges", lists them'`)).toEqual([
+      'src/probe.ts:1: README.md, "Postgres privileges" (no such heading)',
+    ]);
+    expect(pointers(`// see docs/no-such-page.md`)).toEqual(['src/probe.ts:1: docs/no-such-page.md']);
+    expect(pointers(`'docs/postgres.md, "Privileges"' and docs/report.md`)).toEqual([]);
   });
 });

@@ -22,6 +22,7 @@ import { liveStatusOr } from '../live-status.ts';
 
 import { addSettings, settingsFrom } from '../settings-options.ts';
 import { tables } from '../../streams/registry.ts';
+import { privilegesDoc } from '../../util/doc-pointers.ts';
 
 const keys = [...warehouseSettingKeys, 'logLevel'] as const satisfies readonly SettingKey[];
 
@@ -148,7 +149,7 @@ async function readRefused(warehouse: Warehouse, error: unknown): Promise<unknow
   const grant = `GRANT SELECT ON ALL TABLES IN SCHEMA ${ident(String(who?.schema))} TO ${ident(String(who?.role))}`;
   return new ConfigError(
     `the Postgres role lacks a privilege grantflow needs: ${firstLine(error)}; grant it (${grant}); ` +
-      'README.md, "Postgres privileges", lists what each command needs',
+      `${privilegesDoc} lists what each command needs`,
     { cause: error },
   );
 }

@@ -1,6 +1,7 @@
 import type { SqlRunner } from '../sql-runner.ts';
 import { ident } from '../values.ts';
 import { analyticsSchemaFor } from '../analytics-schema.ts';
+import { privilegesDoc } from '../../util/doc-pointers.ts';
 
 /**
  * What a role may do in the warehouse's schema, checked when it is opened, before anything is written: a missing
@@ -42,7 +43,7 @@ export async function checkSchemaAccess(
     return {
       problem:
         `schema ${schema}: role ${String(r.role)} may not use it; ` +
-        `grant it (GRANT USAGE ON SCHEMA ${ident(schema)} TO ${role}); README.md, "Postgres privileges", lists what each command needs`,
+        `grant it (GRANT USAGE ON SCHEMA ${ident(schema)} TO ${role}); ${privilegesDoc} lists what each command needs`,
     };
   // Read only: SELECT on the tables is all it needs, and a query without it says so (42501, see runAction).
   if (!writes) return { ok: true };
@@ -133,7 +134,7 @@ export async function unreadableTablesProblem(
   return (
     `schema ${schema}: role ${role} may not read table ${String(first.relname)}` +
     `${more}; grant it (GRANT SELECT ON ALL TABLES IN SCHEMA ${ident(schema)} TO ${ident(role)}); ` +
-    'README.md, "Postgres privileges", lists what each command needs'
+    `${privilegesDoc} lists what each command needs`
   );
 }
 
