@@ -1,4 +1,4 @@
-import type { SqlRunner } from '../sql-runner.ts';
+import type { ResultRow, SqlRunner } from '../sql-runner.ts';
 import { ident } from '../values.ts';
 import { analyticsSchemaFor } from '../analytics-schema.ts';
 import { privilegesDoc } from '../../util/doc-pointers.ts';
@@ -25,16 +25,7 @@ export async function checkSchemaAccess(
   options: { readonly create: boolean | 'check'; readonly writes: boolean; readonly models?: readonly string[] },
 ): Promise<SchemaAccess> {
   const { create, writes } = options;
-  const { rows } = await runner.run(
-    `SELECT current_user AS role, current_database() AS db, n.oid IS NOT NULL AS found,
-       has_database_privilege(current_database(), 'CREATE') AS may_create_schema,
-       n.oid IS NOT NULL AND has_schema_privilege(n.oid, 'USAGE') AS may_use,
-       n.oid IS NOT NULL AND has_schema_privilege(n.oid, 'USAGE') AND has_schema_privilege(n.oid, 'CREATE')
-         AS may_create_tables
-     FROM (SELECT 1) AS one LEFT JOIN pg_namespace n ON n.nspname = $1`,
-    [schema],
-  );
-  const r = rows[0] ?? {};
+  const r = await schemaPrivileges(runner, schema);
   const role = ident(String(r.role));
   if (!create && r.found !== true)
     return { problem: `has no schema ${schema}; check --schema, or run \`grantflow sync\` first` };
@@ -90,14 +81,7 @@ async function analyticsSchemaProblem(
 ): Promise<string | null> {
   if (models.length === 0) return null;
   const analytics = analyticsSchemaFor(schema);
-  const { rows } = await runner.run(
-    `SELECT n.oid IS NOT NULL AS found, has_database_privilege(current_database(), 'CREATE') AS may_create_schema,
-       n.oid IS NOT NULL AND has_schema_privilege(n.oid, 'USAGE') AND has_schema_privilege(n.oid, 'CREATE')
-         AS may_create_tables
-     FROM (SELECT 1) AS one LEFT JOIN pg_namespace n ON n.nspname = $1`,
-    [analytics],
-  );
-  const r = rows[0] ?? {};
+  const r = await schemaPrivileges(runner, analytics);
   if (r.found !== true)
     return r.may_create_schema === true
       ? null
@@ -146,13 +130,9 @@ export async function unreadableTablesProblem(
  */
 export async function schemaHoldsCredentials(runner: SqlRunner, schema: string, site: string | null): Promise<boolean> {
   const table = `${ident(schema)}.${ident('_grantflow_credentials')}`;
-  const { rows } = await runner.run(
-    `SELECT n.oid IS NOT NULL AS schema_found, n.oid IS NOT NULL AND has_schema_privilege(n.oid, 'USAGE') AS usable
-       FROM (SELECT 1) AS one LEFT JOIN pg_namespace n ON n.nspname = $1`,
-    [schema],
-  );
-  if (rows[0]?.schema_found !== true) return false;
-  if (rows[0]?.usable !== true) return true;
+  const access = await schemaPrivileges(runner, schema);
+  if (access.found !== true) return false;
+  if (access.may_use !== true) return true;
   const found = await runner.run(
     `SELECT to_regclass($1) IS NOT NULL AS found, to_regclass($1) IS NOT NULL AND has_table_privilege(to_regclass($1), 'SELECT') AS readable`,
     [table],
@@ -178,25 +158,18 @@ export async function unownedTablesProblem(
   role: string,
   models: readonly string[] = [],
 ): Promise<string | null> {
-  const query = (names: string): string =>
-    `SELECT c.relname AS name, pg_get_userbyid(c.relowner) AS owner
-       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND (${names})
-        AND NOT pg_has_role(c.relowner, 'USAGE')
-      ORDER BY c.relname`;
-  let { rows } = await runner.run(query(`c.relname LIKE '\\_grantflow\\_%'`), [schema]);
+  let rows = await tablesNotOwned(runner, schema, `c.relname LIKE '\\_grantflow\\_%'`);
   if (rows.length === 0) {
     // The role owns the bookkeeping, so it may read which tables the catalogs it applied hold.
     const catalog = await runner.run(`SELECT to_regclass($1) IS NOT NULL AS found`, [
       `${ident(schema)}.${ident('_grantflow_catalog')}`,
     ]);
     if (catalog.rows[0]?.found !== true) return null;
-    ({ rows } = await runner.run(
-      query(
-        `c.relname IN (SELECT json_array_elements_text(tables::json) FROM ${ident(schema)}.${ident('_grantflow_catalog')})`,
-      ),
-      [schema],
-    ));
+    rows = await tablesNotOwned(
+      runner,
+      schema,
+      `c.relname IN (SELECT json_array_elements_text(tables::json) FROM ${ident(schema)}.${ident('_grantflow_catalog')})`,
+    );
   }
   if (rows.length === 0) return unownedModelsProblem(runner, schema, role, models);
   const names = rows.map((r) => String(r.name));
@@ -223,14 +196,7 @@ async function unownedModelsProblem(
   models: readonly string[],
 ): Promise<string | null> {
   if (models.length === 0) return null;
-  const { rows } = await runner.run(
-    `SELECT c.relname AS name, pg_get_userbyid(c.relowner) AS owner
-       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND NOT pg_has_role(c.relowner, 'USAGE')
-        AND c.relname = ANY($2::text[])
-      ORDER BY c.relname`,
-    [schema, `{${models.join(',')}}`],
-  );
+  const rows = await tablesNotOwned(runner, schema, `c.relname = ANY($2::text[])`, [`{${models.join(',')}}`]);
   if (rows.length === 0) return null;
   const owned = rows.map((r) => `${String(r.name)} owned by ${String(r.owner)}`).join(', ');
   const fixes = rows.map((r) => `ALTER TABLE ${ident(schema)}.${ident(String(r.name))} OWNER TO ${ident(role)}`);
@@ -238,4 +204,38 @@ async function unownedModelsProblem(
     `schema ${schema}: role ${role} does not own model tables it rebuilds there (${owned}), and only their owner may ` +
     `replace them: as a superuser, run ${fixes.join('; ')}`
   );
+}
+
+/**
+ * The role's view of `schema` (and of the database, for creating it): `found`, `may_use`, `may_create_tables`,
+ * `may_create_schema`, with `role` and `db` for messages. One row even when the schema does not exist.
+ */
+async function schemaPrivileges(runner: SqlRunner, schema: string): Promise<ResultRow> {
+  const { rows } = await runner.run(
+    `SELECT current_user AS role, current_database() AS db, n.oid IS NOT NULL AS found,
+       has_database_privilege(current_database(), 'CREATE') AS may_create_schema,
+       n.oid IS NOT NULL AND has_schema_privilege(n.oid, 'USAGE') AS may_use,
+       n.oid IS NOT NULL AND has_schema_privilege(n.oid, 'USAGE') AND has_schema_privilege(n.oid, 'CREATE')
+         AS may_create_tables
+     FROM (SELECT 1) AS one LEFT JOIN pg_namespace n ON n.nspname = $1`,
+    [schema],
+  );
+  return rows[0] ?? {};
+}
+
+/** Tables of `schema` matching `names` (SQL on `c`, pg_class; `$2`... are `params`) the role may not act as owner of. */
+async function tablesNotOwned(
+  runner: SqlRunner,
+  schema: string,
+  names: string,
+  params: readonly string[] = [],
+): Promise<ResultRow[]> {
+  const { rows } = await runner.run(
+    `SELECT c.relname AS name, pg_get_userbyid(c.relowner) AS owner
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND c.relkind IN ('r', 'p') AND (${names}) AND NOT pg_has_role(c.relowner, 'USAGE')
+      ORDER BY c.relname`,
+    [schema, ...params],
+  );
+  return rows;
 }
