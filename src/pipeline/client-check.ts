@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
-import { checkBaseUrl, describeNetworkError, parseJson, tlsError } from '../source/index.ts';
+import { checkBaseUrl, parseJson, unreachable } from '../source/index.ts';
 import { readCapped } from '../source/http.ts';
 import type { Credentials } from '../source/types.ts';
 import { CredentialsError, GrantflowError } from '../util/errors.ts';
@@ -54,14 +54,7 @@ export async function checkClient(
       retryAfter = [res.headers['retry-after']].flat()[0];
       body = await readCapped(res, 2 ** 16);
     } catch (error) {
-      const tls = tlsError(base.origin, error);
-      if (tls) throw tls;
-      throw new GrantflowError(
-        `cannot reach ${url.href} (${describeNetworkError(error)}); try again later`,
-        1,
-        'site_unavailable',
-        { cause: error },
-      );
+      throw unreachable(url, error);
     }
     if (status === 429 && attempt < attempts) {
       const seconds = Number(retryAfter);

@@ -1,13 +1,6 @@
 import { connect } from 'node:net';
 import { request } from 'undici';
-import {
-  checkBaseUrl,
-  describeNetworkError,
-  parseJson,
-  SiteHttpError,
-  SiteResponseError,
-  tlsError,
-} from '../source/index.ts';
+import { checkBaseUrl, parseJson, SiteHttpError, SiteResponseError, unreachable } from '../source/index.ts';
 import { readCapped } from '../source/http.ts';
 import type { SiteClient } from '../source/types.ts';
 import { ConfigError, GrantflowError } from '../util/errors.ts';
@@ -79,16 +72,7 @@ export async function probeSiteWithoutCredentials(baseUrl: string, timeoutMs = 1
     status = res.statusCode;
     body = await readCapped(res, probeMaxBytes);
   } catch (error) {
-    const tls = tlsError(base.origin, error);
-    if (tls) throw tls;
-    throw new GrantflowError(
-      `cannot reach ${url.href} (${describeNetworkError(error)}); try again later`,
-      1,
-      'site_unavailable',
-      {
-        cause: error,
-      },
-    );
+    throw unreachable(url, error);
   }
   if (status === 404) {
     throw new ConfigError(`${url.href} was not found (HTTP 404); check that --site is the site's base URL`);

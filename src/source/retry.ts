@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { ConfigError, StoppedError } from '../util/errors.ts';
+import { ConfigError, ExitCode, GrantflowError, StoppedError } from '../util/errors.ts';
 
 /** Exponential backoff with "equal jitter": half fixed, half random, so retries of many callers spread out. */
 export function backoffMs(attempt: number, baseMs: number, maxMs = 10_000): number {
@@ -55,6 +55,22 @@ export function tlsError(origin: string, e: unknown): ConfigError | null {
   return new ConfigError(
     `${origin} failed the TLS check (${tls}); check --site, or trust its certificate authority with NODE_EXTRA_CA_CERTS`,
     { cause: e },
+  );
+}
+
+/**
+ * Why a single check request to `url` got no answer: the TLS verdict (exit 2) when it was one, else "cannot reach"
+ * (exit 1, `site_unavailable`). For one-shot probes; the site client retries instead.
+ */
+export function unreachable(url: URL, e: unknown): GrantflowError {
+  return (
+    tlsError(url.origin, e) ??
+    new GrantflowError(
+      `cannot reach ${url.href} (${describeNetworkError(e)}); try again later`,
+      ExitCode.runFailed,
+      'site_unavailable',
+      { cause: e },
+    )
   );
 }
 
