@@ -42,8 +42,14 @@ export abstract class BaseWarehouse implements Warehouse {
     wait?: LockWait,
   ): Promise<T>;
   abstract replaceTable(name: string, select: string, what: string, wait?: LockWait): Promise<void>;
-  abstract schemaTables(): Promise<Map<string, boolean>>;
-  abstract modelTables(): Promise<Map<string, boolean>>;
+  async schemaTables(): Promise<Map<string, boolean>> {
+    return this.tablesOf(this.schemaName);
+  }
+  async modelTables(): Promise<Map<string, boolean>> {
+    return this.tablesOf(this.analyticsSchema);
+  }
+  /** The tables (and views) of `schema`, each with whether the role may read it; empty while the schema is missing. */
+  protected abstract tablesOf(schema: string): Promise<Map<string, boolean>>;
   abstract readonly analyticsSchema: string;
 
   qualifyModel(name: string): string {

@@ -176,15 +176,7 @@ export class DuckDBWarehouse extends BaseWarehouse {
     }
   }
 
-  async schemaTables(): Promise<Map<string, boolean>> {
-    return this.tablesOf(this.schemaName);
-  }
-
-  async modelTables(): Promise<Map<string, boolean>> {
-    return this.tablesOf(this.analyticsSchema);
-  }
-
-  private async tablesOf(schema: string): Promise<Map<string, boolean>> {
+  protected async tablesOf(schema: string): Promise<Map<string, boolean>> {
     const rows = await this.query(
       `SELECT table_name, true AS readable FROM information_schema.tables WHERE table_catalog = current_database() AND table_schema = $1`,
       [schema],

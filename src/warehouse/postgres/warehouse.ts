@@ -332,15 +332,7 @@ export class PostgresWarehouse extends BaseWarehouse {
   }
 
   /** pg_class lists every table, readable or not (information_schema only those the role holds a privilege on). */
-  async schemaTables(): Promise<Map<string, boolean>> {
-    return this.tablesOf(this.schemaName);
-  }
-
-  async modelTables(): Promise<Map<string, boolean>> {
-    return this.tablesOf(this.analyticsSchema);
-  }
-
-  private async tablesOf(schema: string): Promise<Map<string, boolean>> {
+  protected async tablesOf(schema: string): Promise<Map<string, boolean>> {
     const rows = await this.query(
       `SELECT c.relname AS table_name,
               has_table_privilege(c.oid, 'SELECT') AND has_schema_privilege(n.oid, 'USAGE') AS readable
