@@ -63,7 +63,7 @@ export function connectionConfig(url: string, schema: string): pg.ClientConfig {
   if (fromEnv && setsSearchPath(fromEnv))
     throw new ConfigError(
       'PGOPTIONS must not set search_path: grantflow sets the search path to the --schema setting (default public), ' +
-        'then public, so the tables would not land in the schema named there; use --schema, GRANTFLOW_SCHEMA or the ' +
+        "its models' schema, then public, so the tables would not land in the schema named there; use --schema, GRANTFLOW_SCHEMA or the " +
         'pipeline key "schema" (other options there, such as -c statement_timeout=..., are kept)',
     );
   // Timestamps print in UTC; unqualified names (models, analysts' SQL) resolve in the warehouse schema. Quoted:
