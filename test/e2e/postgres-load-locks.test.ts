@@ -40,10 +40,11 @@ import {
   writeCredentials,
   type TableDump,
   analystSession,
+  clusterName,
 } from '../support/harness.ts';
 import { tables } from '../../src/streams/registry.ts';
 
-const schema = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}sync_load_locks_${process.pid}`;
+const schema = clusterName('sync_load_locks');
 const signalled = `${schema}_signal`;
 const runsLocked = `${schema}_runs`;
 const statsLocked = `${schema}_stats`;

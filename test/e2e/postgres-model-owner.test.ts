@@ -18,10 +18,10 @@ import {
   syncCliArgs,
   tempDir,
   writeCredentials,
+  clusterName,
 } from '../support/harness.ts';
 
-// Roles are cluster-wide: a prefix of the runner's choice keeps parallel runs apart.
-const prefix = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}model_owner_${process.pid}`;
+const prefix = clusterName('model_owner');
 const grantflow = `${prefix}_gf`;
 const reporting = `${prefix}_reporting`;
 const schema = `${prefix}_schema`;

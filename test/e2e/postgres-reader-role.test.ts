@@ -10,11 +10,10 @@ import { openWarehouse } from '../../src/warehouse/index.ts';
 
 import { loadSmallSite } from '../support/model-fixtures.ts';
 
-import { postgresUrl, postgresUrlAs, runCli } from '../support/harness.ts';
+import { postgresUrl, postgresUrlAs, runCli, clusterName } from '../support/harness.ts';
 import { tables } from '../../src/streams/registry.ts';
 
-// Roles are cluster-wide: a prefix of the runner's choice keeps parallel runs apart.
-const prefix = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}reader_${process.pid}`;
+const prefix = clusterName('reader');
 const reader = `${prefix}_role`;
 const schema = `${prefix}_schema`;
 const admin = new pg.Client({ connectionString: postgresUrl });

@@ -14,10 +14,10 @@ import {
   syncCliArgs,
   tempDir,
   writeCredentials,
+  clusterName,
 } from '../support/harness.ts';
 
-// Roles are cluster-wide: a prefix of the runner's choice keeps parallel runs apart.
-const prefix = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}roles_${process.pid}`;
+const prefix = clusterName('roles');
 const owner = `${prefix}_owner`;
 const other = `${prefix}_other`;
 const schema = `${prefix}_schema`;

@@ -14,11 +14,11 @@ import { openWarehouse } from '../../src/warehouse/index.ts';
 
 import { load, smallSite } from '../support/model-fixtures.ts';
 
-import { postgresUrl, runCli } from '../support/harness.ts';
+import { postgresUrl, runCli, clusterName } from '../support/harness.ts';
 import { tables } from '../../src/streams/registry.ts';
 
 // Its own database: this needs a warehouse in `public`, which the shared test database leaves to others.
-const database = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}two_schemas_${process.pid}`;
+const database = clusterName('two_schemas');
 const url = new URL(postgresUrl);
 url.pathname = `/${database}`;
 const admin = new pg.Client({ connectionString: postgresUrl });

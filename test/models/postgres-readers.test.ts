@@ -12,12 +12,12 @@ import { runModels } from '../../src/models/index.ts';
 
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
 
-import { capturingLogger, dropPostgresSchema, analystSession } from '../support/harness.ts';
+import { capturingLogger, dropPostgresSchema, analystSession, clusterName } from '../support/harness.ts';
 
 import { loadSmallSite } from '../support/model-fixtures.ts';
 import { tables } from '../../src/streams/registry.ts';
 
-const schema = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}readers_${process.pid}`;
+const schema = clusterName('readers');
 const { logger, lines } = capturingLogger();
 let warehouse: Warehouse;
 let analyst: pg.Client;

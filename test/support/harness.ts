@@ -43,7 +43,14 @@ import { packageRoot } from '../../src/util/package-root.ts';
 import { suiteDuckdbThreads } from './suite-duckdb.ts';
 import { tempDir } from './temp-dir.ts';
 
-export { analystSession, dropPostgresSchema, postgresSchema, postgresUrl, postgresUrlAs } from './postgres.ts';
+export {
+  analystSession,
+  clusterName,
+  dropPostgresSchema,
+  postgresSchema,
+  postgresUrl,
+  postgresUrlAs,
+} from './postgres.ts';
 
 export { tempDir };
 

@@ -17,6 +17,14 @@ export function postgresUrlAs(role: string): string {
   return u.toString();
 }
 
+/**
+ * A name for a schema, role or database a test file creates by name: `GRANTFLOW_TEST_PREFIX` (default `gf_`), the
+ * file's `what`, and this process, so that parallel runs on one server (roles are cluster-wide) keep apart.
+ */
+export function clusterName(what: string): string {
+  return `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}${what}_${process.pid}`;
+}
+
 /** A fresh Postgres schema for one test; dropped by `drop`. */
 export async function postgresSchema(): Promise<{ schema: string; url: string; drop: () => Promise<void> }> {
   const schema = `e2e_${randomBytes(4).toString('hex')}`;

@@ -9,10 +9,16 @@ import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { copyPostgresTable } from '../../src/snapshot/postgres-copy.ts';
 import { GrantflowError } from '../../src/util/errors.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
-import { capturingLogger, dropPostgresSchema, postgresUrl as url, analystSession } from '../support/harness.ts';
+import {
+  capturingLogger,
+  dropPostgresSchema,
+  postgresUrl as url,
+  analystSession,
+  clusterName,
+} from '../support/harness.ts';
 import { catalog, snapshot, thing } from '../support/warehouse-fixtures.ts';
 
-const schema = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}load_locks_${process.pid}`;
+const schema = clusterName('load_locks');
 const { logger, lines } = capturingLogger();
 let analyst: pg.Client;
 let analystPid = 0;

@@ -8,10 +8,16 @@ import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
 
-import { capturingLogger, dropPostgresSchema, postgresUrl as url, analystSession } from '../support/harness.ts';
+import {
+  capturingLogger,
+  dropPostgresSchema,
+  postgresUrl as url,
+  analystSession,
+  clusterName,
+} from '../support/harness.ts';
 import { tables } from '../../src/streams/registry.ts';
 
-const schema = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}migration_readers_${process.pid}`;
+const schema = clusterName('migration_readers');
 const wait = { attemptMs: 100, totalMs: 500 };
 const { logger, lines } = capturingLogger();
 let warehouse: Warehouse;
