@@ -19,18 +19,19 @@ const root = resolve(import.meta.dirname, '..', '..');
 /** What .gitignore keeps out of the repository (data/ holds only its README there), and build or tool output. */
 const skippedDirs = new Set(['node_modules', '.git', 'dist', 'coverage', '.vitest']);
 
-function markdownFiles(dir: string): string[] {
+/** The files under `dir` whose names end in `ending`, relative to the repository root. */
+function filesUnder(dir: string, ending: string): string[] {
   const found: string[] = [];
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
     const rel = relative(root, path);
     if (entry.isDirectory()) {
-      if (!skippedDirs.has(entry.name) && rel !== 'data') found.push(...markdownFiles(path));
-    } else if (entry.name.endsWith('.md')) found.push(rel);
+      if (!skippedDirs.has(entry.name) && rel !== 'data') found.push(...filesUnder(path, ending));
+    } else if (entry.name.endsWith(ending)) found.push(rel);
   }
   return found;
 }
-const documents = [...markdownFiles(root), 'data/README.md'].sort();
+const documents = [...filesUnder(root, '.md'), 'data/README.md'].sort();
 
 /** The document's lines outside fenced code blocks (a fence's lines become empty, so line numbers hold). */
 function prose(text: string): string[] {
@@ -45,13 +46,18 @@ function prose(text: string): string[] {
   });
 }
 
+/** The text of each heading of a Markdown file, in order. */
+function headings(file: string): string[] {
+  return prose(readFileSync(join(root, file), 'utf8')).flatMap(
+    (line) => /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)?.[1] ?? [],
+  );
+}
+
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens; repeats get -1, -2, ... */
 function anchors(file: string): Set<string> {
   const seen = new Map<string, number>();
   const out = new Set<string>();
-  for (const line of prose(readFileSync(join(root, file), 'utf8'))) {
-    const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)?.[1];
-    if (heading === undefined) continue;
+  for (const heading of headings(file)) {
     const slug = heading
       .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
       .toLowerCase()
@@ -90,14 +96,6 @@ function brokenReferences(file: string, text = readFileSync(join(root, file), 'u
   return broken;
 }
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
-    const rel = join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(rel);
-    return entry.name.endsWith('.ts') ? [rel] : [];
-  });
-}
-
 /** Each document (and `, "Section"` after it) that `file`'s text names but the repository lacks, as `file:line: ...`. */
 function brokenPointers(file: string, text = readFileSync(join(root, file), 'utf8')): string[] {
   const broken: string[] = [];
@@ -105,17 +103,11 @@ function brokenPointers(file: string, text = readFileSync(join(root, file), 'utf
     for (const m of line.matchAll(/\b(README\.md|docs\/[\w-]+\.md)(?:, "([^"]+)")?/g)) {
       const [, doc = '', section] = m;
       if (!existsSync(join(root, doc))) broken.push(`${file}:${i + 1}: ${doc}`);
-      else if (section !== undefined && !headings(doc).has(section.toLowerCase()))
+      else if (section !== undefined && !headings(doc).some((h) => h.toLowerCase() === section.toLowerCase()))
         broken.push(`${file}:${i + 1}: ${doc}, "${section}" (no such heading)`);
     }
   });
   return broken;
-}
-
-/** The headings of a Markdown file, in lower case. */
-function headings(file: string): Set<string> {
-  const lines = prose(readFileSync(join(root, file), 'utf8'));
-  return new Set(lines.flatMap((line) => /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)?.[1]?.toLowerCase() ?? []));
 }
 
 describe('documentation references', () => {
@@ -129,7 +121,7 @@ describe('documentation references', () => {
   });
 
   it('every document a message in src/ points to exists, with the section it names', () => {
-    const files = sourceFiles('src');
+    const files = filesUnder(join(root, 'src'), '.ts');
     expect(files).toContain('src/util/doc-pointers.ts');
     expect(files.flatMap((file) => brokenPointers(file))).toEqual([]);
   });
