@@ -8,7 +8,7 @@ import { openWarehouse } from '../../src/warehouse/index.ts';
 import { readReportData, renderReport } from '../../src/report/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { benchSync, writeCreds } from '../lib/sync.ts';
-import { cliPath } from '../lib/sim-process.ts';
+import { cliPath } from '../../src/util/package-root.ts';
 import type { BenchOptions, FigureResult } from '../lib/figure.ts';
 
 const runs = 3;

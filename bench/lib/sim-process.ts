@@ -4,13 +4,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Credentials } from '../../src/source/types.ts';
 import type { RequestCounts } from '../../src/simulator/index.ts';
-import { packageRoot } from '../../src/util/package-root.ts';
-
-/** The CLI the benchmark starts, as a user would. */
-export const cliPath = join(packageRoot, 'bin/grantflow.js');
+import { cliPath, packageRoot } from '../../src/util/package-root.ts';
 
 export interface SimProcess {
   readonly url: string;

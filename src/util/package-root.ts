@@ -22,3 +22,6 @@ export const packageRoot = findPackageRoot();
 
 /** A path inside the package, e.g. `packagePath('models')`. */
 export const packagePath = (...segments: string[]): string => join(packageRoot, ...segments);
+
+/** The CLI as a user starts it: what the tests and the benchmark spawn. */
+export const cliPath = packagePath('bin/grantflow.js');

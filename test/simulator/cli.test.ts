@@ -3,11 +3,10 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { cliPath } from '../../src/util/package-root.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'grantflow-sim-cli-'));
 afterAll(() => rm(dir, { recursive: true, force: true }));
-
-const bin = new URL('../../bin/grantflow.js', import.meta.url).pathname;
 
 function run(
   args: string[],
@@ -18,7 +17,7 @@ function run(
   exit: Promise<number | null>;
   stderr: () => string;
 } {
-  const child = spawn(process.execPath, [bin, 'sim', ...args], {
+  const child = spawn(process.execPath, [cliPath, 'sim', ...args], {
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -39,7 +39,7 @@ import { silentLogger, type Logger } from '../../src/util/logger.ts';
 
 import type { CellValue } from '../../src/normalize/table-def.ts';
 import { tables } from '../../src/streams/registry.ts';
-import { packageRoot } from '../../src/util/package-root.ts';
+import { cliPath, packageRoot } from '../../src/util/package-root.ts';
 import { suiteDuckdbThreads } from './suite-duckdb.ts';
 import { tempDir } from './temp-dir.ts';
 
@@ -55,7 +55,7 @@ export {
 export { tempDir };
 
 /** The CLI a user runs, for tests that start it themselves (in a terminal, as another user). */
-export const cliPath = join(packageRoot, 'bin/grantflow.js');
+export { cliPath };
 
 /** A simulated site without a rate limit unless asked: most suites test behaviour, not pacing. */
 export function startSite(options: SimulatorOptions = {}): Promise<SimulatorHandle> {
