@@ -57,7 +57,10 @@ afterAll(async () => {
   await work?.remove();
 });
 
-/** `grantflow sync` of the site into `<work>/<name>/` with its snapshots at `s3://bucket/<prefix>`. */
+/**
+ * `grantflow sync` of the site into `<work>/<name>/` with its snapshots at `s3://bucket/<prefix>`. Its temporary
+ * folders go under `<work>` too: a sync killed mid-upload cannot remove the one it stages Parquet files in.
+ */
 function syncToBucket(
   name: string,
   prefix: string,
@@ -76,7 +79,7 @@ function syncToBucket(
       'info',
       ...extra,
     ],
-    { ...options, env: { ...s3.env, ...options.env } },
+    { ...options, env: { TMPDIR: work.path, ...s3.env, ...options.env } },
   );
 }
 

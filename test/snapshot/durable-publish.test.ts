@@ -1,11 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { manifestName, readManifest, writeSnapshots } from '../../src/snapshot/index.ts';
 import { notePending, pendingName, undoPendingSnapshot } from '../../src/snapshot/pending.ts';
 import { openTinyDuckDB, type TestWarehouse } from '../support/model-fixtures.ts';
 import { expectDurableRenames, traceFs, type FsEvent } from '../support/fs-trace.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 /**
  * A power cut cannot be staged in a test: these check, on a real snapshot write into a real DuckDB warehouse's
@@ -14,6 +14,7 @@ import { expectDurableRenames, traceFs, type FsEvent } from '../support/fs-trace
 describe('snapshot publishing survives a crash (fsync order)', () => {
   let t: TestWarehouse;
   let dir: string;
+  let cleanup: () => Promise<void>;
   let trace: ReturnType<typeof traceFs> | undefined;
   beforeAll(async () => {
     t = await openTinyDuckDB('durable');
@@ -21,14 +22,17 @@ describe('snapshot publishing survives a crash (fsync order)', () => {
   afterAll(async () => {
     await t?.cleanup();
   });
-  afterEach(() => {
+  beforeEach(async () => {
+    ({ path: dir, remove: cleanup } = await tempDir('gf-durable-'));
+  });
+  afterEach(async () => {
     trace?.restore();
     trace = undefined;
-    rmSync(dir, { recursive: true, force: true });
+    await cleanup();
   });
 
   it('fsyncs each Parquet file before its rename, each folder after, and the manifest likewise', async () => {
-    dir = join(mkdtempSync(join(tmpdir(), 'gf-durable-')), 'new', 'snapshots');
+    dir = join(dir, 'new', 'snapshots');
     trace = traceFs();
     const result = await writeSnapshots(t.warehouse, {
       dir,
@@ -63,7 +67,6 @@ describe('snapshot publishing survives a crash (fsync order)', () => {
   });
 
   it('notes the snapshot as pending on the disk (data and entry) before anything is renamed into place', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'gf-durable-'));
     const write = (second: number) =>
       writeSnapshots(t.warehouse, {
         dir,
@@ -88,7 +91,6 @@ describe('snapshot publishing survives a crash (fsync order)', () => {
   });
 
   it('a killed write is undone durably: each removal is on the disk before the note saying to remove it goes', () => {
-    dir = mkdtempSync(join(tmpdir(), 'gf-durable-'));
     const folder = 'snapshot=2026-11-25T08-00-00Z';
     mkdirSync(join(dir, 'a', folder), { recursive: true });
     writeFileSync(join(dir, 'a', folder, 'a.parquet'), 'x');
