@@ -1,9 +1,5 @@
 import { postgresUrl } from './postgres.ts';
 
-import { mkdtempSync, rmSync } from 'node:fs';
-
-import { tmpdir } from 'node:os';
-
 import { join } from 'node:path';
 
 import pg from 'pg';
@@ -11,6 +7,7 @@ import type { Row } from '../../src/normalize/table-def.ts';
 
 import { openWarehouse, type Dialect, type Warehouse } from '../../src/warehouse/index.ts';
 import { tables } from '../../src/streams/registry.ts';
+import { tempDir } from './temp-dir.ts';
 
 export interface TestWarehouse {
   readonly warehouse: Warehouse;
@@ -22,8 +19,8 @@ export interface TestWarehouse {
 /** A migrated warehouse: a DuckDB file in a temp dir, or a unique Postgres schema dropped afterwards. */
 export async function openTestWarehouse(dialect: Dialect, label: string): Promise<TestWarehouse> {
   if (dialect === 'duckdb') {
-    const dir = mkdtempSync(join(tmpdir(), `gf-${label}-`));
-    const target = join(dir, 'warehouse.duckdb');
+    const dir = await tempDir(`gf-${label}-`);
+    const target = join(dir.path, 'warehouse.duckdb');
     const warehouse = await openWarehouse(target);
     await warehouse.migrate(tables);
     return {
@@ -32,7 +29,7 @@ export async function openTestWarehouse(dialect: Dialect, label: string): Promis
       schema: 'main',
       async cleanup() {
         await warehouse.close();
-        rmSync(dir, { recursive: true, force: true });
+        await dir.remove();
       },
     };
   }

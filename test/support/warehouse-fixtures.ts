@@ -1,12 +1,12 @@
 import { postgresUrl } from './postgres.ts';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { Row, TableDef } from '../../src/normalize/table-def.ts';
 import { openWarehouse, type Dialect, type Warehouse } from '../../src/warehouse/index.ts';
+import { tempDir } from './temp-dir.ts';
 
 /** The versioned migrations' files (`sql/NNN_name.sql`), in the order they apply. */
 export const migrationFiles = readdirSync(new URL('../../sql/', import.meta.url))
@@ -99,17 +99,17 @@ export interface Harness {
 
 let counter = 0;
 
-export function harness(dialect: Dialect, label: string): Harness {
+export async function harness(dialect: Dialect, label: string): Promise<Harness> {
   counter += 1;
   if (dialect === 'duckdb') {
-    const dir = mkdtempSync(join(tmpdir(), `gf-wh-${label}-`));
-    const target = join(dir, 'nested', 'warehouse.duckdb');
+    const dir = await tempDir(`gf-wh-${label}-`);
+    const target = join(dir.path, 'nested', 'warehouse.duckdb');
     return {
       dialect,
       target,
       schema: undefined,
       open: () => openWarehouse(target),
-      cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+      cleanup: dir.remove,
     };
   }
   const schema = `gf_wh_${label}_${process.pid}_${counter}`;

@@ -18,7 +18,7 @@ describe.each(bothDialects)('warehouse loading (%s)', (dialect) => {
   let wh: Warehouse;
 
   beforeAll(async () => {
-    h = harness(dialect, 'load');
+    h = await harness(dialect, 'load');
     wh = await h.open();
     await wh.migrate(catalog);
   });

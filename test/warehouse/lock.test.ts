@@ -13,7 +13,7 @@ afterAll(async () => {
 
 describe('run lock', () => {
   it('DuckDB: a second holder in this process gets LockedError; the lock file goes on close', async () => {
-    const h = harness('duckdb', 'lock');
+    const h = await harness('duckdb', 'lock');
     cleanups.push(h);
     const a = await h.open();
     const b = await h.open();
@@ -28,7 +28,7 @@ describe('run lock', () => {
   });
 
   it('DuckDB: a file held open by a process that is not grantflow refuses with LockedError naming it as such', async () => {
-    const h = harness('duckdb', 'lockproc');
+    const h = await harness('duckdb', 'lockproc');
     cleanups.push(h);
     const wh = await h.open();
     await wh.close();
@@ -46,7 +46,7 @@ describe('run lock', () => {
   });
 
   it("DuckDB read-only: each reader's own note names it, and a note of another live reader is left to it", async () => {
-    const h = harness('duckdb', 'readerlock');
+    const h = await harness('duckdb', 'readerlock');
     cleanups.push(h);
     await (await h.open()).close();
     const own = `${h.target}.lock.${process.pid}`;
@@ -78,7 +78,7 @@ describe('run lock', () => {
   });
 
   it('DuckDB: a stale lock file of a dead process is ignored', async () => {
-    const h = harness('duckdb', 'stale');
+    const h = await harness('duckdb', 'stale');
     cleanups.push(h);
     const wh = await h.open();
     writeFileSync(
@@ -90,7 +90,7 @@ describe('run lock', () => {
   });
 
   it('Postgres: the advisory lock refuses a second holder until the first closes', async () => {
-    const h = harness('postgres', 'lock');
+    const h = await harness('postgres', 'lock');
     cleanups.push(h);
     const a = await h.open();
     const b = await h.open();
@@ -105,7 +105,7 @@ describe('run lock', () => {
   });
 
   it('Postgres: a refusal names the grantflow holder even when the URL sets its own application_name', async () => {
-    const h = harness('postgres', 'lockname');
+    const h = await harness('postgres', 'lockname');
     cleanups.push(h);
     const url = `${postgresUrl}${postgresUrl.includes('?') ? '&' : '?'}application_name=bi-refresh`;
     const a = await openWarehouse(url, { schema: h.schema });
@@ -120,7 +120,7 @@ describe('run lock', () => {
   });
 
   it('Postgres: a refusal names the holder in this database, not one of the same schema in another', async () => {
-    const h = harness('postgres', 'otherdb');
+    const h = await harness('postgres', 'otherdb');
     cleanups.push(h);
     const otherDb = `gf_lockdb_${process.pid}`;
     const admin = new pg.Client({ connectionString: postgresUrl });
@@ -146,7 +146,7 @@ describe('run lock', () => {
   });
 
   it("Postgres: the lock session outlives the role's idle_session_timeout while the run is busy elsewhere", async () => {
-    const h = harness('postgres', 'idle');
+    const h = await harness('postgres', 'idle');
     cleanups.push(h);
     const u = new URL(postgresUrl);
     u.searchParams.set('options', '-c idle_session_timeout=200'); // as a role or database setting would do
@@ -170,7 +170,7 @@ describe('run lock', () => {
   });
 
   it('Postgres: a holder whose lock session ends writes nothing more (another run may hold the lock now)', async () => {
-    const h = harness('postgres', 'lost');
+    const h = await harness('postgres', 'lost');
     cleanups.push(h);
     const a = await h.open();
     await a.acquireLock('sync A');
@@ -215,7 +215,7 @@ describe('run lock', () => {
 
 describe('closing', () => {
   it('a Postgres warehouse whose lock was refused closes every connection (the process can exit at once)', async () => {
-    const h = harness('postgres', 'close_refused');
+    const h = await harness('postgres', 'close_refused');
     cleanups.push(h);
     const holder = await h.open();
     await holder.acquireLock('grantflow sync (pid 4242)');
@@ -258,7 +258,7 @@ describe('unreachable or unwritable targets', () => {
   });
 
   it('an unwritable DuckDB path is a ConfigError', async () => {
-    const h = harness('duckdb', 'unwritable');
+    const h = await harness('duckdb', 'unwritable');
     cleanups.push(h);
     const wh = await h.open();
     await wh.close();
@@ -269,7 +269,7 @@ describe('unreachable or unwritable targets', () => {
 
 describe('Postgres commit whose backend is killed mid-commit', () => {
   it('leaves tables and state unchanged; the staged rows can be committed again', async () => {
-    const h = harness('postgres', 'kill');
+    const h = await harness('postgres', 'kill');
     cleanups.push(h);
     const wh = await h.open();
     await wh.migrate(catalog);

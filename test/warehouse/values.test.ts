@@ -52,7 +52,7 @@ describe('values are identical in both dialects and hostile text round-trips byt
 
   beforeAll(async () => {
     for (const dialect of ['duckdb', 'postgres'] as const) {
-      const h = harness(dialect, 'values');
+      const h = await harness(dialect, 'values');
       const wh = await h.open();
       await wh.migrate(catalog);
       const unit = await wh.openLoad();
