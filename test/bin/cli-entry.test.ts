@@ -1,16 +1,17 @@
 /** Which code the CLI runs: the build in dist/ only while no source file is newer than it. */
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { compiledIsFresh } from '../../bin/cli-entry.js';
+import { tempDir } from '../support/temp-dir.ts';
 
 let root: string;
-afterEach(() => rmSync(root, { recursive: true, force: true }));
+let cleanup: () => Promise<void>;
+beforeEach(async () => ({ path: root, remove: cleanup } = await tempDir('gf-cli-entry-')));
+afterEach(async () => cleanup());
 
 /** A checkout with the given files, each with its modification time in seconds. */
 function checkout(files: Record<string, number>): string {
-  root = mkdtempSync(join(tmpdir(), 'gf-cli-entry-'));
   for (const [path, mtime] of Object.entries(files)) {
     const full = join(root, path);
     mkdirSync(join(full, '..'), { recursive: true });

@@ -1,18 +1,19 @@
 /** A pipeline file listing "sites" (a portfolio): what it may say, and one clear line for what it may not. */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSettings } from '../../src/config/load-settings.ts';
 import { readPortfolioSites, selectPortfolioSites, siteSchema } from '../../src/config/portfolio.ts';
 import { ConfigError } from '../../src/util/errors.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 let dir: string;
+let cleanup: () => Promise<void>;
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'grantflow-portfolio-config-'));
+  ({ path: dir, remove: cleanup } = await tempDir('grantflow-portfolio-config-'));
 });
 afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
+  await cleanup();
 });
 
 async function pipeline(content: unknown, name = 'p.json'): Promise<string> {

@@ -1,14 +1,14 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { loadSettings } from '../../src/config/load-settings.ts';
 import { settingKinds } from '../../src/config/settings.ts';
 import { durationMs } from '../../src/config/duration.ts';
 import { ConfigError } from '../../src/util/errors.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
-const dir = await mkdtemp(join(tmpdir(), 'gf-settings-'));
-afterAll(() => rm(dir, { recursive: true, force: true }));
+const { path: dir, remove: cleanup } = await tempDir('gf-settings-');
+afterAll(() => cleanup());
 
 async function pipeline(name: string, content: string): Promise<string> {
   const path = join(dir, name);

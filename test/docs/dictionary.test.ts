@@ -1,8 +1,6 @@
 import { execFile } from 'node:child_process';
 
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 
 import { join } from 'node:path';
 
@@ -18,6 +16,7 @@ import { bookkeepingTables } from '../../src/warehouse/bookkeeping-tables.ts';
 
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { tables } from '../../src/streams/registry.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 const run = promisify(execFile);
 const bin = join(import.meta.dirname, '..', '..', 'bin', 'grantflow.js');
@@ -65,7 +64,7 @@ describe('data dictionary', () => {
   });
 
   it('documents every bookkeeping table the migrations create, with their columns as created', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gf-dict-'));
+    const { path: dir, remove: cleanup } = await tempDir('gf-dict-');
     const warehouse = await openWarehouse(join(dir, 'w.duckdb'));
     try {
       await warehouse.migrate(tables);
@@ -83,12 +82,12 @@ describe('data dictionary', () => {
       for (const t of bookkeepingTables) expect(text).toContain(`### ${t.name}\n`);
     } finally {
       await warehouse.close();
-      rmSync(dir, { recursive: true, force: true });
+      await cleanup();
     }
   });
 
   it('`docs dictionary --check` exits 1 on a stale file and 0 once regenerated', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gf-dict-'));
+    const { path: dir, remove: cleanup } = await tempDir('gf-dict-');
     const out = join(dir, 'dictionary.md');
     try {
       writeFileSync(out, '# stale\n');
@@ -102,7 +101,7 @@ describe('data dictionary', () => {
       const fresh = await run('node', [bin, 'docs', 'dictionary', '--check', '--out', out]);
       expect(fresh.stdout).toMatch(/up to date/);
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      await cleanup();
     }
   });
 });

@@ -1,15 +1,15 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtemp, readdir, rm, stat, symlink, truncate } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readdir, stat, symlink, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GrantflowError } from '../../src/util/errors.ts';
 import { listRawStreams, RawLanding, readRawLines, type RawLine } from '../../src/extract/raw-landing.ts';
 import { traceFs, type FsEvent } from '../support/fs-trace.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
-let dir = '';
-afterEach(async () => {
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+let dir: string;
+let cleanup: () => Promise<void>;
+beforeEach(async () => ({ path: dir, remove: cleanup } = await tempDir('gf-raw-')));
+afterEach(async () => cleanup());
 
 const page = (n: number): Extract<RawLine, { type: 'page' }> => ({
   type: 'page',
@@ -27,7 +27,6 @@ async function readAll(stream: string): Promise<RawLine[]> {
 
 describe('raw landing', () => {
   it('a file that cannot be written fails the flush with the path and the cause, not the process', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'gf-raw-'));
     // A dangling link where the file goes: existsSync says free, the exclusive open fails (as a full disk would).
     await symlink(join(dir, 'missing', 'target'), join(dir, 'applications.jsonl.gz'));
     const landing = new RawLanding(dir);
@@ -44,7 +43,6 @@ describe('raw landing', () => {
   });
 
   it('a flush (which precedes every commit) returns once the pages are fsynced, and the new file entry too', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'gf-raw-'));
     const runDir = join(dir, 'run-1');
     const file = join(runDir, 'applications.jsonl.gz');
     const trace = traceFs();
@@ -79,7 +77,6 @@ describe('raw landing', () => {
   });
 
   it('reads back every line written, as written', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'gf-raw-'));
     const landing = new RawLanding(dir);
     await landing.open();
     for (let i = 0; i < 50; i++) landing.write('applications', page(i));
@@ -91,7 +88,6 @@ describe('raw landing', () => {
   });
 
   it('reads back pages larger than a read chunk, with multi-byte characters across the chunk boundaries', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'gf-raw-'));
     const landing = new RawLanding(dir);
     await landing.open();
     // ~600 KB pages of 2-, 4- and 1-byte characters (the reader inflates 256 KiB at a time), between small ones.
@@ -103,7 +99,6 @@ describe('raw landing', () => {
   });
 
   it('a part cut by a kill keeps what was flushed, and a resumed run lands a readable part of its own', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'gf-raw-'));
     const first = new RawLanding(dir);
     await first.open();
     for (let i = 0; i < 20; i++) first.write('tasks', page(i));

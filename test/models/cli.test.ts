@@ -2,9 +2,7 @@ import { execFile } from 'node:child_process';
 
 import { postgresUrl } from '../support/postgres.ts';
 
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 
 import { join } from 'node:path';
 
@@ -15,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 
 import { loadSmallSite } from '../support/model-fixtures.ts';
+import { tempDir } from '../support/temp-dir.ts';
 import { tables } from '../../src/streams/registry.ts';
 
 const bin = join(import.meta.dirname, '..', '..', 'bin', 'grantflow.js');
@@ -40,16 +39,17 @@ async function cli(args: string[]): Promise<Outcome> {
 
 describe('grantflow models / snapshot commands', () => {
   let dir: string;
+  let cleanup: () => Promise<void>;
   let target: string;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'gf-cli-models-'));
+    ({ path: dir, remove: cleanup } = await tempDir('gf-cli-models-'));
     target = join(dir, 'warehouse.duckdb');
     const warehouse = await openWarehouse(target);
     await warehouse.migrate(tables);
     await loadSmallSite(warehouse);
     await warehouse.close();
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterAll(() => cleanup());
 
   it('models run builds every model, models test passes, snapshot writes Parquet', async () => {
     const run = await cli(['models', 'run', '--warehouse', target]);

@@ -1,14 +1,15 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDataTests } from '../../src/models/index.ts';
 import type { Dialect } from '../../src/warehouse/index.ts';
 import { load, openTestWarehouse, type TestWarehouse } from '../support/model-fixtures.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 describe.each<Dialect>(['duckdb', 'postgres'])('a SQL data test whose last line is a comment, on %s', (dialect) => {
   let t: TestWarehouse;
   let testsDir: string;
+  let removeTestsDir: (() => Promise<void>) | undefined;
   beforeAll(async () => {
     t = await openTestWarehouse(dialect, 'h5_trailing');
     await load(t.warehouse, {
@@ -17,7 +18,7 @@ describe.each<Dialect>(['duckdb', 'postgres'])('a SQL data test whose last line 
         { id: 2, name: '' },
       ],
     });
-    testsDir = mkdtempSync(join(tmpdir(), 'gf-h5-tests-'));
+    ({ path: testsDir, remove: removeTestsDir } = await tempDir('gf-h5-tests-'));
     // Valid SQL that an analyst may well end with a note; the ';' before it is no longer the text's last character.
     writeFileSync(
       join(testsDir, 'unnamed_programs.sql'),
@@ -30,7 +31,7 @@ describe.each<Dialect>(['duckdb', 'postgres'])('a SQL data test whose last line 
   });
   afterAll(async () => {
     await t?.cleanup();
-    rmSync(testsDir, { recursive: true, force: true });
+    await removeTestsDir?.();
   });
 
   it('runs it (its failing rows counted and sampled) instead of reporting a syntax error', async () => {

@@ -6,9 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { existsSync } from 'node:fs';
 
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-
-import { tmpdir } from 'node:os';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 
 import { join } from 'node:path';
 
@@ -37,12 +35,14 @@ import { ConfigError, ExitCode } from '../../src/util/errors.ts';
 
 import { silentLogger } from '../../src/util/logger.ts';
 import { tables, streamMappings, mappingOf } from '../../src/streams/registry.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 let dir: string;
+let cleanup: () => Promise<void>;
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'gf-user-model-files-'));
+  ({ path: dir, remove: cleanup } = await tempDir('gf-user-model-files-'));
 });
-afterEach(async () => rm(dir, { recursive: true, force: true }));
+afterEach(async () => cleanup());
 
 const put = async (name: string, text: string): Promise<void> => {
   await mkdir(join(dir, name, '..'), { recursive: true });

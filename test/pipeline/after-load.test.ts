@@ -1,15 +1,14 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
 import { expect, it } from 'vitest';
 import { settingsSchema } from '../../src/config/settings.ts';
 import { afterLoad } from '../../src/pipeline/after-load.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { loadSmallSite, openTestWarehouse } from '../support/model-fixtures.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 it('a model that cannot be built fails the run with the reason and writes no snapshot', async () => {
   const t = await openTestWarehouse('duckdb', 'afterload');
-  const snapshots = mkdtempSync(join(tmpdir(), 'gf-afterload-'));
+  const { path: snapshots, remove: cleanup } = await tempDir('gf-afterload-');
   try {
     await loadSmallSite(t.warehouse);
     // Models read stages; a warehouse without it cannot build them.
@@ -23,7 +22,7 @@ it('a model that cannot be built fails the run with the reason and writes no sna
     expect(readdirSync(snapshots)).toEqual([]);
   } finally {
     await t.cleanup();
-    rmSync(snapshots, { recursive: true, force: true });
+    await cleanup();
   }
 });
 

@@ -1,14 +1,14 @@
 /** Which credentials a command uses when both a credentials file and GRANTFLOW_CLIENT_* variables are given. */
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadSettings } from '../../src/config/load-settings.ts';
 import { credentialsSource, environmentForCredentials } from '../../src/pipeline/credentials.ts';
 import { ConfigError } from '../../src/util/errors.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
-const dir = await mkdtemp(join(tmpdir(), 'gf-credsource-'));
-afterAll(() => rm(dir, { recursive: true, force: true }));
+const { path: dir, remove: cleanup } = await tempDir('gf-credsource-');
+afterAll(() => cleanup());
 
 const clientVars = {
   GRANTFLOW_CLIENT_ID: 'id-value',

@@ -3,19 +3,18 @@
  * never committed, and the resumed attempt walked it again: a replay must load what the sync committed, not the
  * killed attempt's pages.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RawLanding, type RawLine } from '../../src/extract/raw-landing.ts';
 import { runReplay } from '../../src/pipeline/replay.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
-let dir = '';
-afterEach(async () => {
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+let dir: string;
+let cleanup: () => Promise<void>;
+beforeEach(async () => ({ path: dir, remove: cleanup } = await tempDir('gf-replay-resumed-')));
+afterEach(async () => cleanup());
 
 const runId = 'run-resumed';
 const page = (url: string, body: unknown, parentId?: number): RawLine => ({
@@ -41,7 +40,6 @@ describe.each([true, false])(
   'replay of a killed and resumed run (normalising in a worker: %s)',
   (normaliseInWorker) => {
     it('loads what the resumed attempt committed, not the pages the killed one left open', async () => {
-      dir = await mkdtemp(join(tmpdir(), 'gf-replay-resumed-'));
       const programs = 'http://site/api/programs/';
       const notes = 'http://site/api/applications/7/notes/';
       // Killed mid-walk: an old program title, a program deleted before the resume, a parent's notes half read.

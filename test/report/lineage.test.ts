@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 
 import { join } from 'node:path';
 
@@ -10,6 +8,7 @@ import { loadModels } from '../../src/models/index.ts';
 
 import { lineage, modelSources } from '../../src/report/lineage.ts';
 import { tables } from '../../src/streams/registry.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 const known = new Set([...tables.map((t) => t.name), ...loadModels().map((m) => m.name)]);
 
@@ -23,7 +22,7 @@ describe("a model's sources, read from its SQL", () => {
   });
 
   it('leaves out CTEs, comments, string literals and functions called FROM-like', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'grantflow-lineage-'));
+    const { path: dir, remove: cleanup } = await tempDir('grantflow-lineage-');
     try {
       await writeFile(
         join(dir, 'm.sql'),
@@ -38,7 +37,7 @@ describe("a model's sources, read from its SQL", () => {
       const [model] = loadModels(dir);
       expect(modelSources(model!, known)).toEqual(['applications', 'awards', 'programs']);
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      await cleanup();
     }
   });
 });

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cliPath } from '../../src/util/package-root.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
-const dir = await mkdtemp(join(tmpdir(), 'grantflow-sim-cli-'));
-afterAll(() => rm(dir, { recursive: true, force: true }));
+const { path: dir, remove: cleanup } = await tempDir('grantflow-sim-cli-');
+afterAll(() => cleanup());
 
 function run(
   args: string[],

@@ -1,10 +1,10 @@
-import fs, { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import fs, { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { manifestName, readManifest, writeSnapshots } from '../../src/snapshot/index.ts';
 import { pendingName } from '../../src/snapshot/pending.ts';
 import { openTinyDuckDB, type TestWarehouse } from '../support/model-fixtures.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 /**
  * The disk fails the folder fsync that follows a rename (EIO: a failing disk, a full one on some file systems, a
@@ -40,6 +40,7 @@ function failDirFsyncAfterRenameTo(target: string): { restore(): void } {
 describe('a folder fsync failing after a rename in a snapshot write', () => {
   let t: TestWarehouse;
   let dir: string;
+  let cleanup: () => Promise<void>;
   let fault: { restore(): void } | undefined;
   const write = (second: number) =>
     writeSnapshots(t.warehouse, {
@@ -62,14 +63,16 @@ describe('a folder fsync failing after a rename in a snapshot write', () => {
   afterAll(async () => {
     await t?.cleanup();
   });
-  afterEach(() => {
+  beforeEach(async () => {
+    ({ path: dir, remove: cleanup } = await tempDir('gf-fsync-fail-'));
+  });
+  afterEach(async () => {
     fault?.restore();
     fault = undefined;
-    rmSync(dir, { recursive: true, force: true });
+    await cleanup();
   });
 
   it('after the manifest rename: the snapshot it names stays whole, and the error says it was published', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'gf-fsync-fail-'));
     await write(0);
     fault = failDirFsyncAfterRenameTo(join(dir, manifestName));
     const error = await write(1).then(
@@ -92,7 +95,6 @@ describe('a folder fsync failing after a rename in a snapshot write', () => {
   });
 
   it("after a table folder's rename: the folder goes with the rest, no snapshot the manifest never named is left", async () => {
-    dir = mkdtempSync(join(tmpdir(), 'gf-fsync-fail-'));
     await write(0);
     const before = folders();
     fault = failDirFsyncAfterRenameTo(join(dir, 'programs', 'snapshot=2026-11-25T08-00-01Z'));

@@ -1,5 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { manifestName } from '../../src/snapshot/manifest.ts';
@@ -7,12 +6,14 @@ import { notePending, pendingName, undoPendingSnapshot } from '../../src/snapsho
 import { undoKilledWrite } from '../../src/snapshot/write-snapshots.ts';
 import { takeWriterLock, writerLockName } from '../../src/snapshot/writer-lock.ts';
 import { silentLogger } from '../../src/util/logger.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 let dir: string;
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'gf-pending-'));
+let cleanup: () => Promise<void>;
+beforeEach(async () => {
+  ({ path: dir, remove: cleanup } = await tempDir('gf-pending-'));
 });
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(async () => cleanup());
 
 const folder = 'snapshot=2026-11-25T07-00-00Z';
 function place(path: string): void {

@@ -1,23 +1,14 @@
 import { createHash } from 'node:crypto';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runModels } from '../../src/models/index.ts';
 import { checkSnapshotDir, readManifest, writeSnapshots } from '../../src/snapshot/index.ts';
 import { ConfigError, ExitCode, GrantflowError, isGrantflowError } from '../../src/util/errors.ts';
 import type { Dialect } from '../../src/warehouse/index.ts';
 import { load, openTestWarehouse, type TestWarehouse } from '../support/model-fixtures.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 const rowsOf = (n: number) =>
   Array.from({ length: n }, (_, i) => ({
@@ -40,16 +31,17 @@ const schemaOf = async (path: string) =>
 describe.each<Dialect>(['duckdb', 'postgres'])('snapshots of a %s warehouse', (dialect) => {
   let t: TestWarehouse;
   let dir: string;
+  let removeDir: (() => Promise<void>) | undefined;
   const n = 2500;
   beforeAll(async () => {
     t = await openTestWarehouse(dialect, 'snap');
-    dir = mkdtempSync(join(tmpdir(), 'gf-snapshots-'));
+    ({ path: dir, remove: removeDir } = await tempDir('gf-snapshots-'));
     await load(t.warehouse, { programs: [1, 2, 3].map((id) => ({ id, name: `P${id}` })), applications: rowsOf(n) });
     await runModels(t.warehouse, { only: ['award_rates'] });
   });
   afterAll(async () => {
     await t?.cleanup();
-    rmSync(dir, { recursive: true, force: true });
+    await removeDir?.();
   });
   /** A snapshot of award_rates into `sub`, taken at second `second` of 2026-01-01 UTC. */
   const awardRatesAt = (sub: string, runId: string, retain: number, second: number) =>
@@ -245,24 +237,26 @@ describe.each<Dialect>(['duckdb', 'postgres'])('snapshots of a %s warehouse', (d
 });
 
 describe('checkSnapshotDir', () => {
+  let base: string;
+  let cleanup: () => Promise<void>;
+  beforeEach(async () => {
+    ({ path: base, remove: cleanup } = await tempDir('gf-snapdir-'));
+  });
+  afterEach(async () => cleanup());
+
   it('accepts a directory it could create, leaving nothing behind, and rejects one that cannot be written', () => {
-    const base = mkdtempSync(join(tmpdir(), 'gf-snapdir-'));
-    try {
-      // A check only: the sync creates the directory when it writes the snapshots.
-      checkSnapshotDir(join(base, 'a', 'b'));
-      expect(readdirSync(base)).toEqual([]);
-      mkdirSync(join(base, 'kept'));
-      checkSnapshotDir(join(base, 'kept'));
-      expect(readdirSync(base)).toEqual(['kept']);
-      expect(readdirSync(join(base, 'kept'))).toEqual([]);
-      // mkdir makes `new` and then fails on a name too long: the check removes `new` again.
-      expect(() => checkSnapshotDir(join(base, 'new', 'x'.repeat(300)))).toThrow(ConfigError);
-      expect(readdirSync(base)).toEqual(['kept']);
-      writeFileSync(join(base, 'file'), 'x');
-      expect(() => checkSnapshotDir(join(base, 'file', 'snapshots'))).toThrow(ConfigError);
-      expect(() => checkSnapshotDir(join(base, 'file', 'snapshots'))).toThrow(/not writable .*--snapshots/);
-    } finally {
-      rmSync(base, { recursive: true, force: true });
-    }
+    // A check only: the sync creates the directory when it writes the snapshots.
+    checkSnapshotDir(join(base, 'a', 'b'));
+    expect(readdirSync(base)).toEqual([]);
+    mkdirSync(join(base, 'kept'));
+    checkSnapshotDir(join(base, 'kept'));
+    expect(readdirSync(base)).toEqual(['kept']);
+    expect(readdirSync(join(base, 'kept'))).toEqual([]);
+    // mkdir makes `new` and then fails on a name too long: the check removes `new` again.
+    expect(() => checkSnapshotDir(join(base, 'new', 'x'.repeat(300)))).toThrow(ConfigError);
+    expect(readdirSync(base)).toEqual(['kept']);
+    writeFileSync(join(base, 'file'), 'x');
+    expect(() => checkSnapshotDir(join(base, 'file', 'snapshots'))).toThrow(ConfigError);
+    expect(() => checkSnapshotDir(join(base, 'file', 'snapshots'))).toThrow(/not writable .*--snapshots/);
   });
 });

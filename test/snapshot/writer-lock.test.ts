@@ -1,27 +1,20 @@
 import { spawnSync } from 'node:child_process';
-import {
-  existsSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { heartbeatMs, leaseMs, takeWriterLock, writerLockName } from '../../src/snapshot/writer-lock.ts';
 import { LockedError } from '../../src/util/errors.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { processStart } from '../../src/util/process-start.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 let dir: string;
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'gf-writer-lock-'));
+let cleanup: () => Promise<void>;
+beforeEach(async () => {
+  ({ path: dir, remove: cleanup } = await tempDir('gf-writer-lock-'));
 });
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(async () => cleanup());
 
 const lockPath = (): string => join(dir, writerLockName);
 const holder = (pid: number, host = hostname(), started?: string): string =>

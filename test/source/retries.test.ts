@@ -1,14 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSiteClient, SiteHttpError, SiteResponseError, SiteUnavailableError } from '../../src/source/index.ts';
 import type { SiteClientOptions } from '../../src/source/index.ts';
 import { ConfigError, GrantflowError, StoppedError } from '../../src/util/errors.ts';
 import { json, MemoryStore, startServer, testCreds, type Handler, type TestServer } from '../support/http-server.ts';
+import { tempDir } from '../support/temp-dir.ts';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -253,7 +253,7 @@ describe('a stop (the abort signal) gives up requests that are waiting, not sent
 
 describe('TLS failures are configuration errors, not outages', () => {
   it('a self-signed certificate fails at once (exit 2), after one handshake', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'gf-tls-'));
+    const { path: dir, remove: cleanup } = await tempDir('gf-tls-');
     try {
       execFileSync(
         'openssl',
@@ -299,7 +299,7 @@ describe('TLS failures are configuration errors, not outages', () => {
         await new Promise((done) => tls.close(done));
       }
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      await cleanup();
     }
   });
 

@@ -1,14 +1,12 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultDuckDBMemoryLimit, minDuckDBMemoryLimit } from '../../src/config/settings.ts';
-import { siteWithWarehouse, syncOnce } from '../support/harness.ts';
+import { siteWithWarehouse, syncOnce, tempDir } from '../support/harness.ts';
 import { openWarehouse, type OpenWarehouseOptions } from '../../src/warehouse/index.ts';
 import { DuckDBInstance } from '@duckdb/node-api';
 
-const dir = await mkdtemp(join(tmpdir(), 'gf-duck-settings-'));
-afterAll(() => rm(dir, { recursive: true, force: true }));
+const { path: dir, remove: cleanup } = await tempDir('gf-duck-settings-');
+afterAll(() => cleanup());
 
 async function settingOf(target: string, name: string, options: OpenWarehouseOptions = {}): Promise<unknown> {
   const wh = await openWarehouse(target, options);
