@@ -1,5 +1,5 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { rmSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Warehouse } from '../warehouse/types.ts';
 import type { Logger } from '../util/logger.ts';
@@ -15,15 +15,17 @@ import { pendingName } from './pending.ts';
 import type { ObjectStore } from './object-store.ts';
 import { latestPath } from './latest.ts';
 import { s3Failure, S3Store } from './s3-store.ts';
+import { makeUploadStaging, removeAbandonedStaging } from './upload-staging.ts';
 import type { SnapshotOptions, SnapshotResult, TableSnapshot } from './write-snapshots.ts';
 
 /**
  * Publishing a snapshot to an object store, where nothing can be renamed: each table's Parquet file is written locally
- * by DuckDB (into a temporary folder), uploaded to its final key `<table>/snapshot=<stamp>/<table>.parquet`, and only
- * once every file is stored is `_manifest.json` put, so a reader following the manifest never meets a missing object.
- * A note (`.snapshot-pending.tmp`, as in a folder) names the snapshot from before its first upload until the manifest
- * names it: a failed write deletes what it uploaded, and one killed is undone by the next sync or write
- * (undoInterruptedUpload). Retention deletes old snapshots only after the new manifest is in place.
+ * by DuckDB (into a temporary folder, see upload-staging.ts), uploaded to its final key
+ * `<table>/snapshot=<stamp>/<table>.parquet`, and only once every file is stored is `_manifest.json` put, so a reader
+ * following the manifest never meets a missing object. A note (`.snapshot-pending.tmp`, as in a folder) names the
+ * snapshot from before its first upload until the manifest names it: a failed write deletes what it uploaded, and one
+ * killed is undone by the next sync or write (undoInterruptedUpload, and the local folder by removeAbandonedStaging).
+ * Retention deletes old snapshots only after the new manifest is in place.
  */
 
 const parquetType = 'application/vnd.apache.parquet';
@@ -184,6 +186,8 @@ export async function writeSnapshotsToStore(
   try {
     removed = await undoInterruptedUpload(store);
     if (removed.length > 0) logger.info({ removed: removed.length }, 'removed the objects of an interrupted upload');
+    const abandoned = removeAbandonedStaging();
+    if (abandoned.length > 0) logger.info({ folders: abandoned }, 'removed the local files of a killed upload');
     const keys = await store.list('');
     kept = await keptTables(store, keys, tableNames, options.unchanged);
     tableNames = tableNames.filter((t) => !kept.includes(t));
@@ -199,7 +203,7 @@ export async function writeSnapshotsToStore(
   } catch (e) {
     throw s3Failure(`could not prepare the snapshot at ${where}`, e);
   }
-  const temp = mkdtempSync(join(tmpdir(), 'grantflow-snapshot-'));
+  const temp = makeUploadStaging();
   const written: TableSnapshot[] = [];
   const uploaded: string[] = [];
   let published = false;

@@ -6,25 +6,16 @@
  * object it names; the next sync deletes what the killed one uploaded; retention deletes old snapshots' objects.
  */
 import { createHash } from 'node:crypto';
-
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-
 import { DuckDBInstance } from '@duckdb/node-api';
-
 import { GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-
 import { writeFile } from 'node:fs/promises';
-
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-
 import type { Manifest } from '../../src/snapshot/index.ts';
-
 import { modelNames, startSite, syncCliArgs, tempDir, writeCredentials, type CliResult } from '../support/harness.ts';
-
 import { cli, killOnStderr } from '../support/faults.ts';
-
 import { startS3Server, type S3Server } from '../support/s3-server.ts';
 import { tables as catalog } from '../../src/streams/registry.ts';
 
@@ -59,7 +50,7 @@ afterAll(async () => {
 
 /**
  * `grantflow sync` of the site into `<work>/<name>/` with its snapshots at `s3://bucket/<prefix>`. Its temporary
- * folders go under `<work>` too: a sync killed mid-upload cannot remove the one it stages Parquet files in.
+ * folders go under `<work>` too, where a test sees the one a killed upload staged its Parquet files in.
  */
 function syncToBucket(
   name: string,
@@ -105,6 +96,8 @@ async function readManifest(prefix: string): Promise<Manifest> {
   return JSON.parse((await getBytes(`${prefix}/_manifest.json`)).toString('utf8')) as Manifest;
 }
 
+/** The folders uploads staged their Parquet files in and did not remove. */
+const stagingFolders = (): string[] => readdirSync(work.path).filter((n) => n.startsWith('grantflow-snapshot-'));
 const folderOf = (path: string): string => path.split('/')[1]!;
 
 /** The snapshot folders of each table present under the prefix. */
@@ -247,6 +240,8 @@ describe('snapshots to an S3-compatible store', { timeout: 300_000 }, () => {
     const orphans = keys.filter((k) => k.endsWith('.parquet') && !named.has(k));
     expect(orphans.length).toBeGreaterThan(0);
     expect(keys).toContain('.snapshot-pending.tmp');
+    const staged = stagingFolders();
+    expect(staged, 'the killed upload left its local files').toHaveLength(1);
 
     // The next sync deletes them as soon as it holds the run lock, even when it never gets to its own snapshot.
     const pauseAt = 'sync extraction finished';
@@ -266,6 +261,8 @@ describe('snapshots to an S3-compatible store', { timeout: 300_000 }, () => {
     const left = await keysUnder(prefix);
     for (const orphan of orphans) expect(left, 'an object of the killed upload').not.toContain(orphan);
     expect(left.filter((k) => k.startsWith('.'))).toEqual([]);
+    expect(stagingFolders(), 'the local files of the killed upload').toEqual([]);
+    expect(next.stderr).toContain('removed the local files of a killed upload');
     // Only the snapshots some manifest named: the one current before the kill (retained, a reader may use it) and ours.
     const folders = await foldersByTable(prefix);
     for (const table of tables) {
