@@ -7,3 +7,8 @@
 export function setsSearchPath(options: string): boolean {
   return /(?:^|\s)(?:-c\s*|--)search[_-]path\s*=/i.test(options);
 }
+
+/** Why a search_path in server options is refused, and what to use instead: said by both places that refuse it. */
+export const searchPathIsOurs =
+  "grantflow sets the search path to the --schema setting (default public), its models' schema, then public, so the " +
+  'tables would not land in the schema named there; use --schema, GRANTFLOW_SCHEMA or the pipeline key "schema"';

@@ -1,6 +1,6 @@
 import { promotionTypes } from '../normalize/promotions.ts';
 import { z } from 'zod';
-import { setsSearchPath } from './postgres-options.ts';
+import { searchPathIsOurs, setsSearchPath } from './postgres-options.ts';
 import { snapshotTargetProblem } from '../snapshot/object-store.ts';
 import { durationMs } from './duration.ts';
 
@@ -104,7 +104,7 @@ export const settingsSchema = z
       )
       .refine(
         (target) => !postgresUrlPattern.test(target) || !urlOptionsSetSearchPath(target),
-        'must not set search_path in the URL\'s options (options=-c search_path=...): grantflow sets the search path to the --schema setting (default public), its models\' schema, then public, so the tables would not land in the schema named there; use --schema, GRANTFLOW_SCHEMA or the pipeline key "schema" (other options, such as -c statement_timeout=..., are kept)',
+        `must not set search_path in the URL's options (options=-c search_path=...): ${searchPathIsOurs} (other options, such as -c statement_timeout=..., are kept)`,
       )
       .default('data/warehouse.duckdb'),
     schema: z

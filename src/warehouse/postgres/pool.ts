@@ -4,7 +4,7 @@ import { ConfigError, ExitCode, firstLine, GrantflowError } from '../../util/err
 import type { Logger } from '../../util/logger.ts';
 import type { ResultRow, SqlRunner } from '../sql-runner.ts';
 import { ident, intValue, numericText, pgTimestampText } from '../values.ts';
-import { setsSearchPath } from '../../config/postgres-options.ts';
+import { searchPathIsOurs, setsSearchPath } from '../../config/postgres-options.ts';
 import { analyticsSchemaFor } from '../analytics-schema.ts';
 
 /** Result parsers of our own pools only (pg's globals stay untouched): same value formats as DuckDB. */
@@ -62,9 +62,7 @@ export function connectionConfig(url: string, schema: string): pg.ClientConfig {
   const fromEnv = process.env.PGOPTIONS?.trim();
   if (fromEnv && setsSearchPath(fromEnv))
     throw new ConfigError(
-      'PGOPTIONS must not set search_path: grantflow sets the search path to the --schema setting (default public), ' +
-        "its models' schema, then public, so the tables would not land in the schema named there; use --schema, GRANTFLOW_SCHEMA or the " +
-        'pipeline key "schema" (other options there, such as -c statement_timeout=..., are kept)',
+      `PGOPTIONS must not set search_path: ${searchPathIsOurs} (other options there, such as -c statement_timeout=..., are kept)`,
     );
   // Timestamps print in UTC; unqualified names (models, analysts' SQL) resolve in the warehouse schema. Quoted:
   // unquoted, Postgres would fold a mixed-case schema to lower case and read another schema's tables. After the
