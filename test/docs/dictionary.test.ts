@@ -17,9 +17,9 @@ import { bookkeepingTables } from '../../src/warehouse/bookkeeping-tables.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { tables } from '../../src/streams/registry.ts';
 import { tempDir } from '../support/temp-dir.ts';
+import { cliPath } from '../../src/util/package-root.ts';
 
 const run = promisify(execFile);
-const bin = join(import.meta.dirname, '..', '..', 'bin', 'grantflow.js');
 
 describe('data dictionary', () => {
   it('the committed docs/data-dictionary.md is up to date (run `grantflow docs dictionary`)', () => {
@@ -91,14 +91,14 @@ describe('data dictionary', () => {
     const out = join(dir, 'dictionary.md');
     try {
       writeFileSync(out, '# stale\n');
-      const stale = await run('node', [bin, 'docs', 'dictionary', '--check', '--out', out]).catch(
+      const stale = await run('node', [cliPath, 'docs', 'dictionary', '--check', '--out', out]).catch(
         (e: { code: number; stderr: string }) => e,
       );
       expect(stale).toMatchObject({ code: 1 });
       expect((stale as { stderr: string }).stderr).toMatch(/is stale; run `grantflow docs dictionary`/);
-      await run('node', [bin, 'docs', 'dictionary', '--out', out]);
+      await run('node', [cliPath, 'docs', 'dictionary', '--out', out]);
       expect(readFileSync(out, 'utf8')).toBe(renderDataDictionary());
-      const fresh = await run('node', [bin, 'docs', 'dictionary', '--check', '--out', out]);
+      const fresh = await run('node', [cliPath, 'docs', 'dictionary', '--check', '--out', out]);
       expect(fresh.stdout).toMatch(/up to date/);
     } finally {
       await cleanup();

@@ -8,9 +8,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { join } from 'node:path';
-
-import { randomBytes } from 'node:crypto';
-
 import { generateDataset } from '../../src/simulator/index.ts';
 import { recordStreamNames, servedRecords, type ServedRecord } from '../../src/simulator/stream-serving.ts';
 
@@ -32,7 +29,7 @@ import { silentLogger } from '../../src/util/logger.ts';
 
 import type { JsonObject, JsonValue } from '../../src/util/json.ts';
 
-import { dropPostgresSchema, dumpWarehouse, postgresUrl, summarize, tempDir } from '../support/harness.ts';
+import { clusterName, dropPostgresSchema, dumpWarehouse, postgresUrl, summarize, tempDir } from '../support/harness.ts';
 import { builtinStreamNames, mappingOf, tableByName, type StreamName, tables } from '../../src/streams/registry.ts';
 
 const SEED = Number(process.env.GRANTFLOW_FUZZ_SEED ?? 20261126) >>> 0;
@@ -445,7 +442,7 @@ function throughPage(records: JsonObject[]): JsonObject[] {
 // ---------------------------------------------------------------------------------------------------------------
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
-const schema = `${process.env.GRANTFLOW_TEST_PREFIX ?? 'gf_'}fuzz_${randomBytes(4).toString('hex')}`;
+const schema = clusterName('fuzz');
 beforeAll(async () => {
   dir = await tempDir('grantflow-fuzz-');
 });

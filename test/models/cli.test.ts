@@ -14,9 +14,9 @@ import { openWarehouse } from '../../src/warehouse/index.ts';
 
 import { loadSmallSite } from '../support/model-fixtures.ts';
 import { tempDir } from '../support/temp-dir.ts';
+import { cliPath } from '../../src/util/package-root.ts';
 import { tables } from '../../src/streams/registry.ts';
 
-const bin = join(import.meta.dirname, '..', '..', 'bin', 'grantflow.js');
 const execFileP = promisify(execFile);
 
 interface Outcome {
@@ -27,7 +27,7 @@ interface Outcome {
 
 async function cli(args: string[]): Promise<Outcome> {
   try {
-    const { stdout, stderr } = await execFileP('node', [bin, ...args], {
+    const { stdout, stderr } = await execFileP('node', [cliPath, ...args], {
       env: { ...process.env, GRANTFLOW_LOG_LEVEL: 'silent' },
     });
     return { code: 0, stdout, stderr };
