@@ -11,6 +11,7 @@ import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { holdDuckDBFile } from '../support/warehouse-fixtures.ts';
 import {
+  clusterName,
   dumpWarehouse,
   postgresSchema,
   postgresUrl,
@@ -601,7 +602,7 @@ describe('after a sync', () => {
 
   it('status of a Postgres schema that does not exist exits 2 and creates no schema', async () => {
     const url = postgresUrl;
-    const schema = `gf_status_missing_${process.pid}`;
+    const schema = clusterName('status_missing');
     const r = await runCli(['status', '--warehouse', url, '--schema', schema]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toMatch(new RegExp(`^grantflow: .* has no schema ${schema}; check --schema`));
@@ -637,7 +638,7 @@ describe('after a sync', () => {
       connection.closeSync();
       instance.closeSync();
       const url = postgresUrl;
-      const schema = `gf_models_foreign_${process.pid}`;
+      const schema = clusterName('models_foreign');
       const client = new pg.Client({ connectionString: url });
       await client.connect();
       try {

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 
-import { postgresUrl } from '../support/postgres.ts';
+import { clusterName, postgresUrl } from '../support/postgres.ts';
 
 import { existsSync, writeFileSync } from 'node:fs';
 
@@ -77,7 +77,7 @@ describe('grantflow models / snapshot commands', () => {
 
   it('models and snapshot wait for no one: while a sync holds a Postgres warehouse they exit 1 naming it', async () => {
     const url = postgresUrl;
-    const schema = `gf_cli_locked_${process.pid}`;
+    const schema = clusterName('cli_locked');
     const holder = await openWarehouse(url, { schema });
     try {
       await holder.migrate(tables);

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { postgresUrl } from '../support/postgres.ts';
+import { clusterName, postgresUrl } from '../support/postgres.ts';
 
 import { expect, it } from 'vitest';
 
@@ -56,7 +56,7 @@ it('rebuilds Postgres models that views depend on, and replaces a table whose co
 
 it('building the models of a new schema leaves the model tables of the warehouse in public alone', async () => {
   // Its own database: this test needs a warehouse in `public`, which the shared test database leaves to others.
-  const database = `gf_models_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
+  const database = `${clusterName('models')}_${Math.floor(Math.random() * 1e6)}`;
   const admin = new pg.Client({ connectionString: postgresUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${database}`);

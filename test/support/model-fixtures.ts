@@ -1,4 +1,4 @@
-import { postgresUrl } from './postgres.ts';
+import { clusterName, postgresUrl } from './postgres.ts';
 
 import { join } from 'node:path';
 
@@ -33,7 +33,7 @@ export async function openTestWarehouse(dialect: Dialect, label: string): Promis
       },
     };
   }
-  const schema = `gf_${label}_${process.pid}_${Math.floor(Math.random() * 1e6)}`;
+  const schema = `${clusterName(label)}_${Math.floor(Math.random() * 1e6)}`;
   const warehouse = await openWarehouse(postgresUrl, { schema });
   await warehouse.migrate(tables);
   return {

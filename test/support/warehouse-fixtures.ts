@@ -1,4 +1,4 @@
-import { postgresUrl } from './postgres.ts';
+import { clusterName, postgresUrl } from './postgres.ts';
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -112,7 +112,7 @@ export async function harness(dialect: Dialect, label: string): Promise<Harness>
       cleanup: dir.remove,
     };
   }
-  const schema = `gf_wh_${label}_${process.pid}_${counter}`;
+  const schema = `${clusterName(`wh_${label}`)}_${counter}`;
   return {
     dialect,
     target: postgresUrl,

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { postgresUrl } from '../support/postgres.ts';
+import { clusterName, postgresUrl } from '../support/postgres.ts';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
 import { ConfigError, LockedError } from '../../src/util/errors.ts';
@@ -122,7 +122,7 @@ describe('run lock', () => {
   it('Postgres: a refusal names the holder in this database, not one of the same schema in another', async () => {
     const h = await harness('postgres', 'otherdb');
     cleanups.push(h);
-    const otherDb = `gf_lockdb_${process.pid}`;
+    const otherDb = clusterName('lockdb');
     const admin = new pg.Client({ connectionString: postgresUrl });
     await admin.connect();
     await admin.query(`CREATE DATABASE ${otherDb}`);

@@ -3,14 +3,14 @@
  * changed little analyzes nothing; within a transaction, rows it just wrote count.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postgresUrl } from '../support/postgres.ts';
+import { clusterName, postgresUrl } from '../support/postgres.ts';
 import pg from 'pg';
 import { createPool, inTransaction, poolRunner } from '../../src/warehouse/postgres/pool.ts';
 import { analyzeStale } from '../../src/warehouse/postgres/analyze-stale.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 
 const url = postgresUrl;
-const schema = `gf_analyze_${process.pid}`;
+const schema = clusterName('analyze');
 const table = `"${schema}"."grows"`;
 let pool: pg.Pool;
 

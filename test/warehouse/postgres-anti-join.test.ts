@@ -5,7 +5,7 @@
  * must hold whether the target's statistics are stale or missing (loads take none: see refreshStatistics).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postgresUrl } from '../support/postgres.ts';
+import { clusterName, postgresUrl } from '../support/postgres.ts';
 import pg from 'pg';
 import { createPool, inTransaction, poolRunner } from '../../src/warehouse/postgres/pool.ts';
 import { PostgresStaging } from '../../src/warehouse/postgres/staging.ts';
@@ -14,7 +14,7 @@ import type { TableDef } from '../../src/normalize/table-def.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 
 const url = postgresUrl;
-const schema = `gf_antijoin_${process.pid}`;
+const schema = clusterName('antijoin');
 const notes: TableDef = {
   name: 'notes',
   kind: 'entity',

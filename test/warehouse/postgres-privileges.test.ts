@@ -3,7 +3,7 @@
  * Postgres 15, on `public`), and a schema the platform team created for it.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { postgresUrl } from '../support/postgres.ts';
+import { clusterName, postgresUrl } from '../support/postgres.ts';
 import pg from 'pg';
 import { ConfigError } from '../../src/util/errors.ts';
 import { openWarehouse, warehouseMayHoldCredentials } from '../../src/warehouse/index.ts';
@@ -11,7 +11,7 @@ import { silentLogger } from '../../src/util/logger.ts';
 import { migrationFiles } from '../support/warehouse-fixtures.ts';
 
 const url = postgresUrl;
-const role = `gf_priv_${process.pid}`;
+const role = clusterName('priv');
 const own = `${role}_own`;
 const shared = `${role}_shared`;
 const closed = `${role}_closed`;

@@ -3,14 +3,14 @@
  * migrations look only at the warehouse's schema, so a schema dropped meanwhile elsewhere cannot fail them.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { postgresUrl } from '../support/postgres.ts';
+import { clusterName, postgresUrl } from '../support/postgres.ts';
 import pg from 'pg';
 import { LockedError } from '../../src/util/errors.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { migrationFiles } from '../support/warehouse-fixtures.ts';
 
 const url = postgresUrl;
-const prefix = `gf_churn_${process.pid}`;
+const prefix = clusterName('churn');
 const admin = new pg.Client({ connectionString: url });
 await admin.connect();
 afterAll(async () => {
