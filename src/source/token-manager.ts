@@ -114,6 +114,9 @@ export class TokenManager implements AuthGate {
     });
     if (this.options.scope) form.set('scope', this.options.scope);
     let result: { body: JsonValue; url: string };
+    // The site counts the new token's lifetime from its answer; the save below can take a while (a checkpoint on a
+    // busy disk), so the early-refresh point is counted from before the request, not from after the save.
+    const requestedAt = Date.now();
     try {
       result = await this.options.refreshCall(form);
     } catch (e) {
@@ -131,7 +134,7 @@ export class TokenManager implements AuthGate {
     if (typeof expiresIn === 'number' && expiresIn > 0) {
       // Refresh `earlyMs` before expiry, but never sooner than half the lifetime (short-lived tokens).
       const lifeMs = expiresIn * 1000;
-      this.refreshAt = Date.now() + Math.max(lifeMs - (this.options.earlyMs ?? 120_000), lifeMs / 2);
+      this.refreshAt = requestedAt + Math.max(lifeMs - (this.options.earlyMs ?? 120_000), lifeMs / 2);
     }
   }
 

@@ -311,6 +311,31 @@ describe('token refresh', () => {
     await client.close();
   });
 
+  it('a save slower than the new token lives counts its lifetime from the request: it refreshes again, not fails', async () => {
+    // 1 s tokens the site really expires; the first save takes longer than that (a checkpoint on a busy disk).
+    let n = 0;
+    const issued = new Map<string, number>();
+    server = await startServer((_q, res, a) => {
+      if (a.path === '/api/o/token/') {
+        n++;
+        const access = `short-lived-access-${n}-abcd`;
+        issued.set(`Bearer ${access}`, Date.now());
+        return json(res, 200, { access_token: access, refresh_token: `short-refresh-${n}-abcd`, expires_in: 1 });
+      }
+      const at = issued.get(a.auth ?? '');
+      json(res, at !== undefined && Date.now() - at < 1000 ? 200 : 401, {});
+    });
+    let saves = 0;
+    const store = new MemoryStore(testCreds, async () => {
+      if (++saves === 1) await new Promise((r) => setTimeout(r, 1100));
+    });
+    const client = createSiteClient({ baseUrl: server.url, store, rate: 50 });
+    const result = await client.getJson('/api/x/');
+    expect(result.status).toBe(200);
+    expect(n).toBe(2);
+    await client.close();
+  });
+
   it('sends the bearer token and the user agent', async () => {
     server = await startServer((_q, res) => json(res, 200, {}));
     const client = createSiteClient({ baseUrl: server.url, store: new MemoryStore(), rate: 50 });
