@@ -1,6 +1,6 @@
-import { Command, CommanderError } from 'commander';
+import { CommanderError } from 'commander';
 import { ExitCode } from '../util/errors.ts';
-import { commands } from './commands/index.ts';
+import { buildProgram } from './program.ts';
 import { applyHeapPolicy } from '../util/heap-policy.ts';
 
 applyHeapPolicy();
@@ -13,28 +13,7 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-const program = new Command('grantflow')
-  .description(
-    'ETL for a grant and application management REST API: extract every list endpoint at the site rate limit, ' +
-      'normalise into DuckDB (default) or PostgreSQL, run SQL models and write Parquet snapshots.',
-  )
-  .addHelpText(
-    'after',
-    `
-Start here:
-  grantflow demo                       the whole pipeline against the built-in simulated site
-  grantflow doctor --site URL --credentials FILE
-  grantflow sync   --site URL --credentials FILE [--warehouse FILE|postgres://...]
-
-Exit codes: 0 success (or paused by --max-duration), 1 run failed, partial or interrupted (SIGINT/SIGTERM; the next sync resumes it),
-2 bad usage or configuration (nothing written; credentials rejected mid-sync keep what was committed).
-Run \`grantflow <command> --help\` for a command's options.`,
-  )
-  .version('0.1.0')
-  .showHelpAfterError('(run with --help for usage)')
-  .exitOverride();
-
-for (const register of commands) register(program);
+const program = buildProgram();
 
 try {
   await program.parseAsync(process.argv);
