@@ -1,74 +1,21 @@
 import { Option, type Command } from 'commander';
-import { envName, flagName, flagOnlySettings, settingKinds, type SettingKey } from '../config/settings.ts';
+import { envName, flagName, flagOnlySettings, type SettingKey } from '../config/settings.ts';
+import { flagSyntax, settingHelp } from '../config/setting-help.ts';
 import { loadSettings, parseSettingText } from '../config/load-settings.ts';
 import type { Settings } from '../config/settings.ts';
 
-const help: Readonly<Record<SettingKey, string>> = {
-  site: 'root URL of the site, e.g. https://yoursite.example.com (without /api)',
-  credentials:
-    'credentials JSON file {client_id, client_secret, access_token, refresh_token}; rewritten (0600) on each token refresh',
-  warehouse:
-    'DuckDB file path or postgres:// URL (default data/warehouse.duckdb); a Postgres schema is set by --schema, not in the URL',
-  schema:
-    'Postgres schema for the tables: letters, digits, underscores (default public; a sync or replay creates it if missing)',
-  duckdbMemoryLimit:
-    'memory DuckDB may use before it spills to <warehouse>.tmp/, e.g. 256MB or 2GB, at least 64MB (default 256MB; ignored for Postgres)',
-  duckdbThreads:
-    "threads DuckDB runs statements on (default DuckDB's: one per core; ignored for Postgres). A sync of a small site runs many short statements, which one thread serves with ~20 % less CPU",
-  snapshots: 'directory or s3://bucket/prefix URL for Parquet snapshots (default data/snapshots)',
-  s3ForcePathStyle:
-    'address the bucket as <endpoint>/<bucket> (path style), as MinIO and most self-hosted S3 stores need (default false)',
-  rawDir: 'directory for raw pages, one folder per run (default data/raw)',
-  landRaw: 'keep every fetched page under the raw dir (default true)',
-  keepRawRuns:
-    'raw page folders of this many recent runs are kept; older ones are removed after a successful sync (default 5)',
-  streams:
-    'comma-separated streams to sync (default all); a fan-out stream brings its parent; only the models reading what they load are rebuilt',
-  fullRefresh: "fetch every parent's children again, not only changed ones, and read append-only logs whole",
-  fullRefreshAfterDays: 'do a full refresh of fan-out streams when the last one is older than this (default 7)',
-  fullRefreshMode:
-    "all-at-once: every parent's children again once the last full refresh is older than --full-refresh-after-days; rolling: in each run those of the 1/N of parents read longest ago (N = those days), so runs cost the same (default all-at-once)",
-  maxDuration:
-    'time budget, e.g. 5h30m: near it no new request starts, what was fetched is committed and the run ends paused (exit 0); the next sync continues it (default none)',
-  refreshReports:
-    'report ids (or all) to generate with a report job before reading them, so their new files are downloaded (default none: it writes to the site)',
-  refreshReportsTimeout: 'seconds to wait for --refresh-reports jobs to finish generating (default 600)',
-  siteMoved:
-    'the site moved to --site: accept a warehouse whose last sync was of its old address, once (default false: a sync of another site is refused)',
-  rate: 'requests per second the site allows (default 5)',
-  perPage: 'page size to ask for (default 100; see --detect-page-size)',
-  detectPageSize:
-    'find the largest page size the site honours (up to 500) with one request, once per warehouse, and read lists with it; a site refusing it keeps --per-page (default true, unless --per-page sets another size)',
-  concurrency: 'requests in flight at once (default 8)',
-  siteTimeZone: 'IANA time zone of timestamps the site sends without one (default UTC)',
-  retainSnapshots: 'snapshots kept per table (default 7; 2 or more while readers follow the manifest)',
-  models:
-    'run the SQL models and data tests after loading (default true; with false, snapshots are written without the data tests having checked them)',
-  modelsDir:
-    'directory of your own SQL models (DIR/*.sql) and data tests (DIR/tests/*.sql), built and run with the built-in ones (default: none)',
-  snapshot: 'write Parquet snapshots after a successful sync (default true)',
-  report: 'directory to write the HTML report into after each successful sync (default: none; see docs/report.md)',
-  logLevel: 'fatal|error|warn|info|debug|trace|silent (default info)',
-  promote:
-    'JSON list of unmapped source paths to make typed columns, e.g. [{"stream":"applications","path":"extra.score","column":"score","type":"integer"}] (types json, integer, number, text, boolean, reference; default none; see docs/drift.md)',
-};
+/** The setting behind each option `addSettingOptions` made (`sim --rate`, a plain option, is not `sync --rate`). */
+const settingOfOption = new WeakMap<Option, SettingKey>();
+
+export const settingOf = (option: Option): SettingKey | undefined => settingOfOption.get(option);
 
 /** Adds `--<setting>` options for the given settings; each notes its GRANTFLOW_* variable. */
 export function addSettingOptions(command: Command, keys: readonly SettingKey[]): Command {
   for (const key of keys) {
-    const flag = flagName(key);
-    const kind = settingKinds[key];
-    const text = flagOnlySettings.has(key) ? `${help[key]} [flag only]` : `${help[key]} [env ${envName(key)}]`;
-    if (kind === 'boolean') {
-      command.addOption(new Option(`--${flag} [bool]`, text));
-    } else {
-      command.addOption(
-        new Option(
-          `--${flag} <${kind === 'list' ? 'a,b' : kind === 'number' ? 'n' : kind === 'json' ? 'json' : 'value'}>`,
-          text,
-        ),
-      );
-    }
+    const variable = flagOnlySettings.has(key) ? 'flag only' : `env ${envName(key)}`;
+    const option = new Option(flagSyntax(key), `${settingHelp[key]} [${variable}]`);
+    settingOfOption.set(option, key);
+    command.addOption(option);
   }
   return command;
 }
