@@ -19,8 +19,12 @@ Start here:
   grantflow doctor --site URL --credentials FILE
   grantflow sync   --site URL --credentials FILE [--warehouse FILE|postgres://...]
 
-Exit codes: 0 success (or paused by --max-duration), 1 run failed, partial or interrupted (SIGINT/SIGTERM; the next sync resumes it),
-2 bad usage or configuration (nothing written; credentials rejected mid-sync keep what was committed).
+Exit codes:
+  0  success, or paused by --max-duration
+  1  the run failed, was partial, or was interrupted (SIGINT/SIGTERM); the next sync resumes it
+  2  bad usage or configuration: nothing is written (credentials the site rejects mid-sync keep what was
+     committed)
+
 Run \`grantflow <command> --help\` for a command's options.`,
     )
     .version('0.1.0')

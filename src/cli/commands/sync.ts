@@ -56,22 +56,28 @@ export function registerSync(program: Command): void {
     .addHelpText(
       'after',
       `
-Every option but --site-moved (a flag only) can also come from the GRANTFLOW_* variable shown, or from a
-pipeline file (camelCase keys); flags win over variables, which win over the file. Credentials may instead come
-from GRANTFLOW_CLIENT_ID, GRANTFLOW_CLIENT_SECRET, GRANTFLOW_ACCESS_TOKEN and GRANTFLOW_REFRESH_TOKEN (rotations
-are kept in the warehouse); --credentials FILE wins over those variables, and they win over a credentials file
-named in the pipeline file. A pipeline file listing "sites" is a portfolio: every site syncs at once into a schema
-of its own (site_<name>), with "portfolio" views over them all; --sites a,b syncs some (docs/portfolio.md).
+Every option but --site-moved (a flag only) can also come from the GRANTFLOW_* variable shown, or from a pipeline
+file (camelCase keys); flags win over variables, which win over the file.
+Credentials may instead come from GRANTFLOW_CLIENT_ID, GRANTFLOW_CLIENT_SECRET, GRANTFLOW_ACCESS_TOKEN and
+GRANTFLOW_REFRESH_TOKEN (rotations are kept in the warehouse); --credentials FILE wins over those variables, and
+they win over a credentials file named in the pipeline file. A pipeline file listing "sites" is a portfolio:
+every site syncs at once into a schema of its own (site_<name>), with "portfolio" views over them all;
+--sites a,b syncs some (docs/portfolio.md).
 
 Examples:
   grantflow sync --site https://yoursite.example.com --credentials creds.json
   grantflow sync --pipeline pipelines/example.json --streams applications,application_tasks --full-refresh
 
-Exit codes: 0 success, or paused by --max-duration (the next sync continues the run); 1 the run failed or was partial (see the summary), or was interrupted (SIGINT/SIGTERM:
-no new requests, commits under way finish (a Postgres one waiting for another session's table lock rolls back
-within 2 s), the next sync resumes it; a second signal exits at once, once a token
-refresh under way is saved; after the extraction no further model, data test or snapshot starts and a snapshot
-being written is abandoned, so the last good one stays current); 2 bad usage or configuration, including credentials the site rejects (also mid-run: committed streams are kept).`,
+Exit codes:
+  0  success, or paused by --max-duration (the next sync continues the run)
+  1  the run failed or was partial (see the summary), or was interrupted by a signal
+  2  bad usage or configuration, including credentials the site rejects (also mid-run: committed streams
+     are kept)
+
+On SIGINT or SIGTERM no new request starts and commits under way finish (a Postgres one waiting for another
+session's table lock rolls back within 2 s); the next sync resumes the run. After the extraction no further
+model, data test or snapshot starts, and a snapshot being written is abandoned, so the last good one stays
+current. A second signal exits at once, once a token refresh under way is saved.`,
     );
   addSettings(command, syncKeys);
   command.option(
