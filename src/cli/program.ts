@@ -25,7 +25,7 @@ Exit codes:
   2  bad usage or configuration: nothing is written (credentials the site rejects mid-sync keep what was
      committed)
 
-Run \`grantflow <command> --help\` for a command's options.`,
+Run \`grantflow <command> --help\` for a command's options; docs/settings.md lists every setting.`,
     )
     .version('0.1.0')
     .showHelpAfterError('(run with --help for usage)')

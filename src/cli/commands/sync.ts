@@ -57,7 +57,7 @@ export function registerSync(program: Command): void {
       'after',
       `
 Every option but --site-moved (a flag only) can also come from the GRANTFLOW_* variable shown, or from a pipeline
-file (camelCase keys); flags win over variables, which win over the file.
+file (camelCase keys); flags win over variables, which win over the file (docs/settings.md lists them all).
 Credentials may instead come from GRANTFLOW_CLIENT_ID, GRANTFLOW_CLIENT_SECRET, GRANTFLOW_ACCESS_TOKEN and
 GRANTFLOW_REFRESH_TOKEN (rotations are kept in the warehouse); --credentials FILE wins over those variables, and
 they win over a credentials file named in the pipeline file. A pipeline file listing "sites" is a portfolio:
