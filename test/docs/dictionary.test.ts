@@ -65,8 +65,9 @@ describe('data dictionary', () => {
 
   it('documents every bookkeeping table the migrations create, with their columns as created', async () => {
     const { path: dir, remove: cleanup } = await tempDir('gf-dict-');
-    const warehouse = await openWarehouse(join(dir, 'w.duckdb'));
+    let warehouse: Awaited<ReturnType<typeof openWarehouse>> | undefined;
     try {
+      warehouse = await openWarehouse(join(dir, 'w.duckdb'));
       await warehouse.migrate(tables);
       const created = await warehouse.query(
         "SELECT table_name, column_name, is_nullable FROM information_schema.columns WHERE table_name LIKE '\\_grantflow\\_%' ESCAPE '\\' ORDER BY table_name, ordinal_position",
@@ -81,7 +82,7 @@ describe('data dictionary', () => {
       const text = renderDataDictionary();
       for (const t of bookkeepingTables) expect(text).toContain(`### ${t.name}\n`);
     } finally {
-      await warehouse.close();
+      await warehouse?.close();
       await cleanup();
     }
   });

@@ -16,39 +16,51 @@ export interface TestWarehouse {
   cleanup(): Promise<void>;
 }
 
+/**
+ * Opens and migrates a warehouse; if either fails, `undo` removes what was made (the error is the one to see, so
+ * a failing undo does not hide it).
+ */
+async function migrated(
+  open: () => Promise<Warehouse>,
+  undo: (opened?: Warehouse) => Promise<void>,
+): Promise<Warehouse> {
+  let warehouse: Warehouse | undefined;
+  try {
+    warehouse = await open();
+    await warehouse.migrate(tables);
+    return warehouse;
+  } catch (error) {
+    await undo(warehouse).catch(() => undefined);
+    throw error;
+  }
+}
+
 /** A migrated warehouse: a DuckDB file in a temp dir, or a unique Postgres schema dropped afterwards. */
 export async function openTestWarehouse(dialect: Dialect, label: string): Promise<TestWarehouse> {
   if (dialect === 'duckdb') {
     const dir = await tempDir(`gf-${label}-`);
     const target = join(dir.path, 'warehouse.duckdb');
-    const warehouse = await openWarehouse(target);
-    await warehouse.migrate(tables);
-    return {
-      warehouse,
-      target,
-      schema: 'main',
-      async cleanup() {
-        await warehouse.close();
-        await dir.remove();
-      },
+    const remove = async (opened?: Warehouse): Promise<void> => {
+      await opened?.close();
+      await dir.remove();
     };
+    const warehouse = await migrated(() => openWarehouse(target), remove);
+    return { warehouse, target, schema: 'main', cleanup: () => remove(warehouse) };
   }
   const schema = `${clusterName(label)}_${Math.floor(Math.random() * 1e6)}`;
-  const warehouse = await openWarehouse(postgresUrl, { schema });
-  await warehouse.migrate(tables);
-  return {
-    warehouse,
-    target: postgresUrl,
-    schema,
-    async cleanup() {
-      await warehouse.close();
-      const client = new pg.Client({ connectionString: postgresUrl });
-      await client.connect();
+  const drop = async (opened?: Warehouse): Promise<void> => {
+    await opened?.close();
+    const client = new pg.Client({ connectionString: postgresUrl });
+    await client.connect();
+    try {
       // The models' schema too (analytics-schema.ts).
       await client.query(`DROP SCHEMA IF EXISTS "${schema}", "${schema}_analytics" CASCADE`);
+    } finally {
       await client.end();
-    },
+    }
   };
+  const warehouse = await migrated(() => openWarehouse(postgresUrl, { schema }), drop);
+  return { warehouse, target: postgresUrl, schema, cleanup: () => drop(warehouse) };
 }
 
 /** Rows per table; every row gets a `_raw`. */
