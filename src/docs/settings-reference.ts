@@ -34,7 +34,7 @@ resolve.
 
 ## Every setting
 
-A command reads only the settings in its column, so a variable meant for one command does not trouble another.
+A command reads only the settings whose row names it, so a variable meant for one command does not trouble another.
 
 | flag | variable | pipeline key | what it does | read by |
 | --- | --- | --- | --- | --- |
