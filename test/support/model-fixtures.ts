@@ -1,8 +1,7 @@
-import { clusterName, postgresUrl } from './postgres.ts';
+import { clusterName, dropPostgresSchema, postgresUrl } from './postgres.ts';
 
 import { join } from 'node:path';
 
-import pg from 'pg';
 import type { Row } from '../../src/normalize/table-def.ts';
 
 import { openWarehouse, type Dialect, type Warehouse } from '../../src/warehouse/index.ts';
@@ -50,14 +49,7 @@ export async function openTestWarehouse(dialect: Dialect, label: string): Promis
   const schema = `${clusterName(label)}_${Math.floor(Math.random() * 1e6)}`;
   const drop = async (opened?: Warehouse): Promise<void> => {
     await opened?.close();
-    const client = new pg.Client({ connectionString: postgresUrl });
-    await client.connect();
-    try {
-      // The models' schema too (analytics-schema.ts).
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}", "${schema}_analytics" CASCADE`);
-    } finally {
-      await client.end();
-    }
+    await dropPostgresSchema(schema);
   };
   const warehouse = await migrated(() => openWarehouse(postgresUrl, { schema }), drop);
   return { warehouse, target: postgresUrl, schema, cleanup: () => drop(warehouse) };

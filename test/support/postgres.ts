@@ -35,9 +35,12 @@ export async function postgresSchema(): Promise<{ schema: string; url: string; d
 export async function dropPostgresSchema(schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: postgresUrl });
   await client.connect();
-  // The models' schema too (analytics-schema.ts).
-  await client.query(`DROP SCHEMA IF EXISTS ${schema}, ${schema}_analytics CASCADE`);
-  await client.end();
+  try {
+    // The models' schema too (analytics-schema.ts); quoted, as the warehouse creates them.
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}", "${schema}_analytics" CASCADE`);
+  } finally {
+    await client.end();
+  }
 }
 
 /**

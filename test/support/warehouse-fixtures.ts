@@ -1,9 +1,8 @@
-import { clusterName, postgresUrl } from './postgres.ts';
+import { clusterName, dropPostgresSchema, postgresUrl } from './postgres.ts';
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import pg from 'pg';
 import type { Row, TableDef } from '../../src/normalize/table-def.ts';
 import { openWarehouse, type Dialect, type Warehouse } from '../../src/warehouse/index.ts';
 import { tempDir } from './temp-dir.ts';
@@ -118,12 +117,7 @@ export async function harness(dialect: Dialect, label: string): Promise<Harness>
     target: postgresUrl,
     schema,
     open: () => openWarehouse(postgresUrl, { schema }),
-    cleanup: async () => {
-      const c = new pg.Client({ connectionString: postgresUrl });
-      await c.connect();
-      await c.query(`DROP SCHEMA IF EXISTS "${schema}", "${schema}_analytics" CASCADE`);
-      await c.end();
-    },
+    cleanup: () => dropPostgresSchema(schema),
   };
 }
 
