@@ -8,20 +8,9 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildProgram } from '../../src/cli/program.ts';
-import { commandsBySetting } from '../../src/cli/settings-usage.ts';
+import { commandPaths, commandsBySetting } from '../../src/cli/settings-usage.ts';
 import { renderSettingsReference, settingsReferencePath } from '../../src/docs/settings-reference.ts';
 import { tempDir } from '../support/temp-dir.ts';
-
-/** Every command and subcommand with its name as typed (`models run`). */
-function allCommands(program: Command): { path: string; command: Command }[] {
-  const out: { path: string; command: Command }[] = [];
-  const visit = (command: Command, path: string): void => {
-    out.push({ path, command });
-    for (const sub of command.commands) visit(sub, `${path} ${sub.name()}`);
-  };
-  for (const command of program.commands) visit(command, command.name());
-  return out;
-}
 
 /** The page's table rows, by the option's long flag (`--per-page`): the variable cell and the commands cell. */
 function rowsByFlag(page: string): Map<string, { variable: string; commands: string[] }> {
@@ -52,7 +41,7 @@ describe('the settings reference, docs/settings.md', () => {
   it("lists, for every option `--help` marks with a variable or as a flag only, that command in the flag's row", () => {
     const rows = rowsByFlag(page);
     let settingOptions = 0;
-    for (const { path, command } of allCommands(program)) {
+    for (const { path, command } of commandPaths(program)) {
       for (const option of command.options) {
         const marker = /\[(env (GRANTFLOW_[A-Z0-9_]+)|flag only)\]$/.exec(option.description);
         const row = rows.get(option.long ?? '');
@@ -69,9 +58,10 @@ describe('the settings reference, docs/settings.md', () => {
     }
     expect(settingOptions).toBeGreaterThan(rows.size);
     // Each row names only commands that have the option.
+    const byPath = new Map(commandPaths(program).map(({ path, command }) => [path, command]));
     for (const [flag, row] of rows)
       for (const path of row.commands) {
-        const command = allCommands(program).find((c) => c.path === path)?.command;
+        const command = byPath.get(path);
         expect(
           command?.options.some((o) => o.long === flag),
           `${path} ${flag}`,
@@ -140,7 +130,7 @@ describe('`grantflow docs settings`', () => {
 describe('--help', () => {
   it("every command's help fits a terminal of 120 columns", () => {
     const program = buildProgram();
-    const wide = [{ path: 'grantflow', command: program }, ...allCommands(program)].flatMap(({ path, command }) =>
+    const wide = [{ path: 'grantflow', command: program }, ...commandPaths(program)].flatMap(({ path, command }) =>
       helpOf(command)
         .split('\n')
         .filter((line) => line.length > 120)
