@@ -14,9 +14,9 @@ import { loadModels } from '../../src/models/index.ts';
 
 import { bookkeepingTables } from '../../src/warehouse/bookkeeping-tables.ts';
 
-import { openWarehouse } from '../../src/warehouse/index.ts';
 import { tables } from '../../src/streams/registry.ts';
 import { tempDir } from '../support/temp-dir.ts';
+import { openTestWarehouse } from '../support/model-fixtures.ts';
 import { cliPath } from '../../src/util/package-root.ts';
 
 const run = promisify(execFile);
@@ -64,11 +64,8 @@ describe('data dictionary', () => {
   });
 
   it('documents every bookkeeping table the migrations create, with their columns as created', async () => {
-    const { path: dir, remove: cleanup } = await tempDir('gf-dict-');
-    let warehouse: Awaited<ReturnType<typeof openWarehouse>> | undefined;
+    const { warehouse, cleanup } = await openTestWarehouse('duckdb', 'dict');
     try {
-      warehouse = await openWarehouse(join(dir, 'w.duckdb'));
-      await warehouse.migrate(tables);
       const created = await warehouse.query(
         "SELECT table_name, column_name, is_nullable FROM information_schema.columns WHERE table_name LIKE '\\_grantflow\\_%' ESCAPE '\\' ORDER BY table_name, ordinal_position",
       );
@@ -82,7 +79,6 @@ describe('data dictionary', () => {
       const text = renderDataDictionary();
       for (const t of bookkeepingTables) expect(text).toContain(`### ${t.name}\n`);
     } finally {
-      await warehouse?.close();
       await cleanup();
     }
   });
