@@ -46,4 +46,10 @@ describe('the test Postgres', () => {
       /GRANTFLOW_TEST_POSTGRES_URL does not answer/,
     );
   });
+
+  it('refuses a GRANTFLOW_TEST_POSTGRES other than "embedded"', async () => {
+    await expect(findTestPostgres({ env: { GRANTFLOW_TEST_POSTGRES: 'docker' } })).rejects.toThrow(
+      /GRANTFLOW_TEST_POSTGRES may only be "embedded"/,
+    );
+  });
 });

