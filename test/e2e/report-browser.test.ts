@@ -45,14 +45,15 @@ import {
   writeCredentials,
 } from '../support/harness.ts';
 import { packageRoot } from '../../src/util/package-root.ts';
+import { suiteChromium } from '../support/chromium.ts';
 
 const pages = ['index', 'funding', 'awards', 'reviews', 'pipeline', 'data-health', 'dictionary'] as const;
 const artifacts = join(packageRoot, '.vitest/artifacts/report');
 
-/** Debian's chromium; never a browser download. */
+/** The chromium the global setup found or installed (test/support/chromium.ts); never a browser download. */
 function launch(): Promise<Browser> {
   return chromium.launch({
-    executablePath: '/usr/bin/chromium',
+    executablePath: suiteChromium(),
     args: [
       '--no-sandbox',
       '--disable-gpu',
