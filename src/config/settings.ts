@@ -1,7 +1,7 @@
 import { promotionTypes } from '../normalize/promotions.ts';
 import { z } from 'zod';
 import { searchPathIsOurs, setsSearchPath } from './postgres-options.ts';
-import { snapshotTargetProblem } from '../snapshot/object-store.ts';
+import { snapshotTargetProblem } from './snapshot-location.ts';
 import { durationMs } from './duration.ts';
 
 /**

@@ -16,7 +16,8 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { ConfigError, ExitCode, firstLine, GrantflowError } from '../util/errors.ts';
 import { registerSecret } from '../util/redact.ts';
-import { parseS3Url, type ObjectStore } from './object-store.ts';
+import { parseS3Url } from '../config/snapshot-location.ts';
+import type { ObjectStore } from './object-store.ts';
 
 export interface S3StoreOptions {
   /** Path-style addressing (`endpoint/bucket/key`), which MinIO and most self-hosted stores need. */

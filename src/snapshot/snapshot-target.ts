@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../util/logger.ts';
 import { silentLogger } from '../util/logger.ts';
-import { isObjectStoreUrl } from './object-store.ts';
+import { isObjectStoreUrl } from '../config/snapshot-location.ts';
 import { checkSnapshotDir } from './snapshot-dir.ts';
 import { undoKilledWrite } from './write-snapshots.ts';
 

@@ -20,7 +20,7 @@ import { clearPending, notePending, pendingNoted, undoPendingSnapshot } from './
 import { pathProblem } from '../util/path-problem.ts';
 import { fsyncFile, mkdirDurable, removeDurable, renameDurable } from '../util/durable-file.ts';
 import { takeWriterLock } from './writer-lock.ts';
-import { isObjectStoreUrl } from './object-store.ts';
+import { isObjectStoreUrl } from '../config/snapshot-location.ts';
 import { hasLatest, latestFolder, latestPath, placeLatest, removeStrayLatestTemps } from './latest.ts';
 
 export interface SnapshotOptions {
