@@ -3,8 +3,18 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { LockedError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { processStart } from '../util/process-start.ts';
 import { pidAlive } from '../util/process-alive.ts';
+import {
+  holderGone,
+  isOnThisHost,
+  keepRenewed,
+  leaseMs,
+  markHeld,
+  markReleased,
+  parseHolder,
+  thisHolder,
+  type NoteHolder,
+} from '../util/lock-note.ts';
 
 /**
  * One snapshot writer per directory. The warehouse's run lock does not give that: `grantflow snapshot` opens a DuckDB
@@ -15,14 +25,12 @@ import { pidAlive } from '../util/process-alive.ts';
  */
 export const writerLockName = '.snapshot-writer.lock';
 
-interface Holder {
-  readonly pid: number;
-  readonly host: string;
+/** The lock's note (see util/lock-note.ts), also read by a bucket's writer lock (bucket-lock.ts). */
+export interface WriterHolder extends NoteHolder {
   readonly command: string;
   readonly since: string;
-  /** processStart of the holder: absent from older notes and where `/proc` does not say. */
-  readonly started?: string;
 }
+type Holder = WriterHolder;
 
 export interface WriterLock {
   release(): void;
@@ -35,52 +43,24 @@ function readHolder(path: string): Holder | 'none' | 'unreadable' {
   } catch {
     return 'none';
   }
+  const h = parseHolder<Holder>(text);
+  return h === null || typeof h.host !== 'string' ? 'unreadable' : h;
+}
+
+/** When the note was last renewed (its holder touches it): the lease of a holder on another host. */
+function renewedAt(path: string): number | undefined {
   try {
-    const { started, ...h } = JSON.parse(text) as Partial<Holder>;
-    if (typeof h.pid !== 'number' || typeof h.host !== 'string') return 'unreadable';
-    // A start of another shape is ignored: the pid check alone then decides, as for notes older than it.
-    return typeof started === 'string' ? ({ ...h, started } as Holder) : (h as Holder);
+    return statSync(path).mtimeMs;
   } catch {
-    return 'unreadable';
+    return undefined; // gone meanwhile: the next round looks again
   }
 }
 
-/** Lock files this process holds now: a note naming this pid but not among them is an earlier process's. */
-const heldHere = new Set<string>();
+const stale = (h: Holder, path: string): boolean => holderGone(h, path, renewedAt(path) ?? Date.now());
 
-/**
- * A holder on another host (a scheduled job's pod or runner, which gets a new host name each run) cannot be checked
- * by its pid, so it keeps its lock alive by touching it every `heartbeatMs`; one untouched for `leaseMs` is a killed
- * writer's. The lease is long against the heartbeat, for a busy event loop and clocks that differ between hosts.
- */
-export const heartbeatMs = 10_000;
-export const leaseMs = 120_000;
-
-/**
- * Dead when it ran on this machine and its pid is gone, or now names a process that started at another time
- * (the pid reused, maybe after a reboot), or is this process's pid while this process does not hold it (a container's
- * run gets the same pid, often 1, each time, so a killed run's lock would name a live pid, ours, for good); or when
- * it ran on another host and its lease ran out.
- */
-const stale = (h: Holder, path: string): boolean => {
-  if (h.host !== hostname()) return leaseExpired(path);
-  if (h.pid === process.pid) return !heldHere.has(path);
-  if (!pidAlive(h.pid)) return true;
-  const now = h.started === undefined ? undefined : processStart(h.pid);
-  return now !== undefined && now !== h.started;
-};
-
-function leaseExpired(path: string): boolean {
-  try {
-    return Date.now() - statSync(path).mtimeMs > leaseMs;
-  } catch {
-    return false; // gone meanwhile: the next round looks again
-  }
-}
-
-function describe(h: Holder | 'unreadable'): string {
+export function describeWriter(h: Holder | 'unreadable'): string {
   if (h === 'unreadable') return 'another process';
-  const where = h.host === hostname() ? '' : ` on ${h.host}`;
+  const where = isOnThisHost(h) ? '' : ` on ${h.host}`;
   return `pid ${h.pid}${where}: ${h.command || 'grantflow'}, since ${h.since}`;
 }
 
@@ -103,13 +83,7 @@ function linkNote(temp: string, to: string): boolean {
  */
 export function takeWriterLock(dir: string, command: string, logger: Logger): WriterLock {
   const path = join(dir, writerLockName);
-  const mine: Holder = {
-    pid: process.pid,
-    host: hostname(),
-    command,
-    since: new Date().toISOString(),
-    started: processStart(process.pid),
-  };
+  const mine: Holder = { ...thisHolder(), command, since: new Date().toISOString() };
   const temp = join(dir, `${writerLockName}.${process.pid}`);
   writeFileSync(temp, `${JSON.stringify(mine)}\n`);
   try {
@@ -155,7 +129,7 @@ function removeKilledTemps(dir: string): void {
 
 function busy(dir: string, path: string, holder: Holder | 'unreadable'): LockedError {
   return new LockedError(
-    `snapshot directory ${dir} is being written by another grantflow process (${describe(holder)}); nothing was ` +
+    `snapshot directory ${dir} is being written by another grantflow process (${describeWriter(holder)}); nothing was ` +
       `written or removed: retry once it has finished (if no such process runs, remove ${path})`,
   );
 }
@@ -175,12 +149,7 @@ function takeOver(path: string, temp: string, dead: Holder, logger: Logger): voi
   try {
     const now = readHolder(path);
     if (now !== 'none' && now !== 'unreadable' && now.pid === dead.pid && now.since === dead.since) {
-      logger.warn(
-        { holderPid: dead.pid, holderHost: dead.host, command: dead.command, since: dead.since },
-        dead.host === hostname()
-          ? 'taking over a stale snapshot writer lock: its process is gone (a write killed before it finished; its pid may now be another process)'
-          : `taking over a stale snapshot writer lock of host ${dead.host}: not renewed for ${leaseMs / 1000} s (a write killed before it finished)`,
-      );
+      warnTakeOver(logger, dead);
       rmSync(path, { force: true });
     }
   } finally {
@@ -188,22 +157,27 @@ function takeOver(path: string, temp: string, dead: Holder, logger: Logger): voi
   }
 }
 
+/** Said when a dead writer's lock is taken over, whether a folder's or a bucket's. */
+export function warnTakeOver(logger: Logger, dead: Holder): void {
+  logger.warn(
+    { holderPid: dead.pid, holderHost: dead.host, command: dead.command, since: dead.since },
+    isOnThisHost(dead)
+      ? 'taking over a stale snapshot writer lock: its process is gone (a write killed before it finished; its pid may now be another process)'
+      : `taking over a stale snapshot writer lock of host ${dead.host}: not renewed for ${leaseMs / 1000} s (a write killed before it finished)`,
+  );
+}
+
 function held(path: string): WriterLock {
-  heldHere.add(path);
-  // The lease a writer on another host judges this lock by (see leaseMs); a failed touch is retried next beat.
-  const heartbeat = setInterval(() => {
+  markHeld(path);
+  // The lease a writer on another host judges this lock by (see leaseMs).
+  const stop = keepRenewed(() => {
     const now = new Date();
-    try {
-      utimesSync(path, now, now);
-    } catch {
-      // gone (released meanwhile) or not ours to touch: the next beat, or release, settles it
-    }
-  }, heartbeatMs);
-  heartbeat.unref();
+    utimesSync(path, now, now);
+  });
   const release = (): void => {
-    clearInterval(heartbeat);
+    stop();
     process.off('exit', release);
-    heldHere.delete(path);
+    markReleased(path);
     const h = readHolder(path);
     // Only our own: never a lock another writer took over after ours was (wrongly) judged stale.
     if (h !== 'none' && h !== 'unreadable' && h.pid === process.pid && h.host === hostname()) {

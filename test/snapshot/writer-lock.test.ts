@@ -3,7 +3,8 @@ import { existsSync, readdirSync, readFileSync, statSync, utimesSync, writeFileS
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { heartbeatMs, leaseMs, takeWriterLock, writerLockName } from '../../src/snapshot/writer-lock.ts';
+import { takeWriterLock, writerLockName } from '../../src/snapshot/writer-lock.ts';
+import { heartbeatMs, leaseMs } from '../../src/util/lock-note.ts';
 import { LockedError } from '../../src/util/errors.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { processStart } from '../../src/util/process-start.ts';

@@ -1,10 +1,19 @@
-import { readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync, existsSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ConfigError, LockedError } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import { pathProblem } from '../../util/path-problem.ts';
 import { pidAlive } from '../../util/process-alive.ts';
+import {
+  holderGone,
+  keepRenewed,
+  markHeld,
+  markReleased,
+  parseHolder,
+  thisHolder,
+  type NoteHolder,
+} from '../../util/lock-note.ts';
 import { testPause } from '../../util/test-pause.ts';
 import { checkWritableDir } from '../../util/writable-dir.ts';
 
@@ -26,10 +35,9 @@ function readerNotePath(path: string, pid: number): string {
   return `${lockFilePath(path)}.${pid}`;
 }
 
-export interface LockInfo {
-  pid: number;
-  owner?: string;
-  startedAt?: string;
+export interface LockInfo extends NoteHolder {
+  readonly owner?: string;
+  readonly startedAt?: string;
 }
 
 /** The note of the process holding the DuckDB file at `path` to write, if it left one. */
@@ -39,11 +47,21 @@ export function readLockInfo(path: string): LockInfo | null {
 
 function readNote(file: string): LockInfo | null {
   try {
-    const info = JSON.parse(readFileSync(file, 'utf8')) as Partial<LockInfo>;
-    return typeof info.pid === 'number' ? (info as LockInfo) : null;
+    return parseHolder<LockInfo>(readFileSync(file, 'utf8'));
   } catch {
     return null;
   }
+}
+
+/** Whether the note at `file` names a holder that is still there, by the one rule of util/lock-note.ts. */
+function liveHolder(info: LockInfo, file: string): boolean {
+  let renewedAt: number | undefined;
+  try {
+    renewedAt = statSync(file).mtimeMs;
+  } catch {
+    renewedAt = undefined;
+  }
+  return !holderGone(info, file, renewedAt);
 }
 
 /**
@@ -51,8 +69,12 @@ function readNote(file: string): LockInfo | null {
  * note: the writer's (or an older version's reader's) `.lock`, or a reader's own note.
  */
 function grantflowHolder(path: string, known: number | null): LockInfo | null {
-  const notes = [readLockInfo(path), known === null ? null : readNote(readerNotePath(path, known))];
-  return notes.find((n) => n !== null && pidAlive(n.pid) && (known === null || known === n.pid)) ?? null;
+  const files = [lockFilePath(path), ...(known === null ? [] : [readerNotePath(path, known)])];
+  for (const file of files) {
+    const n = readNote(file);
+    if (n !== null && liveHolder(n, file) && (known === null || known === n.pid)) return n;
+  }
+  return null;
 }
 
 export function lockedMessage(path: string, pid: number | null, owner?: string): string {
@@ -112,6 +134,8 @@ const heldLocks = new Set<string>();
 const lockKey = (path: string, schema: string): string => `${path}\0${schema}`;
 /** Notes this process wrote, by how many of its run locks need them: a portfolio's sites share the file's note. */
 const notesInUse = new Map<string, number>();
+/** How to stop renewing each note this process holds. */
+const renewing = new Map<string, () => void>();
 
 /** The run lock of one open warehouse: the note it wrote, removed on release. */
 export class RunLock {
@@ -153,7 +177,7 @@ export class RunLock {
       return;
     }
     const info = readLockInfo(this.path);
-    if (info && info.pid !== process.pid && pidAlive(info.pid) && existsSync(lockFilePath(this.path))) {
+    if (info && info.pid !== process.pid && liveHolder(info, note) && existsSync(note)) {
       // DuckDB let us open the file, so the recorded holder no longer has it open: the lock file is stale.
       this.logger.warn({ pid: info.pid }, 'ignoring a stale warehouse lock file');
     }
@@ -177,7 +201,17 @@ export class RunLock {
     heldLocks.add(this.key);
     this.held = true;
     this.note = note;
-    if (note !== null) notesInUse.set(note, (notesInUse.get(note) ?? 0) + 1);
+    if (note === null) return;
+    const users = notesInUse.get(note) ?? 0;
+    notesInUse.set(note, users + 1);
+    if (users > 0) return;
+    markHeld(note);
+    // The lease a process on another host (a shared network folder) judges the note by: see util/lock-note.ts.
+    const stop = keepRenewed(() => {
+      const now = new Date();
+      utimesSync(note, now, now);
+    });
+    renewing.set(note, stop);
   }
 
   /**
@@ -223,6 +257,9 @@ export class RunLock {
       return;
     }
     notesInUse.delete(note);
+    renewing.get(note)?.();
+    renewing.delete(note);
+    markReleased(note);
     try {
       rmSync(note, { force: true });
     } catch (e) {
@@ -234,5 +271,5 @@ export class RunLock {
 }
 
 function writeNote(file: string, owner: string): void {
-  writeFileSync(file, JSON.stringify({ pid: process.pid, owner, startedAt: new Date().toISOString() }));
+  writeFileSync(file, JSON.stringify({ ...thisHolder(), owner, startedAt: new Date().toISOString() }));
 }
