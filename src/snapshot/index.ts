@@ -1,10 +1,4 @@
-export {
-  undoKilledWrite,
-  writeSnapshots,
-  type SnapshotOptions,
-  type SnapshotResult,
-  type TableSnapshot,
-} from './write-snapshots.ts';
+export { writeSnapshots, type SnapshotOptions, type SnapshotResult, type TableSnapshot } from './write-snapshots.ts';
 export { checkSnapshotDir, snapshotStamp } from './snapshot-dir.ts';
 export { readManifest, manifestName, type Manifest, type ManifestEntry, type ManifestColumn } from './manifest.ts';
 export type { ParquetCompression } from './parquet-writer.ts';

@@ -46,13 +46,23 @@ export function sha256File(path: string): Promise<string> {
   });
 }
 
-/** The existing manifest's entries (tables not in this run stay listed), or none when absent or unreadable. */
-export function readManifest(dir: string): Manifest | null {
+/** A manifest's text as a manifest, or null when absent or unreadable. */
+export function parseManifest(text: string | null): Manifest | null {
+  if (text === null) return null;
   try {
-    const parsed = JSON.parse(readFileSync(join(dir, manifestName), 'utf8')) as Partial<Manifest>;
+    const parsed = JSON.parse(text) as Partial<Manifest>;
     return parsed.version === 1 && typeof parsed.tables === 'object' && parsed.tables !== null
       ? (parsed as Manifest)
       : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The manifest of a snapshot folder (tables not in the last run stay listed), or null when absent or unreadable. */
+export function readManifest(dir: string): Manifest | null {
+  try {
+    return parseManifest(readFileSync(join(dir, manifestName), 'utf8'));
   } catch {
     return null;
   }

@@ -2,8 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from '../util/logger.ts';
 import { silentLogger } from '../util/logger.ts';
 import { isObjectStoreUrl } from '../config/snapshot-location.ts';
+import { LockedError } from '../util/errors.ts';
 import { checkSnapshotDir } from './snapshot-dir.ts';
-import { undoKilledWrite } from './write-snapshots.ts';
+import { openSnapshotStore } from './open-store.ts';
+import { pendingName, undoPendingSnapshot } from './pending.ts';
+import type { StoreLock } from './snapshot-store.ts';
 
 /**
  * What the commands call about "the snapshot location", whether `--snapshots` names a folder or an s3:// URL: the
@@ -41,7 +44,10 @@ export async function checkSnapshotTarget(target: string, options: SnapshotTarge
 
 /**
  * Undoes what a killed or crashed snapshot write left unpublished (a folder's renamed folders, a bucket's uploaded
- * objects) as soon as a sync holds its run lock. Returns what was removed; throws when that could not be done.
+ * objects) as soon as a sync holds its run lock, under the location's writer lock: a write still under way there
+ * (another warehouse's, sharing the location) is not a killed one, and is left alone. Returns what was removed;
+ * nothing when no note is pending or another writer holds the location (its own next step cleans up); throws when
+ * that could not be done.
  */
 export async function undoKilledSnapshotWrite(
   target: string,
@@ -49,14 +55,23 @@ export async function undoKilledSnapshotWrite(
   logger: Logger = silentLogger,
   options: SnapshotTargetOptions = {},
 ): Promise<string[]> {
-  if (!isObjectStoreUrl(target)) return undoKilledWrite(target, command, logger);
-  const { S3Store, s3Failure } = await import('./s3-store.ts');
-  const { undoInterruptedUpload } = await import('./store-publish.ts');
-  const store = S3Store.open(target, { forcePathStyle: options.s3ForcePathStyle });
+  const store = await openSnapshotStore(target, options);
   try {
-    return await undoInterruptedUpload(store);
+    if ((await store.readText(pendingName)) === null) return [];
+    let lock: StoreLock;
+    try {
+      lock = await store.lock(command, logger);
+    } catch (e) {
+      if (e instanceof LockedError) return [];
+      throw e;
+    }
+    try {
+      return await undoPendingSnapshot(store);
+    } finally {
+      await lock.release();
+    }
   } catch (e) {
-    throw s3Failure(`could not undo the interrupted upload at ${target}`, e);
+    throw store.failure({ kind: 'prepare' }, e);
   } finally {
     store.close();
   }

@@ -1,27 +1,18 @@
-import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { rmSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Warehouse } from '../warehouse/types.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
-import {
-  ConfigError,
-  ExitCode,
-  firstLine,
-  GrantflowError,
-  isGrantflowError,
-  LockedError,
-  throwIfStopped,
-} from '../util/errors.ts';
+import { ConfigError, firstLine, isGrantflowError, throwIfStopped } from '../util/errors.ts';
 import { testPause } from '../util/test-pause.ts';
-import { checkSnapshotDir, hiddenFolder, snapshotFolder, snapshotStamp, tempFile } from './snapshot-dir.ts';
-import { manifestName, readManifest, sha256File, writeManifest, type ManifestEntry } from './manifest.ts';
-import type { ParquetCompression, ParquetWriter, ViewKeys } from './parquet-writer.ts';
-import { applyRetention, removeStrayManifestTemps } from './retention.ts';
-import { clearPending, notePending, pendingNoted, undoPendingSnapshot } from './pending.ts';
-import { pathProblem } from '../util/path-problem.ts';
-import { fsyncFile, mkdirDurable, removeDurable, renameDurable } from '../util/durable-file.ts';
-import { takeWriterLock } from './writer-lock.ts';
 import { isObjectStoreUrl } from '../config/snapshot-location.ts';
-import { hasLatest, latestFolder, latestPath, placeLatest, removeStrayLatestTemps } from './latest.ts';
+import { checkSnapshotDir, snapshotFolder, snapshotStamp } from './snapshot-dir.ts';
+import { manifestName, parseManifest, sha256File, type Manifest, type ManifestEntry } from './manifest.ts';
+import type { ParquetCompression, ParquetWriter, ViewKeys } from './parquet-writer.ts';
+import { applyRetention } from './retention.ts';
+import { undoPendingSnapshot } from './pending.ts';
+import { latestFolder, latestPath } from './latest.ts';
+import { filePath, type SnapshotStore, type StoreLock } from './snapshot-store.ts';
+import { openSnapshotStore } from './open-store.ts';
 
 export interface SnapshotOptions {
   readonly dir: string;
@@ -74,56 +65,13 @@ export interface SnapshotResult {
 const tableNamePattern = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
- * A file system or DuckDB error while writing (a full disk, a file where a folder goes) is the run's failure with a
- * message naming what could not be written, not a bug; our own errors (a missing table) pass through.
- */
-function snapshotError(what: string, e: unknown, path?: string): GrantflowError {
-  if (isGrantflowError(e)) return e;
-  // A file system error under `path` in words (naming a file in the way); anything else by its first line.
-  const why =
-    path === undefined || (e as NodeJS.ErrnoException).code === undefined ? firstLine(e) : pathProblem(e, path);
-  return new GrantflowError(
-    `could not write ${what}: ${why}; the manifest still names the last good snapshot`,
-    ExitCode.runFailed,
-    'snapshot_failed',
-    { cause: e },
-  );
-}
-
-/**
- * Best-effort cleanup of a temporary: a failure here must not hide the error that got us here (retention retries).
- * `durable`: the removal is on the disk before the pending note goes, so a crash cannot bring back a folder without
- * the note that says to remove it.
- */
-function removeQuietly(path: string, durable = false): boolean {
-  try {
-    if (durable) removeDurable(path);
-    else rmSync(path, { recursive: true, force: true });
-    return true;
-  } catch {
-    return false; // left for the next write to remove
-  }
-}
-
-/** One folder name for every table of this run; a second run within the same second gets a suffix. */
-function chooseFolder(dir: string, tables: readonly string[], stamp: string): string {
-  for (let attempt = 0; ; attempt++) {
-    const folder = snapshotFolder(stamp, attempt);
-    if (!tables.some((t) => existsSync(join(dir, t, folder)))) return folder;
-  }
-}
-
-/**
- * Writes each table as `<dir>/<table>/snapshot=<UTC stamp>/<table>.parquet` (zstd, DuckDB's logical types for
- * timestamps and decimals). Each file is written under a temporary name that does not end in `.parquet` and moved
- * into a hidden temporary folder; only once every table is written are those folders renamed into place, so a reader
- * never sees a partial file or an empty snapshot folder, and a failure leaves no new `snapshot=` folder at all (a
- * reader globbing the folders would otherwise take a set the manifest never named). Then the manifest (temp +
- * rename); then retention. The snapshot is noted as pending (see pending.ts) from before its first file until the
- * manifest names it, so when a kill cuts this short, the next sync or write first removes what it left. Each step is
- * fsynced before the next (durable-file.ts), so a power cut or OS crash leaves what a kill at that step would. All of
- * it under the directory's writer lock (writer-lock.ts): another write under way there is refused with a LockedError
- * (exit 1).
+ * Writes each table as `<location>/<table>/snapshot=<UTC stamp>/<table>.parquet` (zstd, DuckDB's logical types for
+ * timestamps and decimals), to a folder or an object store alike (snapshot-store.ts says what differs). Each file is
+ * staged where no reader of the manifest looks; only once every table is written is `_manifest.json` replaced, the one
+ * commit point; then `latest/<table>.parquet` of each table written; then retention. The snapshot is noted as pending
+ * (see pending.ts) from before its first file until the manifest names it, so when a kill cuts this short, the next
+ * sync or write first removes what it left. All of it under the location's writer lock (writer-lock.ts,
+ * bucket-lock.ts): another write under way there is refused with a LockedError (exit 1).
  */
 export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOptions): Promise<SnapshotResult> {
   const started = Date.now();
@@ -139,92 +87,77 @@ export async function writeSnapshots(warehouse: Warehouse, options: SnapshotOpti
     if (t === latestFolder)
       throw new ConfigError(`cannot snapshot a table named "${t}": the name of the latest folder`);
   }
-  if (isObjectStoreUrl(options.dir)) {
-    // Loaded only for an s3:// location (the AWS SDK): see snapshot-target.ts.
-    const { writeToObjectStore } = await import('./store-publish.ts');
-    return writeToObjectStore(warehouse, options, tableNames, started, logger);
-  }
-  const dir = resolve(options.dir);
-  checkSnapshotDir(dir);
+  if (!isObjectStoreUrl(options.dir)) checkSnapshotDir(resolve(options.dir));
   throwIfStopped(options.signal);
-  // One writer at a time: the pending note, retention and the manifest assume no other write is under way.
-  let lock: ReturnType<typeof takeWriterLock>;
+  const store = await openSnapshotStore(options.dir, options);
   try {
-    mkdirDurable(dir);
-    lock = takeWriterLock(dir, options.command ?? 'grantflow', logger);
-  } catch (e) {
-    throw snapshotError(`the snapshot directory ${dir}`, e);
-  }
-  try {
-    return await writeLocked(warehouse, options, dir, tableNames, started, logger);
+    // One writer at a time: the pending note, retention and the manifest assume no other write is under way.
+    let lock: StoreLock;
+    try {
+      lock = await store.lock(options.command ?? 'grantflow', logger);
+    } catch (e) {
+      throw store.failure({ kind: 'prepare' }, e);
+    }
+    try {
+      return await publish(warehouse, store, options, tableNames, started, logger);
+    } finally {
+      await lock.release().catch((e: unknown) => {
+        logger.warn({ err: firstLine(e) }, `could not remove the snapshot writer lock at ${store.where}`);
+      });
+    }
   } finally {
-    lock.release();
+    store.close();
   }
 }
 
-/**
- * Undoes what a killed or crashed write left unpublished (see pending.ts), under the writer lock: a write still under
- * way in `dir` (another warehouse's, sharing the directory) is not a killed one, and is left alone. Returns the paths
- * removed; nothing when no note is pending or another writer holds the directory (its own next step cleans up).
- */
-export function undoKilledWrite(dir: string, command: string, logger: Logger = silentLogger): string[] {
-  const full = resolve(dir);
-  if (!pendingNoted(full)) return [];
-  let lock: ReturnType<typeof takeWriterLock>;
+/** Best-effort removal of a local temporary: a failure here must not hide the error that got us here. */
+function removeQuietly(path: string): void {
   try {
-    lock = takeWriterLock(full, command, logger);
-  } catch (e) {
-    if (e instanceof LockedError) return [];
-    throw e;
-  }
-  try {
-    return undoPendingSnapshot(full);
-  } finally {
-    lock.release();
+    rmSync(path, { recursive: true, force: true });
+  } catch {
+    // left for the next write's retention
   }
 }
 
-/** The write itself, once this process is the directory's only writer. */
-async function writeLocked(
+/** One folder name for every table of this run; a second run within the same second gets a suffix. */
+function chooseFolder(taken: ReadonlySet<string>, tables: readonly string[], stamp: string): string {
+  for (let attempt = 0; ; attempt++) {
+    const folder = snapshotFolder(stamp, attempt);
+    if (!tables.some((t) => taken.has(`${t}/${folder}`))) return folder;
+  }
+}
+
+/** The write itself, once this process is the location's only writer. */
+async function publish(
   warehouse: Warehouse,
+  store: SnapshotStore,
   options: SnapshotOptions,
-  dir: string,
   allTables: readonly string[],
   started: number,
   logger: Logger,
 ): Promise<SnapshotResult> {
-  let tableNames = allTables;
   const { signal } = options;
-  const removed = undoPendingSnapshot(dir);
-  removed.push(...removeStrayLatestTemps(dir));
-  const before = readManifest(dir);
-  const kept = tableNames.filter((t) => {
-    const entry = before?.tables[t];
-    return (
-      options.unchanged?.has(t) === true &&
-      entry !== undefined &&
-      existsSync(join(dir, entry.path)) &&
-      hasLatest(dir, t)
-    );
-  });
-  tableNames = tableNames.filter((t) => !kept.includes(t));
-  const now = options.now ?? new Date();
-  const folder = chooseFolder(dir, tableNames, snapshotStamp(now));
+  let removed: string[];
+  let kept: string[];
+  let tableNames: readonly string[];
+  let folder: string;
   try {
-    notePending(dir, { folder, tables: tableNames });
+    removed = await undoPendingSnapshot(store);
+    if (removed.length > 0) logger.info({ removed: removed.length }, 'removed what a killed snapshot write left');
+    removed.push(...(await store.tidy(logger)));
+    const before = parseManifest(await store.readText(manifestName));
+    kept = await keptTables(store, before, allTables, options.unchanged);
+    tableNames = allTables.filter((t) => !kept.includes(t));
+    const taken = await store.takenFolders(tableNames);
+    folder = chooseFolder(taken, tableNames, snapshotStamp(options.now ?? new Date()));
+    await store.notePending({ folder, tables: tableNames });
   } catch (e) {
-    throw snapshotError(`the snapshot directory ${dir}`, e);
+    throw store.failure({ kind: 'prepare' }, e);
   }
   const written: TableSnapshot[] = [];
-  /** Hidden folders holding a finished file, and the folders already renamed into place: undone on failure. */
-  const staged: { readonly table: string; readonly from: string; readonly to: string }[] = [];
-  const placed: string[] = [];
-  /** Removes this write's folders; the pending note goes only once they are gone (else the next write retries). */
-  const undo = (): void => {
-    const gone = [...staged.map((s) => s.from), ...placed].map((path) => removeQuietly(path, true));
-    if (gone.every(Boolean)) clearPending(dir);
-  };
-  /** Set once the manifest names this write's folders: nothing of it is undone from then on. */
+  /** Tables this write began to stage: what a failure removes. */
+  const touched: string[] = [];
+  /** Set once the manifest names this write's files: nothing of it is undone from then on. */
   let published = false;
   let writer: ParquetWriter | null = null;
   try {
@@ -234,23 +167,18 @@ async function writeLocked(
     for (const table of tableNames) {
       throwIfStopped(signal);
       const t0 = Date.now();
-      const tableDir = join(dir, table);
-      const temp = join(tableDir, tempFile(table, folder));
-      const hidden = join(tableDir, hiddenFolder(folder));
+      touched.push(table);
+      let scratch: string | null = null;
       try {
-        mkdirDurable(tableDir);
-        await writer.write(table, temp);
-        const info = await writer.inspect(temp);
-        const sha256 = await sha256File(temp);
-        const bytes = statSync(temp).size;
-        mkdirSync(hidden, { recursive: true });
-        staged.push({ table, from: hidden, to: join(tableDir, folder) });
-        // On the disk before its name is: a crash must not leave the manifest naming a torn file.
-        fsyncFile(temp);
-        renameDurable(temp, join(hidden, `${table}.parquet`));
+        scratch = await store.scratchFile(table, folder);
+        await writer.write(table, scratch);
+        const info = await writer.inspect(scratch);
+        const sha256 = await sha256File(scratch);
+        const bytes = statSync(scratch).size;
+        await store.stage(table, folder, scratch, signal);
         const entry: TableSnapshot = {
           table,
-          path: `${table}/${folder}/${table}.parquet`,
+          path: filePath(table, folder),
           latest: latestPath(table),
           snapshot: folder.slice('snapshot='.length),
           rows: info.rows,
@@ -264,55 +192,38 @@ async function writeLocked(
         written.push(entry);
         logger.info({ table, rows: entry.rows, bytes, ms: entry.durationMs }, 'snapshot written');
       } catch (e) {
-        throw snapshotError(`the snapshot of ${table} in ${tableDir}`, e, tableDir);
+        throw store.failure({ kind: 'table', table }, e);
       } finally {
-        removeQuietly(temp);
+        if (scratch !== null) removeQuietly(scratch);
       }
     }
     await testPause('snapshot files staged');
-    // Every table is written: the folders appear now, one rename each, each with its file (a process killed before
-    // or between them leaves them pending, for the next write to remove).
-    for (const { table, from, to } of staged) {
-      throwIfStopped(signal);
-      try {
-        renameDurable(from, to);
-      } catch (e) {
-        // Renamed, but its folder's fsync failed: the folder is in place all the same, and goes with the rest.
-        if (existsSync(to)) placed.push(to);
-        throw snapshotError(`the snapshot folder ${to}`, e);
-      }
-      placed.push(to);
-      await testPause(`snapshot folder placed ${table}`);
-    }
+    // Every table is written: the files appear where readers glob for them (a process killed before or while they
+    // do leaves them pending, for the next write to remove).
+    await store.placeStaged(tableNames, folder, signal);
     throwIfStopped(signal);
 
-    const previous = readManifest(dir);
-    const tables: Record<string, ManifestEntry> = {};
-    for (const [name, entry] of Object.entries(previous?.tables ?? {})) {
-      if (existsSync(join(dir, entry.path))) tables[name] = entry;
-    }
-    for (const { table, durationMs: _ms, ...entry } of written) tables[table] = entry;
+    const manifest: Manifest = {
+      version: 1,
+      updated_at: new Date().toISOString(),
+      run_id: options.runId,
+      tables: await mergedTables(store, written),
+    };
     try {
-      writeManifest(dir, { version: 1, updated_at: new Date().toISOString(), run_id: options.runId, tables });
+      await store.putManifest(`${JSON.stringify(manifest, null, 2)}\n`);
     } catch (e) {
-      // Renamed, but the folder's fsync failed: readers follow the new manifest now, so its folders must stay. The
-      // pending note stays too: should a crash take the rename back, the next sync removes them (see pending.ts).
-      if (namesFolder(readManifest(dir), written, folder)) {
-        published = true;
-        throw new GrantflowError(
-          `the snapshot was published (the manifest in ${dir} names it) but the disk did not confirm it: ` +
-            `${firstLine(e)}; check the disk before the next run`,
-          ExitCode.runFailed,
-          'snapshot_failed',
-          { cause: e },
-        );
-      }
-      // The manifest still names the last good set: this run's folders go, as when a table fails.
-      throw snapshotError(`the manifest in ${dir}`, e);
+      // Replaced all the same (a folder's fsync failed after the rename, a reset reply after the store kept it):
+      // readers follow the new manifest now, so its files must stay. The pending note stays until confirmed.
+      const now = parseManifest(await store.readText(manifestName).catch(() => null));
+      if (!namesWritten(now, written, options.runId)) throw store.failure({ kind: 'manifest' }, e);
+      published = true;
+      const unconfirmed = store.unconfirmed(e);
+      if (unconfirmed !== null) throw unconfirmed;
     }
+    published = true;
   } catch (e) {
-    if (!published) undo();
-    throw e;
+    if (!published) await undo(store, folder, touched, logger);
+    throw isGrantflowError(e) ? e : store.failure({ kind: 'write' }, e);
   } finally {
     await writer?.close();
   }
@@ -322,32 +233,27 @@ async function writeLocked(
   await testPause('snapshot manifest written');
   for (const t of written) {
     try {
-      placeLatest(dir, t.table, t.path);
+      await store.placeLatest(t.table, t.path);
     } catch (e) {
-      const where = join(dir, latestFolder);
-      throw new GrantflowError(
-        `the snapshot was published (the manifest in ${dir} names it) but the latest file of ${t.table} could not ` +
-          `be written: ${(e as NodeJS.ErrnoException).code === undefined ? firstLine(e) : pathProblem(e, where)}; ` +
-          'the next sync or snapshot brings latest/ in line with the manifest',
-        ExitCode.runFailed,
-        'snapshot_failed',
-        { cause: e },
-      );
+      throw store.failure({ kind: 'latest', table: t.table }, e);
     }
     await testPause(`snapshot latest placed ${t.table}`);
   }
-  clearPending(dir);
-  await testPause('snapshot published');
-
-  removed.push(...removeStrayManifestTemps(dir));
-  for (const table of tableNames) {
-    removed.push(...applyRetention(dir, table, options.retain, folder));
-    await testPause(`snapshot retention applied ${table}`);
+  try {
+    await store.clearPending();
+    await testPause('snapshot published');
+    for (const table of tableNames) {
+      removed.push(...(await applyRetention(store, table, options.retain, folder)));
+      await testPause(`snapshot retention applied ${table}`);
+    }
+  } catch (e) {
+    // The snapshot is current; what is left over goes with the next write's retention.
+    logger.warn({ err: firstLine(e) }, `snapshot published to ${store.where}, but removing old snapshots failed`);
   }
   return {
-    dir,
+    dir: store.where,
     snapshot: folder.slice('snapshot='.length),
-    manifestPath: join(dir, manifestName),
+    manifestPath: store.manifestLocation,
     tables: written,
     kept,
     removed,
@@ -355,10 +261,58 @@ async function writeLocked(
   };
 }
 
-/** Whether `manifest` names the files this write put in `folder` (its rename happened). */
-function namesFolder(manifest: ReturnType<typeof readManifest>, written: readonly TableSnapshot[], folder: string) {
-  return (
-    written.length > 0 &&
-    written.every((t) => manifest?.tables[t.table]?.path === `${t.table}/${folder}/${t.table}.parquet`)
-  );
+/**
+ * Tables this run did not change whose manifest entry names a file still there and whose latest file exists: left as
+ * they are (see SnapshotOptions.unchanged).
+ */
+async function keptTables(
+  store: SnapshotStore,
+  manifest: Manifest | null,
+  tables: readonly string[],
+  unchanged: ReadonlySet<string> | undefined,
+): Promise<string[]> {
+  const kept: string[] = [];
+  for (const t of tables) {
+    const entry = manifest?.tables[t];
+    if (unchanged?.has(t) !== true || entry === undefined) continue;
+    if ((await store.exists(entry.path)) && (await store.exists(latestPath(t)))) kept.push(t);
+  }
+  return kept;
+}
+
+/** The previous manifest's entries whose files are still there (tables not in this run stay listed), then ours. */
+async function mergedTables(
+  store: SnapshotStore,
+  written: readonly TableSnapshot[],
+): Promise<Record<string, ManifestEntry>> {
+  const previous = parseManifest(await store.readText(manifestName));
+  const ours = new Set(written.map((t) => t.table));
+  const tables: Record<string, ManifestEntry> = {};
+  for (const [name, entry] of Object.entries(previous?.tables ?? {})) {
+    if (ours.has(name) || (await store.exists(entry.path))) tables[name] = entry;
+  }
+  for (const { table, durationMs: _ms, ...entry } of written) tables[table] = entry;
+  return tables;
+}
+
+/** Whether `manifest` is this run's and names the files it wrote (its replacement happened). */
+function namesWritten(manifest: Manifest | null, written: readonly TableSnapshot[], runId: string): boolean {
+  return manifest?.run_id === runId && written.every((t) => manifest.tables[t.table]?.path === t.path);
+}
+
+/** Removes this write's files; the pending note goes only once they are gone (else the next write retries). */
+async function undo(store: SnapshotStore, folder: string, touched: readonly string[], logger: Logger): Promise<void> {
+  let left = false;
+  for (const table of touched) {
+    try {
+      await store.discard(table, folder, false);
+    } catch (e) {
+      left = true;
+      logger.warn(
+        { err: firstLine(e), table },
+        'could not remove the files of a failed snapshot write; the next write will',
+      );
+    }
+  }
+  if (!left) await store.clearPending().catch(() => undefined);
 }

@@ -2,10 +2,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { manifestName, readManifest, writeSnapshots } from '../../src/snapshot/index.ts';
-import { notePending, pendingName, undoPendingSnapshot } from '../../src/snapshot/pending.ts';
+import { pendingName, undoPendingSnapshot, type Pending } from '../../src/snapshot/pending.ts';
+import { LocalFolderStore } from '../../src/snapshot/local-folder-store.ts';
 import { openTinyDuckDB, type TestWarehouse } from '../support/model-fixtures.ts';
 import { expectDurableRenames, traceFs, type FsEvent } from '../support/fs-trace.ts';
 import { tempDir } from '../support/temp-dir.ts';
+
+const notePending = (dir: string, pending: Pending): Promise<void> => new LocalFolderStore(dir).notePending(pending);
 
 /**
  * A power cut cannot be staged in a test: these check, on a real snapshot write into a real DuckDB warehouse's
@@ -90,13 +93,13 @@ describe('snapshot publishing survives a crash (fsync order)', () => {
     expect(noteEntrySynced).toBeLessThan(firstRename);
   });
 
-  it('a killed write is undone durably: each removal is on the disk before the note saying to remove it goes', () => {
+  it('a killed write is undone durably: each removal is on the disk before the note saying to remove it goes', async () => {
     const folder = 'snapshot=2026-11-25T08-00-00Z';
     mkdirSync(join(dir, 'a', folder), { recursive: true });
     writeFileSync(join(dir, 'a', folder, 'a.parquet'), 'x');
-    notePending(dir, { folder, tables: ['a'] });
+    await notePending(dir, { folder, tables: ['a'] });
     trace = traceFs();
-    expect(undoPendingSnapshot(dir)).toEqual([join(dir, 'a', folder)]);
+    expect(await undoPendingSnapshot(new LocalFolderStore(dir))).toEqual([join(dir, 'a', folder)]);
     const events: FsEvent[] = trace.events;
     const removed = events.findIndex((e) => e.op === 'rm' && e.path === join(dir, 'a', folder));
     const synced = events.findIndex((e, i) => i > removed && e.op === 'fsync' && e.path === join(dir, 'a'));
