@@ -13,7 +13,8 @@ import { writeSnapshots, type Manifest } from '../../src/snapshot/index.ts';
 import { checkSnapshotTarget, undoKilledSnapshotWrite } from '../../src/snapshot/snapshot-target.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import type { Warehouse } from '../../src/warehouse/types.ts';
-import { ConfigError } from '../../src/util/errors.ts';
+import { ConfigError, LockedError } from '../../src/util/errors.ts';
+import { leaseMs } from '../../src/util/lock-note.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { tempDir } from '../support/harness.ts';
 import { startS3Server, type S3Server } from '../support/s3-server.ts';
@@ -147,6 +148,33 @@ describe('publishing to the store', () => {
       expect(removed).toEqual([`grants/${folder}/grants.parquet`]);
       expect((await store.list('')).sort()).toEqual(
         ['_manifest.json', ...good.tables.flatMap((t) => [t.path, t.latest!])].sort(),
+      );
+    } finally {
+      store.close();
+    }
+  });
+
+  it('refuses while a writer on another host renews its lock, and takes over one whose lease ran out', async () => {
+    const store = S3Store.open(url('locked'), { forcePathStyle: true });
+    try {
+      const holder = (renewed: Date): string =>
+        JSON.stringify({
+          pid: 2 ** 22 + 1,
+          host: 'elsewhere.example',
+          command: 'grantflow snapshot',
+          since: '2026-11-25T07:00:00.000Z',
+          renewed: renewed.toISOString(),
+        });
+      await store.putText('.snapshot-writer.lock', holder(new Date()), 'application/json');
+      const refused = await writeSnapshots(warehouse, options('locked', ['notes'])).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(LockedError);
+      expect(String((refused as Error).message)).toMatch(/pid \d+ on elsewhere\.example/);
+      expect(await store.list('')).toEqual(['.snapshot-writer.lock']);
+
+      await store.putText('.snapshot-writer.lock', holder(new Date(Date.now() - leaseMs - 5_000)), 'application/json');
+      const written = await writeSnapshots(warehouse, options('locked', ['notes']));
+      expect((await store.list('')).sort()).toEqual(
+        ['_manifest.json', ...written.tables.flatMap((t) => [t.path, t.latest!])].sort(),
       );
     } finally {
       store.close();
