@@ -7,10 +7,10 @@ import { takeBucketLock } from './bucket-lock.ts';
 import { latestPath } from './latest.ts';
 import { manifestName } from './manifest.ts';
 import type { ObjectStore } from './object-store.ts';
-import { pendingName, type Pending } from './pending.ts';
+import { pendingName } from './pending.ts';
 import { snapshotName } from './retention.ts';
 import { s3Failure } from './s3-store.ts';
-import { filePath, type FailedStep, type SnapshotStore, type StoreLock } from './snapshot-store.ts';
+import { filePath, type FailedStep, type Pending, type SnapshotStore, type StoreLock } from './snapshot-store.ts';
 import { makeUploadStaging, removeAbandonedStaging } from './upload-staging.ts';
 
 const parquetType = 'application/vnd.apache.parquet';

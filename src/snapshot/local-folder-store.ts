@@ -14,10 +14,10 @@ import {
 } from '../util/durable-file.ts';
 import { placeLatest, removeStrayLatestTemps, latestFolder } from './latest.ts';
 import { manifestName } from './manifest.ts';
-import { pendingName, type Pending } from './pending.ts';
+import { pendingName } from './pending.ts';
 import { hiddenFolderName, manifestTempName, snapshotName, tableTempName } from './retention.ts';
 import { hiddenFolder, tempFile, tempSuffix } from './snapshot-dir.ts';
-import type { FailedStep, SnapshotStore, StoreLock } from './snapshot-store.ts';
+import type { FailedStep, Pending, SnapshotStore, StoreLock } from './snapshot-store.ts';
 import { takeWriterLock } from './writer-lock.ts';
 
 function entries(dir: string): Dirent[] {

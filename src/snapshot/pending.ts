@@ -1,8 +1,9 @@
-import { parseManifest } from './manifest.ts';
-import { manifestName } from './manifest.ts';
+import { manifestName, parseManifest } from './manifest.ts';
 import { snapshotName } from './retention.ts';
 import { tempSuffix } from './snapshot-dir.ts';
-import { filePath, type SnapshotStore } from './snapshot-store.ts';
+import { filePath, type Pending, type SnapshotStore } from './snapshot-store.ts';
+
+export type { Pending };
 
 /**
  * The snapshot a write is about to publish, noted before its first file and removed once the manifest names it (or
@@ -11,11 +12,6 @@ import { filePath, type SnapshotStore } from './snapshot-store.ts';
  * them as kept snapshots and remove the last published one, which a reader of the manifest may still be using.
  */
 export const pendingName = `.snapshot-pending${tempSuffix}`;
-
-export interface Pending {
-  readonly folder: string;
-  readonly tables: readonly string[];
-}
 
 const tableNamePattern = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

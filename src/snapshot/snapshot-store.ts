@@ -1,6 +1,5 @@
 import type { GrantflowError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import type { Pending } from './pending.ts';
 
 /**
  * Where snapshots are published: a local folder (local-folder-store.ts) or an object store (bucket-store.ts). One
@@ -58,6 +57,12 @@ export interface SnapshotStore {
    */
   unconfirmed(e: unknown): GrantflowError | null;
   close(): void;
+}
+
+/** The snapshot a write is about to publish, as its pending note names it (see pending.ts). */
+export interface Pending {
+  readonly folder: string;
+  readonly tables: readonly string[];
 }
 
 export interface StoreLock {

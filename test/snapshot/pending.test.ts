@@ -76,7 +76,7 @@ describe('undoPendingSnapshot (a snapshot write a kill cut short)', () => {
   });
 });
 
-describe('undoKilledWrite (a sync cleaning up before it loads)', () => {
+describe('undoKilledSnapshotWrite (a sync cleaning up before it loads)', () => {
   it('leaves a write under way alone: another writer holding the directory is not a killed one', async () => {
     place(`a/${folder}/a.parquet`); // renamed into place by a write that has not yet written its manifest
     await notePending(dir, { folder, tables: ['a'] });
