@@ -39,6 +39,20 @@ export class SiteHttpError extends GrantflowError {
   }
 }
 
+/**
+ * The site refused the access token (HTTP 401) to a client that may not refresh it (doctor): a refresh rotates the
+ * pair, so the token is left as it is and the caller reports what it found.
+ */
+export class AccessTokenRefused extends GrantflowError {
+  constructor() {
+    super(
+      'the site refused the access token (HTTP 401) and it was not refreshed',
+      ExitCode.runFailed,
+      'access_token_refused',
+    );
+  }
+}
+
 /** A 200 whose body is not the JSON shape we expected, even after retries. */
 export class SiteResponseError extends GrantflowError {
   constructor(

@@ -49,6 +49,11 @@ export interface SiteClientOptions {
    * refreshes are left to finish: abandoning a refresh could lose the rotated pair.
    */
   readonly signal?: AbortSignal;
+  /**
+   * False for a client that only looks (doctor): it never refreshes the access token, since each refresh rotates the
+   * pair; a 401 fails the request with AccessTokenRefused instead (default true).
+   */
+  readonly refreshTokens?: boolean;
 }
 
 /** True for 127.0.0.0/8, ::1 and localhost: the only places credentials may go over plain HTTP. */
@@ -128,6 +133,7 @@ class DefaultSiteClient implements SiteClient {
       store: options.store,
       logger: this.logger,
       scope: options.scope,
+      refreshTokens: options.refreshTokens,
       onRefresh: () => this.stats.refreshes++,
       refreshCall: async (form) => {
         const req: HttpRequest = {

@@ -3,7 +3,7 @@ import { ConfigError, CredentialsError, GrantflowError, LockedError } from '../u
 import { registerSecret } from '../util/redact.ts';
 import { isJsonObject, type JsonValue } from '../util/json.ts';
 import { registerCredentialSecrets } from './credentials-file.ts';
-import { SiteHttpError, SiteResponseError } from './errors.ts';
+import { AccessTokenRefused, SiteHttpError, SiteResponseError } from './errors.ts';
 import type { AuthGate } from './http.ts';
 import { sleep } from './retry.ts';
 import type { Credentials, CredentialStore } from './types.ts';
@@ -19,6 +19,8 @@ export interface TokenManagerOptions {
   readonly onRefresh?: () => void;
   /** Refresh this long before a known expiry (default 120 s). */
   readonly earlyMs?: number;
+  /** False: never refresh, since each refresh rotates the pair; a refresh throws AccessTokenRefused instead. */
+  readonly refreshTokens?: boolean;
 }
 
 /** Every refresh under way in this process, from its request until its new pair is saved (or it failed). */
@@ -88,6 +90,7 @@ export class TokenManager implements AuthGate {
 
   /** Refreshes unless `staleToken` was already replaced; concurrent callers share one refresh. */
   async refresh(staleToken: string): Promise<void> {
+    if (this.options.refreshTokens === false) throw new AccessTokenRefused();
     if (this.refreshing) return this.refreshing;
     if (!this.creds || this.creds.access_token !== staleToken) return;
     const current = this.creds;

@@ -1,7 +1,7 @@
 import { stat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSiteClient, FileCredentialStore, SiteHttpError } from '../../src/source/index.ts';
+import { AccessTokenRefused, createSiteClient, FileCredentialStore, SiteHttpError } from '../../src/source/index.ts';
 import { startSimulator } from '../../src/simulator/index.ts';
 import { refreshesSettled } from '../../src/source/token-manager.ts';
 import { ConfigError, CredentialsError, GrantflowError } from '../../src/util/errors.ts';
@@ -88,6 +88,20 @@ describe('token refresh', () => {
     });
     // Rotated tokens are registered for redaction as soon as they are known.
     expect(redact(`x ${site.current().refresh} y`)).toBe('x [REDACTED] y');
+    await client.close();
+  });
+
+  it('a client that may not refresh (refreshTokens: false) fails a 401 with AccessTokenRefused, sending no refresh', async () => {
+    const events: string[] = [];
+    const site = rotatingSite(events);
+    site.expire();
+    server = await startServer(site.handler);
+    const store = new MemoryStore(testCreds);
+    const client = createSiteClient({ baseUrl: server.url, store, refreshTokens: false });
+    await expect(client.getJson('/api/programs/')).rejects.toBeInstanceOf(AccessTokenRefused);
+    expect(events).toEqual(['api-401']);
+    expect(client.stats.refreshes).toBe(0);
+    expect(store.saves).toEqual([]);
     await client.close();
   });
 
