@@ -3,6 +3,7 @@ import { request } from 'undici';
 import { checkBaseUrl, parseJson, unreachable } from '../source/index.ts';
 import { readCapped } from '../source/http.ts';
 import type { Credentials } from '../source/types.ts';
+import { probeConnect } from './preflight.ts';
 import { CredentialsError, GrantflowError } from '../util/errors.ts';
 import { isJsonObject } from '../util/json.ts';
 
@@ -18,7 +19,8 @@ const attempts = 3;
  * token is refused `invalid_grant` when the site knows the client, `invalid_client` when the id or secret is wrong
  * (the client is authenticated before the grant is looked at, RFC 6749 section 5.2; the simulator does the same). A
  * wrong pair is a CredentialsError (exit 2) whose advice ends with `advice`; an answer that tells neither (a site
- * answering otherwise) is a ClientCheckUndecided, returned; a site that does not answer is a GrantflowError (exit 1).
+ * answering otherwise) is a ClientCheckUndecided, returned; a site that does not answer is a GrantflowError: exit 2
+ * when nothing listens at the address (probeConnect, as the site check says), exit 1 for a failure that may pass.
  */
 export async function checkClient(
   baseUrl: string,
@@ -27,6 +29,8 @@ export async function checkClient(
   timeoutMs = 15_000,
 ): Promise<string | ClientCheckUndecided> {
   const base = checkBaseUrl(baseUrl);
+  // The connect probe the site check makes too: the same network failure gets the same verdict and advice on both lines.
+  await probeConnect(base.href);
   const url = new URL(`${base.pathname.replace(/\/+$/, '')}/api/o/token/`, base);
   // No site issued it: 32 random bytes never match a live refresh token.
   const form = new URLSearchParams({

@@ -1,26 +1,34 @@
 /**
  * `grantflow doctor` checks what a scheduled sync would meet hours later: a client id or secret the site rejects
- * (found without rotating anything, while the access token still works), every sync setting, the raw page directory,
- * a credentials file others may read.
+ * (found without rotating anything, while the access token still works), an expired access token (reported, never
+ * refreshed: a refresh rotates the pair), every sync setting, the raw page directory, a credentials file others may
+ * read, a DuckDB warehouse keeping the pair rotated from GRANTFLOW_* variables, a site where nothing answers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { registerDoctor } from '../../src/cli/commands/doctor.ts';
 import { registerSync } from '../../src/cli/commands/sync.ts';
+import { settingsSchema } from '../../src/config/settings.ts';
+import { runSync } from '../../src/pipeline/sync.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import { openWarehouse } from '../../src/warehouse/index.ts';
 import {
+  postgresSchema,
   runCli,
   siteWithWarehouse,
   startSite,
   syncCliArgs,
   syncOnce,
+  syncWithoutModels,
   tempDir,
   writeCredentials,
 } from '../support/harness.ts';
+import { suiteDuckdbThreads } from '../support/suite-duckdb.ts';
 
 let sim: SimulatorHandle;
 let dir: { path: string; remove: () => Promise<void> };
@@ -57,7 +65,9 @@ describe('grantflow doctor, the client id and secret', () => {
       /^FAIL {2}client {7}the site rejected the client id \/ client secret \(invalid_client, checked with a made-up refresh token, so nothing was rotated\); .* put them in .*wrong-secret\.json$/m,
     );
     // The access token still works, which is why a check of the API alone passed such a setup.
-    expect(r.stdout).toMatch(/^ok {4}site {9}.* answers and accepts the credentials \(0 token refreshes\)$/m);
+    expect(r.stdout).toMatch(
+      /^ok {4}site {9}.* answers and accepts the access token in \S+wrong-secret\.json \(nothing was refreshed\)$/m,
+    );
     expect(r.stdout).not.toContain('not-the-secret-0123456789');
     const after = sim.control.tokenCounts();
     expect(after.rotated ?? 0).toBe(before.rotated ?? 0);
@@ -235,6 +245,177 @@ describe('grantflow doctor, the site time zone', () => {
       );
     } finally {
       await site.remove();
+    }
+  });
+});
+
+describe('grantflow doctor with an expired access token refreshes nothing', () => {
+  it('a credentials file: a warn line saying the next sync refreshes it, exit 0, no refresh, the file unchanged', async () => {
+    const site = await siteWithWarehouse({ scale: 'tiny', seed: 73 });
+    try {
+      // A laptop check of a copy of the pair a scheduled sync uses: a rotation here would kill the original.
+      const copy = join(site.dir, 'copy-of-creds.json');
+      await copyFile(site.credentials, copy);
+      const [original, copied] = [await readFile(site.credentials), await readFile(copy)];
+      site.sim.control.expireAccessTokens();
+      const before = site.sim.control.tokenCounts();
+      const live = site.sim.credentials;
+      const r = await runCli([
+        ...['doctor', '--site', site.sim.url, '--credentials', copy, '--warehouse', site.warehouse],
+        ...['--snapshot', 'false', '--land-raw', 'false'],
+      ]);
+      expect(await readFile(copy)).toEqual(copied);
+      expect(await readFile(site.credentials)).toEqual(original);
+      const after = site.sim.control.tokenCounts();
+      expect(after.rotated ?? 0).toBe(before.rotated ?? 0);
+      expect(after.invalid_grant).toBe((before.invalid_grant ?? 0) + 1); // the client check's made-up token only
+      expect(site.sim.credentials).toEqual(live);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(r.stdout).toMatch(
+        /^warn {2}site {9}\S+ refused the access token in \S+copy-of-creds\.json \(HTTP 401: expired, or revoked\); doctor refreshes nothing: the next sync refreshes it with the refresh token, which rotates the pair/m,
+      );
+      expect(r.stdout).toMatch(/^ok {4}client {7}/m);
+      expect(r.stdout).not.toMatch(/^FAIL/m);
+
+      // The original pair still works: the sync refreshes it once and keeps the rotated pair in its file.
+      const sync = await syncWithoutModels(site.sim, {
+        credentials: site.credentials,
+        warehouse: site.warehouse,
+        streams: ['programs'],
+      });
+      expect(sync.status).toBe('succeeded');
+      expect(site.sim.control.tokenCounts().rotated).toBe((before.rotated ?? 0) + 1);
+      expect(JSON.parse(await readFile(site.credentials, 'utf8'))).toEqual(site.sim.credentials);
+    } finally {
+      await site.remove();
+    }
+  });
+
+  describe.each(['duckdb', 'postgres'])(
+    'GRANTFLOW_* variables, the rotated pair stored in the warehouse (%s)',
+    (engine) => {
+      it('leaves the stored pair as it was; warns about a DuckDB file a runner may not keep', async () => {
+        const sim = await startSite({ scale: 'tiny', seed: 74, latency: { ms: 5 } });
+        const runner = await tempDir();
+        const pg = engine === 'postgres' ? await postgresSchema() : null;
+        try {
+          const warehouse = pg ? pg.url : join(runner.path, 'w.duckdb');
+          const schemaArgs = pg ? ['--schema', pg.schema] : [];
+          const initial = sim.credentials;
+          const env: NodeJS.ProcessEnv = {
+            GRANTFLOW_CLIENT_ID: initial.client_id,
+            GRANTFLOW_CLIENT_SECRET: initial.client_secret,
+            GRANTFLOW_ACCESS_TOKEN: initial.access_token,
+            GRANTFLOW_REFRESH_TOKEN: initial.refresh_token,
+            GRANTFLOW_STATE_KEY: 'a key kept as a repository secret',
+          };
+          const sync = () =>
+            runSync({
+              settings: settingsSchema.parse({
+                ...{ site: sim.url, warehouse, ...(pg ? { schema: pg.schema } : {}), streams: ['programs'] },
+                ...{ rate: 1000, snapshot: false, landRaw: false, models: false, logLevel: 'silent' },
+                duckdbThreads: suiteDuckdbThreads,
+              }),
+              logger: silentLogger,
+              env,
+              tty: false,
+            });
+          const readStored = async () => {
+            const w = await openWarehouse(warehouse, { schema: pg?.schema, logger: silentLogger });
+            try {
+              return await w.readCredentials(sim.url);
+            } finally {
+              await w.close();
+            }
+          };
+          // A first run rotates the variables' pair into the warehouse; then the stored access token expires too.
+          sim.control.expireAccessTokens();
+          expect((await sync()).status).toBe('succeeded');
+          const stored = await readStored();
+          expect(stored?.refresh_token).toMatch(/^sealed:/);
+          sim.control.expireAccessTokens();
+          const before = sim.control.tokenCounts();
+          const live = sim.credentials;
+
+          const r = await runCli(
+            [
+              ...['doctor', '--site', sim.url, '--warehouse', warehouse, ...schemaArgs],
+              ...['--snapshot', 'false', '--land-raw', 'false', '--raw-dir', join(runner.path, 'raw')],
+            ],
+            { env },
+          );
+          expect(r.code, r.stdout + r.stderr).toBe(0);
+          expect(r.stdout).not.toMatch(/^FAIL/m);
+          expect(r.stdout).toMatch(/^ok {4}stored pair {2}the pair stored for \S+ is encrypted and opens with/m);
+          const credentialsLine = /^(\w+) +credentials {2}(.*)$/m.exec(r.stdout);
+          if (pg) {
+            expect(credentialsLine?.[1]).toBe('ok');
+            expect(credentialsLine?.[2]).not.toMatch(/DuckDB/);
+          } else {
+            expect(credentialsLine?.[1]).toBe('warn');
+            expect(credentialsLine?.[2]).toContain(
+              `the warehouse ${warehouse} is a DuckDB file: a runner that does not keep it between runs (one that starts empty, as CI runners do) loses the rotated pair, and the next run fails with invalid_grant; keep the file on a disk kept between runs`,
+            );
+            expect(credentialsLine?.[2]).toMatch(/, or use a PostgreSQL warehouse .*, or a credentials file$/);
+          }
+          expect(await readStored()).toEqual(stored);
+          expect(sim.control.tokenCounts().rotated ?? 0).toBe(before.rotated ?? 0);
+          expect(sim.credentials).toEqual(live);
+
+          // The stored pair still works: the next run refreshes it once.
+          expect((await sync()).status).toBe('succeeded');
+          expect(sim.control.tokenCounts().rotated).toBe((before.rotated ?? 0) + 1);
+        } finally {
+          await sim.close();
+          await pg?.drop();
+          await runner.remove();
+        }
+      });
+    },
+  );
+});
+
+describe('grantflow doctor, a site where nothing answers', () => {
+  it('the client and site lines give the same verdict and advice (exit 2), credentials from a file or variables', async () => {
+    // A port that was just free: nothing listens there.
+    const server = createServer();
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const closed = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    await new Promise((done) => server.close(done));
+    const args = ['doctor', '--site', closed, '--warehouse', join(dir.path, 'closed.duckdb')];
+    const env = {
+      GRANTFLOW_CLIENT_ID: 'client',
+      GRANTFLOW_CLIENT_SECRET: 'secret-value-0123456789',
+      GRANTFLOW_ACCESS_TOKEN: 'access-value-0123456789',
+      GRANTFLOW_REFRESH_TOKEN: 'refresh-value-0123456789',
+    };
+    for (const r of [await runCli([...args, '--credentials', credentials]), await runCli(args, { env })]) {
+      expect(r.code, r.stdout + r.stderr).toBe(2);
+      const client = /^FAIL {2}client {7}(.*)$/m.exec(r.stdout)?.[1];
+      const site = /^FAIL {2}site {9}(.*)$/m.exec(r.stdout)?.[1];
+      expect(client).toMatch(/^nothing answers at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\); check --site$/);
+      expect(site).toBe(client);
+    }
+  });
+  it('a site that accepts the connection and hangs up: both lines say to try again later (exit 1)', async () => {
+    const hangUp = createNetServer((socket) => socket.destroy());
+    await new Promise<void>((done) => hangUp.listen(0, '127.0.0.1', done));
+    try {
+      const url = `http://127.0.0.1:${(hangUp.address() as AddressInfo).port}`;
+      const r = await runCli([
+        'doctor',
+        '--site',
+        url,
+        '--credentials',
+        credentials,
+        '--warehouse',
+        join(dir.path, 'hang-up.duckdb'),
+      ]);
+      expect(r.code, r.stdout + r.stderr).toBe(1);
+      expect(r.stdout).toMatch(/^FAIL {2}client {7}cannot reach \S+ \(.+\); try again later$/m);
+      expect(r.stdout).toMatch(/^FAIL {2}site {9}.*; try again later$/m);
+    } finally {
+      await new Promise((done) => hangUp.close(done));
     }
   });
 });

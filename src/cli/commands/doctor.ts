@@ -11,10 +11,11 @@ import { checkClient, ClientCheckUndecided } from '../../pipeline/client-check.t
 import { StateKey, stateKeyVariable } from '../../pipeline/state-key.ts';
 import { selectStreams } from '../../extract/extract-run.ts';
 import { preflight, probeSiteWithoutCredentials } from '../../pipeline/preflight.ts';
-import { createSiteClient } from '../../source/index.ts';
+import { AccessTokenRefused, createSiteClient, SiteUnavailableError } from '../../source/index.ts';
 import {
   duckdbVersion,
   isNewDuckDBFile,
+  isPostgresTarget,
   openConfiguredWarehouse,
   SchemaNotYetCreated,
   syncedBefore,
@@ -23,7 +24,7 @@ import {
 import { checkWarehouseSite } from '../../pipeline/warehouse-site.ts';
 import { checkSnapshotTarget } from '../../snapshot/index.ts';
 import { modelTableNames } from '../../models/index.ts';
-import { ConfigError, ExitCode, isGrantflowError } from '../../util/errors.ts';
+import { ConfigError, ExitCode, GrantflowError, isGrantflowError } from '../../util/errors.ts';
 import { isJsonObject, type JsonValue } from '../../util/json.ts';
 import { createLogger, type Logger } from '../../util/logger.ts';
 import { parseTimestamp } from '../../normalize/index.ts';
@@ -115,9 +116,13 @@ async function runChecks(
         if (fromEnv) {
           envCredentials(env);
           const where = 'from GRANTFLOW_* environment variables; their rotations are kept in the warehouse';
-          if (StateKey.fromEnv(env)) return `${where}, encrypted with ${stateKeyVariable}`;
+          const duckdb = isPostgresTarget(settings.warehouse) ? null : duckdbLosesPair(settings.warehouse);
+          if (StateKey.fromEnv(env))
+            return duckdb
+              ? new Warning(`${where}, encrypted with ${stateKeyVariable}; ${duckdb}`)
+              : `${where}, encrypted with ${stateKeyVariable}`;
           return new Warning(
-            `${where} UNENCRYPTED (table _grantflow_credentials, which anyone who may read the warehouse can read): set ${stateKeyVariable} to encrypt them (docs/credentials.md)`,
+            `${where} UNENCRYPTED (table _grantflow_credentials, which anyone who may read the warehouse can read): set ${stateKeyVariable} to encrypt them (docs/credentials.md)${duckdb ? `; ${duckdb}` : ''}`,
           );
         }
         await fileCredentialStore(settings.credentials);
@@ -155,10 +160,20 @@ async function runChecks(
           rate: settings.rate,
           logger,
           maxRetries: 2,
+          // A refresh rotates the pair: one here would leave any other copy of this file (the one CI uses) dead.
+          refreshTokens: false,
         });
         try {
           await preflight(client);
-          return `${site} answers and accepts the credentials (${client.stats.refreshes} token refreshes)`;
+          return `${site} answers and accepts the access token in ${settings.credentials} (nothing was refreshed)`;
+        } catch (error) {
+          // The client check's advice for a failure that may pass (checkClient's `unreachable`).
+          if (error instanceof SiteUnavailableError)
+            throw new GrantflowError(`${error.message}; try again later`, error.exitCode, error.code, { cause: error });
+          if (!(error instanceof AccessTokenRefused)) throw error;
+          return new Warning(
+            `${site} refused the access token in ${settings.credentials} (HTTP 401: expired, or revoked); doctor refreshes nothing: the next sync refreshes it with the refresh token, which rotates the pair and saves the new one in ${settings.credentials} (only that refresh can tell whether the refresh token still works)`,
+          );
         } finally {
           await client.close();
         }
@@ -293,6 +308,19 @@ async function runChecks(
     }
   }
   return worst;
+}
+
+/**
+ * Variables cannot be rewritten, so after the first refresh only the warehouse holds a working pair: a DuckDB file on
+ * a runner that starts empty (CI without a kept disk) takes it along, and the next run meets invalid_grant.
+ */
+function duckdbLosesPair(file: string): string {
+  return (
+    `but the warehouse ${resolve(file)} is a DuckDB file: a runner that does not keep it between runs (one that ` +
+    'starts empty, as CI runners do) loses the rotated pair, and the next run fails with invalid_grant; keep the file ' +
+    'on a disk kept between runs (not the Actions cache, which may evict or fork it: docs/credentials.md), or use a ' +
+    'PostgreSQL warehouse (as examples/github-actions.yml does), or a credentials file'
+  );
 }
 
 /** How many timestamps without a zone a finished run read, and in which zone (from its `_grantflow_runs` summary). */
