@@ -3,7 +3,7 @@
  * credential pair is kept encrypted with GRANTFLOW_STATE_KEY. It passes actionlint, and its grantflow step, run twice
  * on runners that share nothing (no cache, no files), works both times.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { existsSync } from 'node:fs';
@@ -61,6 +61,23 @@ describe(path, () => {
     expect(env.GRANTFLOW_WAREHOUSE).toBe('${{ secrets.GRANTFLOW_WAREHOUSE }}');
   });
 
+  it('is told the same way by every page that names it: nothing of it is cached', () => {
+    const pages = ['README.md', ...readdirSync(new URL('../../docs/', import.meta.url)).map((f) => `docs/${f}`)];
+    const paragraphs = pages
+      .filter((page) => page.endsWith('.md'))
+      .flatMap((page) =>
+        readFileSync(new URL(`../../${page}`, import.meta.url), 'utf8')
+          .split(/\n\s*\n|\n(?=\s*[-*] )/)
+          .filter((p) => /github-actions\.yml|GitHub Actions example/.test(p))
+          .map((p) => ({ page, text: p.replace(/\s+/g, ' ') })),
+      );
+    expect(paragraphs.length).toBeGreaterThanOrEqual(2);
+    for (const { page, text } of paragraphs) {
+      // The example has no cache step (the test above): a page saying it caches the warehouse tells another story.
+      expect(`${page}: ${text}`).not.toMatch(/example (caches|keeps)|kept in the Actions cache|(caches|cached) both/);
+    }
+  });
+
   it('its grantflow step works twice in a row on runners that share nothing but the warehouse', async () => {
     const sim = await startSite({ scale: 'tiny', seed: 81, latency: { ms: 5 } });
     const pg = await postgresSchema();
@@ -115,10 +132,12 @@ describe(path, () => {
     // Each run finds the access token expired, so each must refresh: the second can only use the pair the first
     // stored, the variables' refresh token being used up.
     sim.control.expireAccessTokens();
-    const [, firstSync] = await runJob();
+    const [firstDoctor, firstSync] = await runJob();
     expect(firstSync).toContain('rotations are kept in the warehouse encrypted with GRANTFLOW_STATE_KEY');
     sim.control.expireAccessTokens();
     const [doctor, secondSync] = await runJob();
+    // Nothing for doctor to warn about: a Postgres warehouse outlives the runner, and the stored pair is encrypted.
+    for (const out of [firstDoctor, doctor]) expect(out).not.toMatch(/^(warn|FAIL) /m);
     expect(doctor).toMatch(/^ok {4}stored pair {2}the pair stored for .* is encrypted and opens with/m);
     expect(secondSync).toMatch(/SUCCEEDED/);
     expect(sim.control.tokenCounts().rotated).toBe(2);
