@@ -51,21 +51,29 @@ h1{font-size:26px;margin:20px 0 4px}
 h2{font-size:19px;margin:0 0 4px}
 .lede{color:var(--muted);margin:0 0 16px;max-width:80ch}
 section.block{background:#fff;border:1px solid var(--line);border-radius:8px;padding:18px 20px;margin:18px 0}
-.pair{display:grid;grid-template-columns:minmax(0,auto) minmax(0,1fr);gap:24px;align-items:start}
-@media (max-width:1000px){.pair{grid-template-columns:minmax(0,1fr)}}
-.pair.wide{grid-template-columns:minmax(0,1fr)}
-.pair.wide .numbers{max-height:none}
 details{margin-top:12px}
 summary{cursor:pointer;color:var(--accent)}
-.chart{overflow-x:auto}
-.chart svg{max-width:100%;height:auto}
-.numbers{overflow:auto;max-height:560px}
-table{border-collapse:collapse;font-size:13px;width:100%}
+.chart svg{display:block;max-width:100%;height:auto}
+.chart svg[data-size=narrow]{display:none}
+.numbers{margin-top:16px}
+.table-box{overflow-x:auto;max-width:100%}
+table{border-collapse:separate;border-spacing:0;font-size:13px}
 caption{text-align:left;font-weight:600;padding:0 0 6px;color:var(--muted)}
 th,td{padding:4px 8px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
-thead th{position:sticky;top:0;background:#f3f4f6;font-weight:600}
+thead th{background:#f3f4f6;font-weight:600}
+.table-box tr>:first-child{position:sticky;left:0;background:#fff;box-shadow:inset -1px 0 0 var(--line)}
+.table-box thead tr>:first-child{background:#f3f4f6}
+th:not(.num),td:not(.num){min-width:8em}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tfoot th,tfoot td{font-weight:700;border-top:2px solid #9ca3af}
+@media (max-width:720px){
+header{padding:10px 12px 0}
+main{padding:4px 12px 32px}
+section.block{padding:14px 12px}
+.chart svg[data-size=wide]{display:none}
+.chart svg[data-size=narrow]{display:block;width:100%;max-width:30rem}
+caption>span{display:inline-block;position:sticky;left:0;max-width:calc(100vw - 48px)}
+}
 .empty{border:1px dashed #9ca3af;border-radius:8px;padding:14px 18px;background:#fff;color:var(--fg)}
 .empty strong{display:block;margin-bottom:2px}
 .warning{background:var(--warn-bg);color:var(--warn);border:1px solid #fcd34d;border-radius:8px;padding:12px 16px;margin:16px 0}
@@ -122,7 +130,7 @@ export function page(file: string, title: string, lede: string, body: string, ct
 ${warning}
 ${body}
 </main>
-<footer>Written by grantflow from the warehouse; every chart's numbers are in the table beside it.</footer>
+<footer>Written by grantflow from the warehouse; every chart's numbers are in the table below it.</footer>
 </body>
 </html>
 `;
@@ -140,7 +148,9 @@ const cellHtml = (c: Cell): string => (typeof c === 'string' ? esc(c) : c.html);
 
 /**
  * An accessible table: a caption, column headers, the first cell of each row as its row header, and optionally a
- * totals row in `<tfoot>`. `id` names it for the tests (`data-table`).
+ * totals row in `<tfoot>`. `id` names it for the tests (`data-table`). A table wider than the screen scrolls inside
+ * its own box (focusable, so a keyboard can scroll it too) with the row headers kept in view, instead of widening the
+ * page.
  */
 export function table(o: {
   id: string;
@@ -160,9 +170,9 @@ export function table(o: {
   const head = o.columns.map((c, i) => `<th scope="col"${cls(i)}>${esc(c.label)}</th>`).join('');
   const body = o.rows.map((r) => `<tr>${r.map(td).join('')}</tr>`).join('\n');
   const foot = o.foot ? `<tfoot><tr>${o.foot.map(td).join('')}</tr></tfoot>` : '';
-  return `<table data-table="${esc(o.id)}"><caption>${esc(o.caption)}</caption><thead><tr>${head}</tr></thead><tbody>
+  return `<div class="table-box" role="region" tabindex="0" aria-label="${esc(o.caption)}"><table data-table="${esc(o.id)}"><caption><span>${esc(o.caption)}</span></caption><thead><tr>${head}</tr></thead><tbody>
 ${body}
-</tbody>${foot}</table>`;
+</tbody>${foot}</table></div>`;
 }
 
 /** A section with a heading, an explanation and content. */
@@ -175,15 +185,15 @@ ${content}
 }
 
 /**
- * A chart and the table of its numbers: side by side, or the table beneath the chart when it is `wide` (many
- * columns) or the screen is narrow.
+ * A chart and, below it, the table of its numbers: beside the chart a table of many columns would be cut off, and
+ * below it every table gets the page's width.
  */
-export function figure(id: string, title: string, lede: string, svg: string, numbers: string, wide = false): string {
+export function figure(id: string, title: string, lede: string, svg: string, numbers: string): string {
   return section(
     id,
     title,
     lede,
-    `<div class="pair${wide ? ' wide' : ''}"><div class="chart" data-chart="${esc(id)}">${svg}</div><div class="numbers">${numbers}</div></div>`,
+    `<div class="chart" data-chart="${esc(id)}">${svg}</div><div class="numbers">${numbers}</div>`,
   );
 }
 

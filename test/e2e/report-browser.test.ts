@@ -4,6 +4,9 @@
  * report`). Every page loads with no console error and no request, every chart is an SVG, and every number in the
  * tables equals what this test computes from the warehouse's rows (read here with its own SQL) through the report's
  * formatting functions. A screenshot of each page is kept under .vitest/artifacts/report/.
+ *
+ * Issue 39: every page is laid out for a desktop (1280 px: no table cut) and a phone (400 px: charts the screen's width, text of 10 px or
+ * more, wide tables scrolling in their own box with the row headers kept in view).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
@@ -75,8 +78,8 @@ interface Opened {
  * Opens one page of a report from its file, recording console errors and any request not to a file; with `shot`,
  * keeps a screenshot (the whole page; the dictionary's first screen, as it is thousands of pixels long).
  */
-async function open(browser: Browser, dir: string, name: string, shot?: string): Promise<Opened> {
-  const page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
+async function open(browser: Browser, dir: string, name: string, shot?: string, width = 1360): Promise<Opened> {
+  const page = await browser.newPage({ viewport: { width, height: 900 } });
   const consoleErrors: string[] = [];
   const requests: string[] = [];
   page.on('console', (m) => {
@@ -100,6 +103,48 @@ function tableRows(page: Page, id: string, part: 'tbody' | 'tfoot' = 'tbody'): P
   return page.$$eval(`table[data-table="${id}"] > ${part} > tr`, (trs) =>
     trs.map((tr) => [...tr.querySelectorAll(':scope > th, :scope > td')].map((c) => (c.textContent ?? '').trim())),
   );
+}
+
+/** How a page is laid out: what overflows, how each table fits its box, and how big the chart text is on screen. */
+function layoutOf(page: Page): Promise<{
+  scrollWidth: number;
+  clientWidth: number;
+  tables: { id: string; scrollWidth: number; boxWidth: number; firstColumn: string }[];
+  charts: { id: string; visible: number; width: number; boxWidth: number }[];
+  texts: { text: string; px: number }[];
+}> {
+  // Evaluated on the <html> element: the test's TypeScript has no DOM globals.
+  return page.$eval('html', (root) => {
+    type Node = typeof root;
+    const style = (e: Node) => root.ownerDocument.defaultView!.getComputedStyle(e);
+    const visible = (e: Node): boolean => e.getClientRects().length > 0;
+    return {
+      scrollWidth: root.scrollWidth,
+      clientWidth: root.clientWidth,
+      tables: [...root.querySelectorAll('table')].map((t) => ({
+        id: t.getAttribute('data-table') ?? '',
+        scrollWidth: t.scrollWidth,
+        boxWidth: t.parentElement!.clientWidth,
+        firstColumn: style(t.querySelector('tr > :first-child')!).position,
+      })),
+      charts: [...root.querySelectorAll('[data-chart]')].map((c) => {
+        const shown = [...c.querySelectorAll('svg')].filter(visible);
+        return {
+          id: c.getAttribute('data-chart') ?? '',
+          visible: shown.length,
+          width: shown[0]?.getBoundingClientRect().width ?? 0,
+          boxWidth: c.clientWidth,
+        };
+      }),
+      // A text's size on screen: its font size times the scale the SVG is drawn at.
+      texts: [...root.querySelectorAll('[data-chart] svg')].filter(visible).flatMap((svg) => {
+        const scale = svg.getBoundingClientRect().width / Number(svg.getAttribute('width'));
+        return [...svg.querySelectorAll('text')]
+          .filter((t) => (t.textContent ?? '') !== '')
+          .map((t) => ({ text: t.textContent ?? '', px: parseFloat(style(t).fontSize) * scale }));
+      }),
+    };
+  });
 }
 
 const fund = (r: Row): string => nameOr(r.fund_name ?? null, 'fund', r.fund_id ?? null);
@@ -298,8 +343,12 @@ describe.each(['duckdb', 'postgres'])('the report of a %s warehouse', (name) => 
     try {
       expect(opened.consoleErrors).toEqual([]);
       expect(opened.requests).toEqual([]);
+      // Each chart is drawn for a desktop and for a phone; the page shows one of them.
       const charts = await opened.page.$$eval('[data-chart]', (els) =>
-        els.map((e) => ({ id: e.getAttribute('data-chart'), svgs: e.querySelectorAll('svg').length })),
+        els.map((e) => ({
+          id: e.getAttribute('data-chart'),
+          svgs: [...e.querySelectorAll('svg')].filter((svg) => svg.getClientRects().length > 0).length,
+        })),
       );
       for (const c of charts) expect(c.svgs, `chart ${c.id}`).toBe(1);
       // Every figure of a model page is drawn here (the reference site has data for each).
@@ -400,6 +449,59 @@ describe.each(['duckdb', 'postgres'])('the report of a %s warehouse', (name) => 
           ];
         }),
       );
+    } finally {
+      await opened.page.close();
+    }
+  });
+
+  it.each([1280, 400])('lays every page out at %i px: nothing wider than the screen, text readable', async (width) => {
+    const shots = join(dir.path, 'screenshots');
+    await mkdir(shots, { recursive: true });
+    for (const p of pages) {
+      const opened = await open(browser, targets[name]!.report, p, undefined, width);
+      try {
+        await opened.page.screenshot({ path: join(shots, `${name}-${width}-${p}.png`), fullPage: true });
+        const layout = await layoutOf(opened.page);
+        expect(layout.scrollWidth, `${p}: the page scrolls sideways`).toBeLessThanOrEqual(layout.clientWidth);
+        for (const c of layout.charts) {
+          expect(c.visible, `${p} ${c.id}: one drawing shown`).toBe(1);
+          if (width === 400) expect(c.width, `${p} ${c.id}: the screen's width`).toBeCloseTo(c.boxWidth, 0);
+        }
+        for (const t of layout.tables) {
+          expect(t.firstColumn, `${p} ${t.id}: row headers stay in view`).toBe('sticky');
+          if (width === 1280) expect(t.scrollWidth, `${p} ${t.id}: cut`).toBeLessThanOrEqual(t.boxWidth);
+        }
+        if (width === 400) {
+          expect(layout.texts.length > 0).toBe(layout.charts.length > 0);
+          const small = layout.texts.filter((t) => t.px < 10);
+          expect(small, `${p}: chart text under 10 px`).toEqual([]);
+        }
+      } finally {
+        await opened.page.close();
+      }
+    }
+  });
+
+  it('scrolls a table wider than a phone inside its box, its row headers kept in view', async () => {
+    const opened = await open(browser, targets[name]!.report, 'funding', undefined, 400);
+    try {
+      const after = await opened.page.$eval('table[data-table="funding-flow"]', (table) => {
+        const box = table.parentElement!;
+        const overflows = box.scrollWidth > box.clientWidth;
+        box.scrollLeft = box.scrollWidth;
+        return {
+          overflows,
+          scrolled: box.scrollLeft,
+          boxLeft: box.getBoundingClientRect().left,
+          headerLeft: table.querySelector('tbody tr > :first-child')!.getBoundingClientRect().left,
+          second: table.querySelector('tbody tr > :nth-child(2)')!.getBoundingClientRect().left,
+        };
+      });
+      expect(after.overflows).toBe(true);
+      expect(after.scrolled).toBeGreaterThan(0);
+      expect(after.headerLeft).toBeCloseTo(after.boxLeft, 0);
+      // The other cells moved under it.
+      expect(after.second).toBeLessThan(after.boxLeft);
     } finally {
       await opened.page.close();
     }

@@ -155,7 +155,6 @@ export async function dataHealthPage(data: ReportData, ctx: PageContext): Promis
             typeof s.reason === 'string' ? s.reason : '',
           ]),
         }),
-        true,
       ),
     );
   }

@@ -80,7 +80,6 @@ export async function fundingPage(data: ReportData, ctx: PageContext): Promise<s
             'or an unreadable amount).',
           svg,
           numbers,
-          true,
         ),
       );
     }
@@ -150,7 +149,6 @@ export async function fundingPage(data: ReportData, ctx: PageContext): Promise<s
             'record.',
           svg,
           numbers,
-          true,
         ),
       );
     }

@@ -68,7 +68,6 @@ export async function pipelinePage(data: ReportData, ctx: PageContext): Promise<
             formatPercent(r.conversion_from_previous ?? null),
           ]),
         }),
-        true,
       ),
     );
   }

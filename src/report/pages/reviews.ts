@@ -172,7 +172,6 @@ export async function reviewsPage(data: ReportData, ctx: PageContext): Promise<s
             formatCount(r.assignments_listed ?? null),
           ]),
         }),
-        true,
       ),
     );
   }
