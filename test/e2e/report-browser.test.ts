@@ -5,7 +5,8 @@
  * tables equals what this test computes from the warehouse's rows (read here with its own SQL) through the report's
  * formatting functions. A screenshot of each page is kept under .vitest/artifacts/report/.
  *
- * Issue 39: every page is laid out for a desktop (1280 px: no table cut) and a phone (400 px: charts the screen's width, text of 10 px or
+ * Issue 39: the site has two reviewers of the same name, and the report draws and lists them apart; every page is
+ * laid out for a desktop (1280 px: no table cut) and a phone (400 px: charts the screen's width, text of 10 px or
  * more, wide tables scrolling in their own box with the row headers kept in view).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +14,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import type { SimulatorHandle } from '../../src/simulator/index.ts';
+import { generateDataset, type SimulatorHandle } from '../../src/simulator/index.ts';
 import type { CellValue, Row } from '../../src/normalize/table-def.ts';
 import type { SyncResult } from '../../src/pipeline/sync.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
@@ -52,6 +53,14 @@ import { suiteChromium } from '../support/chromium.ts';
 
 const pages = ['index', 'funding', 'awards', 'reviews', 'pipeline', 'data-health', 'dictionary'] as const;
 const artifacts = join(packageRoot, '.vitest/artifacts/report');
+
+/** The first tiny site whose reviewers include two people of the same name (the names are drawn from small pools). */
+function sameNameSeed(): number {
+  for (let seed = 1; ; seed++) {
+    const names = generateDataset({ scale: 'tiny', seed }).reviewers.map((r) => `${r.first_name} ${r.last_name}`);
+    if (new Set(names).size < names.length) return seed;
+  }
+}
 
 /** The chromium the global setup found or installed (test/support/chromium.ts); never a browser download. */
 function launch(): Promise<Browser> {
@@ -102,6 +111,19 @@ async function open(browser: Browser, dir: string, name: string, shot?: string, 
 function tableRows(page: Page, id: string, part: 'tbody' | 'tfoot' = 'tbody'): Promise<string[][]> {
   return page.$$eval(`table[data-table="${id}"] > ${part} > tr`, (trs) =>
     trs.map((tr) => [...tr.querySelectorAll(':scope > th, :scope > td')].map((c) => (c.textContent ?? '').trim())),
+  );
+}
+
+/** The bars of a chart as drawn at one size: each bar's value and label, from the description Vega gives it. */
+function chartBars(page: Page, chart: string, size: string): Promise<{ label: string; value: number }[]> {
+  return page.$$eval(`[data-chart="${chart}"] svg[data-size="${size}"] path[aria-roledescription="bar"]`, (bars) =>
+    bars.map((bar) => {
+      const [value = '', label = ''] = (bar.getAttribute('aria-label') ?? '').split('; ');
+      return {
+        value: Number(value.slice(value.indexOf(': ') + 2).replaceAll(',', '')),
+        label: label.slice(label.indexOf(': ') + 2),
+      };
+    }),
   );
 }
 
@@ -159,6 +181,10 @@ async function expectedTables(target: { warehouse: string; schema?: string }): P
   tables: Record<string, { page: string; rows: string[][]; foot?: string[] }>;
   runs: { runId: string; status: string; startedAt: string; summary?: unknown }[];
   streams: Row[];
+  /** The most loaded reviewers as the chart must draw them: one bar per reviewer id. */
+  topReviewers: { label: string; assigned: number }[];
+  /** Reviewer names that more than one reviewer id carries. */
+  sharedNames: string[];
 }> {
   const w = await openWarehouse(target.warehouse, { schema: target.schema, logger: silentLogger });
   try {
@@ -175,6 +201,11 @@ async function expectedTables(target: { warehouse: string; schema?: string }): P
         'count(DISTINCT program_id) AS programs, count(*) AS stages FROM reviewer_load GROUP BY reviewer_id ' +
         'ORDER BY sum(assigned) DESC, reviewer_id LIMIT 10',
     );
+    // A name that more than one reviewer id carries is shown with the id.
+    const reviewerNames = await q('SELECT DISTINCT reviewer_id, reviewer_name FROM reviewer_load');
+    const named = (r: Row): string => nameOr(r.reviewer_name ?? null, 'reviewer', r.reviewer_id ?? null);
+    const shared = (r: Row): boolean => reviewerNames.filter((x) => named(x) === named(r)).length > 1;
+    const reviewer = (r: Row): string => (shared(r) ? `${named(r)} (#${String(r.reviewer_id)})` : named(r));
     const progress = await q(
       'SELECT p.*, a.program_name FROM review_progress p LEFT JOIN award_rates a ON a.program_id = p.program_id ' +
         'ORDER BY p.program_id, p.stage_id',
@@ -192,6 +223,8 @@ async function expectedTables(target: { warehouse: string; schema?: string }): P
     return {
       runs,
       streams,
+      topReviewers: top.map((r) => ({ label: reviewer(r), assigned: num(r.assigned) })),
+      sharedNames: [...new Set(reviewerNames.filter(shared).map(named))],
       tables: {
         'funding-flow': {
           page: 'funding',
@@ -259,7 +292,7 @@ async function expectedTables(target: { warehouse: string; schema?: string }): P
         'top-reviewers': {
           page: 'reviews',
           rows: top.map((r) => [
-            nameOr(r.reviewer_name ?? null, 'reviewer', r.reviewer_id ?? null),
+            reviewer(r),
             formatCount(r.assigned ?? null),
             formatCount(r.programs ?? null),
             formatCount(r.stages ?? null),
@@ -305,7 +338,7 @@ const targets: Record<string, { warehouse: string; schema?: string; report: stri
 
 beforeAll(async () => {
   browser = await launch();
-  sim = await startSite({ scale: 'tiny', seed: 25 });
+  sim = await startSite({ scale: 'tiny', seed: sameNameSeed() });
   dir = await tempDir('grantflow-report-');
   pg = await postgresSchema();
   const credentials = await writeCredentials(sim, join(dir.path, 'creds.json'));
@@ -449,6 +482,25 @@ describe.each(['duckdb', 'postgres'])('the report of a %s warehouse', (name) => 
           ];
         }),
       );
+    } finally {
+      await opened.page.close();
+    }
+  });
+
+  it('draws one bar per reviewer id and tells two reviewers of the same name apart', async () => {
+    const { topReviewers, sharedNames } = await expectedTables(targets[name]!);
+    // The site has two reviewers of one name, both among the most loaded.
+    expect(sharedNames.length).toBeGreaterThan(0);
+    const sharing = topReviewers.filter((t) => sharedNames.some((n) => t.label.startsWith(`${n} (#`)));
+    expect(sharing.length).toBeGreaterThan(1);
+    const opened = await open(browser, targets[name]!.report, 'reviews');
+    try {
+      const want = topReviewers.map((t) => ({ label: t.label, value: t.assigned }));
+      for (const size of ['wide', 'narrow'])
+        expect(await chartBars(opened.page, 'top-reviewers', size), size).toEqual(want);
+      const labels = want.map((w) => w.label);
+      expect(new Set(labels).size).toBe(labels.length);
+      expect((await tableRows(opened.page, 'top-reviewers')).map((r) => r[0])).toEqual(labels);
     } finally {
       await opened.page.close();
     }

@@ -17,13 +17,17 @@ export function loadDistribution(rows: readonly Row[]): { assigned: number; pair
 
 export interface ReviewerTotal {
   readonly reviewerId: string;
+  /** The reviewer's name, with the id after it when another reviewer has the same name: "Chloé Smith (#12)". */
   readonly name: string;
   readonly assigned: number;
   readonly programs: number;
   readonly stages: number;
 }
 
-/** Each reviewer's assignments over every program and stage, most loaded first (then by id). */
+/**
+ * Each reviewer's assignments over every program and stage, most loaded first (then by id). Totals are per reviewer
+ * id, and two people of the same name are told apart by their ids, in the chart's bars as in the table.
+ */
 export function reviewerTotals(rows: readonly Row[]): ReviewerTotal[] {
   const by = new Map<string, { name: string; assigned: number; programs: Set<string>; stages: number }>();
   for (const r of rows) {
@@ -39,10 +43,12 @@ export function reviewerTotals(rows: readonly Row[]): ReviewerTotal[] {
     t.stages += 1;
     by.set(id, t);
   }
+  const sharing = new Map<string, number>();
+  for (const t of by.values()) sharing.set(t.name, (sharing.get(t.name) ?? 0) + 1);
   return [...by.entries()]
     .map(([reviewerId, t]) => ({
       reviewerId,
-      name: t.name,
+      name: (sharing.get(t.name) ?? 0) > 1 ? `${t.name} (#${reviewerId})` : t.name,
       assigned: t.assigned,
       programs: t.programs.size,
       stages: t.stages,
