@@ -16,7 +16,7 @@ import { compile, type TopLevelSpec } from 'vega-lite';
  */
 export const chartSizes = {
   wide: { width: 680, labelFont: 12, titleFont: 13, labelLimit: 300 },
-  narrow: { width: 340, labelFont: 11, titleFont: 12, labelLimit: 140 },
+  narrow: { width: 340, labelFont: 11, titleFont: 12, labelLimit: 170 },
 } as const;
 
 export type ChartSize = keyof typeof chartSizes;
