@@ -1,4 +1,4 @@
-import type { UnknownFieldSeen } from '../extract/unknown-fields.ts';
+import type { DriftOverflow, UnknownFieldSeen } from '../extract/unknown-fields.ts';
 import type { UnknownFieldRow } from '../warehouse/bookkeeping.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import { firstLine } from '../util/errors.ts';
@@ -12,7 +12,15 @@ export interface DriftSummary {
   readonly unmapped: number;
   /** Mapped paths this run saw holding another JSON type. */
   readonly retyped: number;
+  /** Drift left out of the catalog by its bounds (see unknown-fields.ts); absent when none was. */
+  readonly overflow?: DriftOverflow;
 }
+
+/**
+ * Paths a stream's stored catalog holds at most: each run adds at most `maxPathsPerStream`, so without this bound a
+ * site inventing names on every run would still grow the table (and what each run reads of it) run after run.
+ */
+export const maxStoredPathsPerStream = 10_000;
 
 /** Catalog rows after a run: what it saw merged into what was stored (types joined, records added up). */
 export function mergeUnknownFields(
@@ -20,10 +28,22 @@ export function mergeUnknownFields(
   seen: readonly UnknownFieldSeen[],
   runId: string,
   at: string,
-): { rows: UnknownFieldRow[]; newPaths: number } {
+): { rows: UnknownFieldRow[]; newPaths: number; overflow?: DriftOverflow } {
   const byKey = new Map(stored.map((r) => [`${r.stream}\u0000${r.path}`, r]));
+  const held = new Map<string, number>();
+  for (const r of stored) held.set(r.stream, (held.get(r.stream) ?? 0) + 1);
   let newPaths = 0;
-  const rows = seen.map((s): UnknownFieldRow => {
+  let overflowRecords = 0;
+  const overflowStreams = new Set<string>();
+  const kept = seen.filter((s) => {
+    if (byKey.has(`${s.stream}\u0000${s.path}`)) return true;
+    const n = held.get(s.stream) ?? 0;
+    if (n < maxStoredPathsPerStream) return held.set(s.stream, n + 1);
+    overflowRecords += s.records;
+    overflowStreams.add(s.stream);
+    return false;
+  });
+  const rows = kept.map((s): UnknownFieldRow => {
     const old = byKey.get(`${s.stream}\u0000${s.path}`);
     if (old === undefined && s.kind === 'unmapped') newPaths++;
     const types = new Set([...(old?.json_types.split(',') ?? []), ...s.types]);
@@ -40,7 +60,15 @@ export function mergeUnknownFields(
       last_seen_at: at,
     };
   });
-  return { rows, newPaths };
+  const overflow =
+    overflowStreams.size > 0 ? { records: overflowRecords, streams: [...overflowStreams].sort() } : undefined;
+  return { rows, newPaths, ...(overflow ? { overflow } : {}) };
+}
+
+/** Two accounts of drift left out, as one. */
+export function joinOverflow(a: DriftOverflow | undefined, b: DriftOverflow | undefined): DriftOverflow | undefined {
+  if (!a || !b) return a ?? b;
+  return { records: a.records + b.records, streams: [...new Set([...a.streams, ...b.streams])].sort() };
 }
 
 /**
@@ -49,15 +77,25 @@ export function mergeUnknownFields(
  */
 export async function recordDrift(
   warehouse: Warehouse,
-  seen: readonly UnknownFieldSeen[],
+  catalog: { list(): UnknownFieldSeen[]; overflow(): DriftOverflow | undefined },
   runId: string,
   logger: Logger,
 ): Promise<DriftSummary | undefined> {
+  const seen = catalog.list();
   const unmapped = seen.filter((s) => s.kind === 'unmapped').length;
   const retyped = seen.length - unmapped;
-  if (seen.length === 0) return { newPaths: 0, unmapped, retyped };
+  const runOverflow = catalog.overflow();
+  const said = (overflow: DriftOverflow | undefined): { overflow?: DriftOverflow } => {
+    if (overflow)
+      logger.warn(
+        { records: overflow.records, streams: overflow.streams },
+        'records held more unmapped fields than the drift catalog keeps; those were not catalogued',
+      );
+    return overflow ? { overflow } : {};
+  };
+  if (seen.length === 0) return { newPaths: 0, unmapped, retyped, ...said(runOverflow) };
   try {
-    const { rows, newPaths } = mergeUnknownFields(
+    const { rows, newPaths, overflow } = mergeUnknownFields(
       await warehouse.listUnknownFields(),
       seen,
       runId,
@@ -65,7 +103,7 @@ export async function recordDrift(
     );
     await warehouse.saveUnknownFields(rows);
     if (newPaths > 0) logger.warn({ newPaths }, 'source records hold fields grantflow does not map (schema drift)');
-    return { newPaths, unmapped, retyped };
+    return { newPaths, unmapped, retyped, ...said(joinOverflow(runOverflow, overflow)) };
   } catch (e) {
     logger.warn(`schema drift not recorded: ${firstLine(e)}`);
     return undefined;

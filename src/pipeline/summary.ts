@@ -2,6 +2,7 @@ import { refreshNote } from '../extract/report-refresh.ts';
 import type { StreamInfo } from '../extract/types.ts';
 import type { ClientStats } from '../source/types.ts';
 import type { DriftSummary } from './drift-catalog.ts';
+import { maxPathChars, maxPathsPerStream } from '../extract/unknown-fields.ts';
 
 export interface SummaryInput {
   readonly runId: string;
@@ -74,6 +75,10 @@ export function formatSummary(s: SummaryInput): string {
   if (s.drift && s.drift.unmapped + s.drift.retyped > 0)
     lines.push(
       `  schema drift: ${s.drift.newPaths} new unmapped source fields this run (${s.drift.unmapped} seen, ${s.drift.retyped} mapped fields of another JSON type): see grantflow status, table _grantflow_unknown_fields`,
+    );
+  if (s.drift?.overflow)
+    lines.push(
+      `  schema drift beyond the catalog's bounds: ${s.drift.overflow.records} records of ${s.drift.overflow.streams.join(', ')} held fields not catalogued (over ${maxPathsPerStream} new paths per stream and run, or paths over ${maxPathChars} characters)`,
     );
   if (skipped.length) lines.push(`  skipped: ${skipped.join(', ')}`);
   if (failed.length) lines.push(`  FAILED: ${failed.join(', ')}`);

@@ -107,7 +107,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       });
       // The budget cuts the extraction only: once every stream is read, models and snapshots follow.
       budget.dispose();
-      const drift = await recordDrift(warehouse, unknownFields.list(), run.runId, logger);
+      const drift = await recordDrift(warehouse, unknownFields, run.runId, logger);
       const work = { streams: infos, client: client.stats, ...(drift ? { drift } : {}) };
 
       await testPause('sync extraction finished');
