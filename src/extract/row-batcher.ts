@@ -5,8 +5,12 @@ import type { StagedMerge } from '../warehouse/types.ts';
 import type { Row } from '../normalize/table-def.ts';
 
 import {
+  cutDeep,
+  deeperThan,
+  maxRecordDepth,
   QuarantineError,
   quarantineRow,
+  TooDeepError,
   naiveTimestamps,
   untypedValues,
   type FieldObserver,
@@ -113,6 +117,7 @@ export class RowBatcher {
       try {
         const standIn = standInItem(record);
         if (standIn !== undefined) throw new NotAnObjectError(standIn.item);
+        if (deeperThan(record, maxRecordDepth)) throw new TooDeepError(cutDeep(record));
         mapped = mapping.map(record, {
           parentId,
           siteTimeZone: this.context.siteTimeZone,
@@ -129,7 +134,8 @@ export class RowBatcher {
         this.counts.quarantined++;
         this.holdTracker.quarantined(record, parentId);
         if (parentId !== undefined) this.parentsQuarantined.add(parentId);
-        const payload = error instanceof NotAnObjectError ? error.item : record;
+        const payload =
+          error instanceof NotAnObjectError ? error.item : error instanceof TooDeepError ? error.cut : record;
         const row = quarantineRow(this.stream, payload, error.message, this.context.runId, this.context.extractedAt);
         mapped = [{ table: '_grantflow_quarantine', row, merge: 'replace' }];
       }

@@ -30,6 +30,7 @@ import {
 
 import { readStreamState } from './state.ts';
 import { mappingOf } from '../streams/registry.ts';
+import { deeperThan, maxRecordDepth } from '../normalize/index.ts';
 
 export interface TopLevelResult {
   readonly info: StreamInfo;
@@ -81,6 +82,8 @@ export async function runTopLevelStream(
   const addParents = (records: readonly JsonObject[]): void => {
     if (!parentMarker) return;
     for (const r of records) {
+      // Quarantined by the sink (its marker could not even be computed): its children are not read.
+      if (deeperThan(r, maxRecordDepth)) continue;
       const id = recordId(r);
       if (id !== undefined) parents.push({ id, marker: parentMarker(r) });
       else if (typeof r.id === 'string' && integerText.test(r.id)) unreadParents.push(r.id.trim());

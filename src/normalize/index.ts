@@ -5,6 +5,7 @@
 import type { MappedRow } from './mapping.ts';
 export { enumLabelRows, enums, enumNames, type EnumName } from './enums.ts';
 export { QuarantineError, isQuarantineError, quarantineRow, recordKey, canonicalJson } from './quarantine.ts';
+export { deeperThan, cutDeep, maxRecordDepth, TooDeepError } from './record-depth.ts';
 export { naiveTimestamps, parseTimestamp } from './timestamp.ts';
 export { walkRecord, withRecordWalk, type FieldObserver } from './record-walk.ts';
 export { jsonTypeName, type FieldNode } from './field-kinds.ts';
