@@ -65,7 +65,8 @@ export const reportDownloadsStream: StreamMapping = {
     });
     arr(r.rows).forEach((cells, n) => {
       const values = arr(cells).map((c) => cleanText(String(c)));
-      const data: Record<string, string> = {};
+      // No prototype: a header named `__proto__` is a key like any other, not the object's prototype.
+      const data = Object.create(null) as Record<string, string>;
       values.forEach((v, i) => (data[keys[i] ?? `(col ${i + 1})`] = v));
       out.push({
         table: 'report_rows',
