@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isJsonObject, type JsonObject, type JsonValue } from '../util/json.ts';
+import type { HostileOptions } from './hostile.ts';
 import type { SimulatorControl } from './control.ts';
 import { parseJsonBody, readBody, sendJson } from './http-io.ts';
 import type { FaultOptions, LatencyOptions, ListStyle } from './options.ts';
@@ -72,7 +73,7 @@ export async function handleControl(
   }
 }
 
-/** Body keys: rate, retryAfter, tokenTtlSeconds, perPageMax (perPageOverMax cap|reject), latency {ms, jitterMs}, faults {...}, listStyle, listStyleByEndpoint, answerShape, drift, permissions, features. */
+/** Body keys: rate, retryAfter, tokenTtlSeconds, perPageMax (perPageOverMax cap|reject), latency {ms, jitterMs}, faults {...}, listStyle, listStyleByEndpoint, answerShape, drift, hostile (see hostile.ts), permissions, features. */
 function applyConfig(control: SimulatorControl, body: JsonObject): void {
   const rate = num(body['rate']);
   if (rate !== undefined) control.setRate(rate);
@@ -100,6 +101,7 @@ function applyConfig(control: SimulatorControl, body: JsonObject): void {
   if (Array.isArray(body['permissions']))
     control.setPermissions(body['permissions'].filter((p): p is string => typeof p === 'string'));
   if (typeof body['drift'] === 'boolean') control.setDrift(body['drift']);
+  if (isJsonObject(body['hostile'])) control.setHostile(body['hostile'] as unknown as HostileOptions);
   if (isJsonObject(body['features'])) {
     const f = body['features'];
     control.setFeatures({

@@ -18,6 +18,7 @@ import type {
 import { retryAfterSeconds } from './options.ts';
 import type { SlidingWindowLimiter } from './rate-limit.ts';
 import type { AnswerShape } from './task-answers.ts';
+import type { HostileOptions } from './hostile.ts';
 import { streamByName, type StreamName } from '../streams/registry.ts';
 import { extraListRoute, type ExtraListRows } from './read-routes.ts';
 import type { Router } from './router.ts';
@@ -81,6 +82,8 @@ export interface SimulatorControl {
   setDrift(on: boolean): void;
   /** What drift added to the answers served so far. */
   driftReport(): DriftReport;
+  /** Hostile behaviour from now on (see hostile.ts); `{}` for none. */
+  setHostile(hostile: HostileOptions): void;
 }
 
 /** Collections that are not streams: the users every record names, the programs' stage definitions, the statuses. */
@@ -152,8 +155,8 @@ export function createControl(p: ControlParts): SimulatorControl {
     expireAccessTokens: () => p.tokens.expireAccessTokens(),
     reportFile: (id) => {
       const report = p.ds.reports.get(id);
-      const table = report ? reportTable(p.ds, report) : undefined;
-      const file = report ? reportFile(p.ds, report) : undefined;
+      const table = report ? reportTable(p.ds, report, p.config.hostile) : undefined;
+      const file = report ? reportFile(p.ds, report, p.config.hostile) : undefined;
       return table && file ? { table, file } : undefined;
     },
     setReportFile: (id, file) => {
@@ -164,6 +167,9 @@ export function createControl(p: ControlParts): SimulatorControl {
       p.drift.enabled = on;
     },
     driftReport: () => p.drift.report(),
+    setHostile: (hostile) => {
+      p.config.hostile = { ...hostile };
+    },
   };
 }
 

@@ -48,7 +48,18 @@ export function sendJson(
   body: JsonValue | undefined,
   options: { truncate?: boolean; headers?: Record<string, string> } = {},
 ): void {
-  let text = body === undefined || status === 204 ? '' : JSON.stringify(body);
+  const text = body === undefined || status === 204 ? '' : JSON.stringify(body);
+  sendJsonText(res, status, text, options);
+}
+
+/** A JSON answer already written as text. */
+export function sendJsonText(
+  res: ServerResponse,
+  status: number,
+  json: string,
+  options: { truncate?: boolean; headers?: Record<string, string> } = {},
+): void {
+  let text = json;
   // A truncated body is a complete HTTP response whose JSON stops mid-way.
   if (options.truncate && text.length > 1) text = text.slice(0, Math.floor(text.length / 2));
   const buf = Buffer.from(text, 'utf8');

@@ -1,4 +1,5 @@
 import type { Dataset } from './dataset.ts';
+import type { HostileOptions } from './hostile.ts';
 import type { ExtraListRows } from './read-routes.ts';
 import type { ScaleName } from './scales.ts';
 import type { AnswerShape } from './task-answers.ts';
@@ -70,6 +71,8 @@ export interface SimulatorOptions {
    * stream registered at run time (`registerStream`). Same as `control.addList` for each entry.
    */
   readonly extraLists?: Readonly<Record<string, ExtraListRows>>;
+  /** A hostile or broken site (see hostile.ts); default none. */
+  readonly hostile?: HostileOptions;
 }
 
 export const ALL_PERMISSIONS = [
@@ -107,6 +110,7 @@ export interface SimConfig {
   faults: FaultOptions;
   latency: LatencyOptions;
   answerShape: AnswerShape;
+  hostile: HostileOptions;
 }
 
 export function configFrom(options: SimulatorOptions): SimConfig {
@@ -123,6 +127,7 @@ export function configFrom(options: SimulatorOptions): SimConfig {
     faults: options.faults ?? { rate: 0 },
     latency: options.latency ?? { ms: 0 },
     answerShape: options.answerShape ?? 'wrapped',
+    hostile: { ...options.hostile },
   };
 }
 

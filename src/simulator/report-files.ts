@@ -1,5 +1,6 @@
 import type { JsonObject } from '../util/json.ts';
 import type { Dataset } from './dataset.ts';
+import type { HostileOptions } from './hostile.ts';
 import { Rng } from './random.ts';
 
 /** A generated report's contents: the header (labels of its variables) and its rows, every cell text. */
@@ -43,14 +44,16 @@ const titles = [
  * dataset's seed, the report's id and its `last_generated_at`: the same generation always gives the same file, a
  * new one (a report job) a different one.
  */
-export function reportTable(ds: Dataset, report: JsonObject): ReportTable | undefined {
+export function reportTable(ds: Dataset, report: JsonObject, hostile: HostileOptions = {}): ReportTable | undefined {
   if (report.status !== 3) return undefined;
   const columns = Array.isArray(report.columns) ? report.columns.map(String) : [];
   const rng = new Rng(ds.seed * 7919 + Number(report.id) * 104_729 + hash(String(report.last_generated_at)));
   const total = typeof report.total_rows === 'number' ? report.total_rows : 0;
   const rows: string[][] = [];
   for (let n = 1; n <= total; n++) rows.push(columns.map((variable) => cell(variable, n, rng, ds)));
-  return { header: columns.map((v) => labels[v] ?? v), rows };
+  const header = columns.map((v) => labels[v] ?? v);
+  if (!hostile.protoColumn) return { header, rows };
+  return { header: [...header, '__proto__'], rows: rows.map((r, i) => [...r, `proto ${i + 1}`]) };
 }
 
 function cell(variable: string, n: number, rng: Rng, ds: Dataset): string {
@@ -79,8 +82,8 @@ export function reportCsv(table: ReportTable): string {
 }
 
 /** The file of a generated report: a file set by a test (another format, say), else the report's CSV. */
-export function reportFile(ds: Dataset, report: JsonObject): ReportFile | undefined {
-  const table = reportTable(ds, report);
+export function reportFile(ds: Dataset, report: JsonObject, hostile: HostileOptions = {}): ReportFile | undefined {
+  const table = reportTable(ds, report, hostile);
   if (!table) return undefined;
   const forced = ds.reportFileOverrides.get(Number(report.id));
   if (forced) return forced;

@@ -9,7 +9,9 @@ import type { Dataset } from './dataset.ts';
 import { Drift } from './drift.ts';
 import { FaultInjector, type Fault } from './faults.ts';
 import { generateDataset } from './generate.ts';
-import { parseFormOrJson, parseJsonBody, readBody, sendHtmlError, sendJson, sleep } from './http-io.ts';
+import { parseFormOrJson, parseJsonBody, readBody, sendHtmlError, sendJson, sendJsonText, sleep } from './http-io.ts';
+import { deepJson, deepRecord, endlessIdBase, endlessPage, type EndlessList } from './hostile.ts';
+import type { JsonObject } from '../util/json.ts';
 import { FilterCache, paginate } from './listing.ts';
 import { configFrom, type SimConfig, type SimulatorOptions } from './options.ts';
 import { SlidingWindowLimiter } from './rate-limit.ts';
@@ -190,12 +192,14 @@ async function handle(p: Parts, control: SimulatorControl, req: IncomingMessage,
     url.searchParams,
     result.filters ?? [],
   );
+  const { endless, deepRecord: deep } = p.config.hostile;
+  const host = req.headers.host ? `http://${req.headers.host}` : p.baseUrl;
+  if (endless?.template === route.template) return reply(200, hostileEndlessPage(endless, rows, url, host, p.config));
   const style = p.config.listStyleByEndpoint[route.template] ?? p.config.listStyle;
   if (style === 'bare') {
     const all = result.desc ? [...rows].reverse() : rows;
     return reply(200, all as Parameters<typeof sendJson>[2], { truncate });
   }
-  const host = req.headers.host ? `http://${req.headers.host}` : p.baseUrl;
   const page = paginate(rows, result.desc ?? false, {
     baseUrl: host,
     path,
@@ -204,5 +208,30 @@ async function handle(p: Parts, control: SimulatorControl, req: IncomingMessage,
     perPageMax: p.config.perPageMax,
     perPageOverMax: p.config.perPageOverMax,
   });
+  if (deep?.template === route.template && page.status === 200 && page.body.next === null) {
+    // Sent as text: JSON.stringify cannot write a value thousands of levels deep.
+    const results = [...(page.body.results as JsonObject[]), deepRecord(rows[0], endlessIdBase - 1)];
+    p.counter.status(200);
+    return sendJsonText(res, 200, deepJson({ ...page.body, results }, deep.depth));
+  }
   return reply(page.status, page.body, { truncate: truncate && page.status === 200 });
+}
+
+/** A page of an endless list (hostile.ts): `page` and `per_page` read as a list's are. */
+function hostileEndlessPage(
+  endless: EndlessList,
+  rows: readonly JsonObject[],
+  url: URL,
+  host: string,
+  config: SimConfig,
+): JsonObject {
+  const per = Number.parseInt(url.searchParams.get('per_page') ?? '', 10);
+  const perPage = per > 0 ? Math.min(per, config.perPageMax) : config.perPageDefault;
+  const page = Math.max(1, Number.parseInt(url.searchParams.get('page') ?? '1', 10) || 1);
+  const link = (n: number): string => {
+    const q = new URLSearchParams(url.searchParams);
+    q.set('page', String(n));
+    return `${host}${url.pathname}?${q.toString()}`;
+  };
+  return endlessPage(endless, rows, page, perPage, link);
 }

@@ -143,10 +143,10 @@ export const streamServing: { readonly [N in StreamName]: StreamServing } = {
   },
   report_downloads: {
     shape: 'download',
-    file: (ds, parentId) => {
+    file: (ds, parentId, config) => {
       const report = ds.reports.get(parentId ?? -1);
       if (!report) return 'Not found.';
-      return reportFile(ds, report) ?? 'The report has not been generated.';
+      return reportFile(ds, report, config.hostile) ?? 'The report has not been generated.';
     },
     permissions: ['Reports'],
   },
