@@ -31,6 +31,8 @@ export const settingHelp: Readonly<Record<SettingKey, string>> = {
     "all-at-once: every parent's children again once the last full refresh is older than --full-refresh-after-days; rolling: in each run those of the 1/N of parents read longest ago (N = those days), so runs cost the same (default all-at-once)",
   maxDuration:
     'time budget, e.g. 5h30m: near it no new request starts, what was fetched is committed and the run ends paused (exit 0); the next sync continues it (default none)',
+  maxStreamDuration:
+    "time limit of each stream, e.g. 2h: past it the stream's list walks stop, what was read is committed (the next sync continues a list where it stopped) and the stream fails (exit 1); bounds a site whose lists never end (default 6h)",
   refreshReports:
     'report ids (or all) to generate with a report job before reading them, so their new files are downloaded (default none: it writes to the site)',
   refreshReportsTimeout: 'seconds to wait for --refresh-reports jobs to finish generating (default 600)',

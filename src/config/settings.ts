@@ -154,6 +154,14 @@ export const settingsSchema = z
         'must be a duration such as 5h30m, 90m or 45s (units d, h, m, s, ms; larger than zero)',
       )
       .optional(),
+    // Each stream's own time limit: past it the stream's walks stop, what was read is committed, the stream fails.
+    maxStreamDuration: z
+      .string()
+      .refine(
+        (text) => durationMs(text) !== null,
+        'must be a duration such as 5h30m, 90m or 45s (units d, h, m, s, ms; larger than zero)',
+      )
+      .default('6h'),
     // Opt-in (it writes to the site): report jobs for these reports before they are read (extract/report-refresh.ts).
     refreshReports: z
       .array(
@@ -249,6 +257,7 @@ export const settingKinds: Readonly<Record<SettingKey, 'string' | 'number' | 'bo
   fullRefreshAfterDays: 'number',
   fullRefreshMode: 'string',
   maxDuration: 'string',
+  maxStreamDuration: 'string',
   refreshReports: 'list',
   refreshReportsTimeout: 'number',
   siteMoved: 'boolean',

@@ -31,6 +31,7 @@ import {
 import { readStreamState } from './state.ts';
 import { mappingOf } from '../streams/registry.ts';
 import { deeperThan, maxRecordDepth } from '../normalize/index.ts';
+import { cutError, walkCut, type WalkCut } from './walk-limits.ts';
 
 export interface TopLevelResult {
   readonly info: StreamInfo;
@@ -42,7 +43,10 @@ export interface TopLevelResult {
 
 /**
  * Reads one top-level list and loads it in ONE transaction with its deletions and new state: a crash before the
- * commit leaves the stream as it was, and a rerun fetches it again (top-level lists are cheap).
+ * commit leaves the stream as it was, and a rerun fetches it again (top-level lists are cheap). A walk the time budget
+ * or the stream's time limit cuts (see walk-limits.ts) commits what it read, deletes nothing, and keeps where it
+ * stopped (`resumeUrl`): the next run continues from there, and that walk is not complete either (it did not see the
+ * pages before), so nothing is deleted until a walk from the first page reaches the end.
  */
 export async function runTopLevelStream(
   def: StreamDef,
@@ -75,6 +79,9 @@ export async function runTopLevelStream(
   let lastId = Number.POSITIVE_INFINITY;
   let maxId = state.maxId ?? null;
   let walk: PaginationInfo | null = null;
+  let cut: WalkCut | null = null;
+  let resumeUrl: string | null = null;
+  const resumeFrom = resumePoint(state, ctx);
   const seen = new Set<string>();
   let confirmed = true;
   /** Ids of records loaded under an integer id that no request can name exactly (integer text beyond 2^53). */
@@ -91,7 +98,7 @@ export async function runTopLevelStream(
   };
 
   try {
-    const pages = ctx.client.paginate(def.path, { keyOf: def.keyOf, ...pageQuery(ctx) });
+    const pages = ctx.client.paginate(resumeFrom ?? def.path, { keyOf: def.keyOf, ...pageQuery(ctx) });
     for (;;) {
       const step = await pages.next();
       if (step.done) {
@@ -124,11 +131,17 @@ export async function runTopLevelStream(
           break;
         }
       }
+      cut = page.next === null ? null : walkCut(ctx, started);
+      if (cut) {
+        resumeUrl = new URL(page.next!, page.url).href;
+        await pages.return(undefined as unknown as PaginationInfo);
+        break;
+      }
     }
     await sink.flush();
     // One page is one consistent read; across pages, rows this walk would delete are confirmed by a second walk.
     const scopes = scanDeletions(def, sink.holds()).completeScopes;
-    if (walk?.complete && !stoppedEarly && walk.pages > 1 && scopes.length > 0) {
+    if (walk?.complete && !resumeFrom && !stoppedEarly && walk.pages > 1 && scopes.length > 0) {
       const candidates = await ctx.mutex.run(() => unit.deletionCandidates(scopes));
       if (candidates.any) {
         confirmed = await confirmWalk(def, def.path, seen, ctx, info, async (missed) => {
@@ -157,7 +170,9 @@ export async function runTopLevelStream(
   if (walk && walk.totalReported !== null && walk.countMismatch) {
     info.countMismatch = { reported: walk.totalReported, read: walk.records };
   }
-  info.complete = Boolean(walk?.complete) && !stoppedEarly && confirmed;
+  info.complete = Boolean(walk?.complete) && !resumeFrom && !stoppedEarly && confirmed;
+  if (walk?.stopReason === 'page_cap' || walk?.stopReason === 'count_cap')
+    info.reason = `stopped after ${walk.pages} pages, far more than ${walk.stopReason === 'count_cap' ? `the site's count of ${walk.totalReported ?? 0} records needs` : 'any list needs'}: no deletions inferred`;
   if (stoppedEarly) info.caughtUp = true;
   // Soft deletion only from a complete scan of a list whose rows can vanish; logs are append-only. Rows of records
   // the walk saw but could not load stay (holds); a quarantined item without a usable id (not an object, say) may
@@ -171,13 +186,17 @@ export async function runTopLevelStream(
   // held (or the whole list): past a gap, later runs would stop above it and never read it. A walk that met records
   // again may have had a page repeated instead of read; it keeps the old mark, so the next run reads that far again.
   const newMaxId = info.complete || (stoppedEarly && repeats === 0) ? maxId : (state.maxId ?? null);
-  const newState: StreamState = {
-    ...state,
-    lastCompleteRunId: ctx.runId,
-    lastCompleteAt: ctx.extractedAt,
-    records: info.records,
-    ...(newMaxId !== null ? { maxId: newMaxId } : {}),
-  };
+  const { resumeUrl: _resumed, ...kept } = state;
+  // Cut short: not done in this run (a resumed run reads on from resumeUrl), and the high-water mark stays.
+  const newState: StreamState = cut
+    ? { ...kept, resumeUrl: resumeUrl! }
+    : {
+        ...kept,
+        lastCompleteRunId: ctx.runId,
+        lastCompleteAt: ctx.extractedAt,
+        records: info.records,
+        ...(newMaxId !== null ? { maxId: newMaxId } : {}),
+      };
   const plan: CommitPlan = {
     runId: ctx.runId,
     extractedAt: ctx.extractedAt,
@@ -188,8 +207,29 @@ export async function runTopLevelStream(
   const committed = await ctx.mutex.run(() => unit.commit(plan));
   addDeletions(info, def, committed);
   info.durationMs = Date.now() - started;
-  ctx.progress.finish(def.name, `${info.records} records${info.deleted ? `, ${info.deleted} deleted` : ''}`);
-  return { info, parents: parentMarker ? parents : null, parentsComplete: info.complete };
+  if (cut) {
+    const error = cutError(
+      ctx,
+      cut,
+      `${info.pages} pages committed; the next sync continues the list where it stopped`,
+    );
+    failOrSkip(def, info, error, started, ctx);
+  } else {
+    ctx.progress.finish(def.name, `${info.records} records${info.deleted ? `, ${info.deleted} deleted` : ''}`);
+  }
+  // A walk that began where an earlier one stopped saw only the list's tail: the children of the records before it
+  // come from the warehouse, which holds them all.
+  const allParents = parentMarker && resumeFrom ? await parentsFromWarehouse(def, ctx, parentMarker) : parents;
+  return { info, parents: parentMarker ? allParents : null, parentsComplete: info.complete };
+}
+
+/** Where an earlier walk of the stream stopped, when it is on the site (a site that moved starts over). */
+function resumePoint(state: StreamState, ctx: ExtractContext): string | null {
+  if (state.resumeUrl === undefined) return null;
+  const site = new URL(ctx.client.baseUrl).origin;
+  if (URL.canParse(state.resumeUrl) && new URL(state.resumeUrl).origin === site) return state.resumeUrl;
+  ctx.logger.warn('a list walk stopped by a time limit was on another site address: reading it from its start');
+  return null;
 }
 
 /** Turns an error of one stream into its info: a "not available here" status skips, anything else fails it. */

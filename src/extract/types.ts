@@ -30,6 +30,10 @@ export interface ExtractOptions {
   /** A fan-out stream commits after this many parents or this many seconds, whichever comes first. */
   readonly checkpointParents: number;
   readonly checkpointSeconds: number;
+  /** ... or once the pages it holds reach this many characters (default checkpointChars in fan-out-stream.ts). */
+  readonly checkpointChars?: number;
+  /** A stream reading longer stops its walks, commits what it read and fails (default walk-limits.ts). */
+  readonly maxStreamMs?: number;
   /** `per_page` of every list walk (see page-size.ts); the client's own setting when absent. */
   readonly pageSize?: number;
   /** Generate these reports before the reports list is read (opt-in: it writes to the site). */
@@ -167,6 +171,11 @@ export interface StreamState {
   /** applications: the page size lists are read with, and how it was found (see page-size.ts). */
   pageSize?: number;
   pageSizeFound?: string;
+  /**
+   * Top-level: where a walk cut short by the time budget or the stream's time limit stopped (the next page's URL): the
+   * next walk starts there. Cleared when a walk reaches the list's end.
+   */
+  resumeUrl?: string;
   /** append_newest_first streams: the highest id held. */
   maxId?: number;
   records?: number;

@@ -23,6 +23,8 @@ import { SyncCredentials } from './credential-bootstrap.ts';
 import { SyncRun, type SyncResult } from './sync-run.ts';
 import { SyncStop } from './sync-stop.ts';
 import { TimeBudget } from './time-budget.ts';
+import { durationMs } from '../config/duration.ts';
+import { defaultMaxStreamMs } from '../extract/walk-limits.ts';
 import { checkWarehouseSite } from './warehouse-site.ts';
 import { runProgress } from './run-progress.ts';
 import { pruneRawAfterSync } from './raw-retention-step.ts';
@@ -230,6 +232,7 @@ async function extract(stage: ExtractStage): Promise<StreamInfo[]> {
           fanOutConcurrency: settings.concurrency,
           checkpointParents: 200,
           checkpointSeconds: 20,
+          maxStreamMs: durationMs(settings.maxStreamDuration) ?? defaultMaxStreamMs,
           ...(pageSize === undefined ? {} : { pageSize }),
           ...reportRefreshOption(settings),
         },

@@ -122,6 +122,15 @@ const defaultPageSize = 25;
  */
 export const maxPagesWithoutProgress = 20;
 
+/**
+ * Pages a walk may read for a list whose envelope announces `count` records, `perPage` a page at most: half as many
+ * again plus 10, room for records shifting onto later pages while the list is read, yet a `next` chain that never
+ * ends stops near the count instead of at the page cap (100,000 pages: hours at the site's rate).
+ */
+export function pagesForCount(count: number, perPage: number): number {
+  return Math.ceil((Math.max(0, count) / Math.max(1, perPage)) * 1.5) + 10;
+}
+
 /** Walks `next` links from `first` (same origin only) and yields de-duplicated pages. */
 export async function* walkPages(
   first: URL,
@@ -138,6 +147,8 @@ export async function* walkPages(
   let duplicates = 0;
   let pagesWithoutProgress = 0;
   let totalReported: number | null = null;
+  /** The most records a page held: the site's own page size, which may be below the one asked for. */
+  let largestPage = 0;
   let stopReason: StopReason = 'end';
 
   for (;;) {
@@ -158,6 +169,7 @@ export async function* walkPages(
     duplicates += repeated;
     records += fresh.length;
     if (page.total !== null) totalReported = page.total;
+    largestPage = Math.max(largestPage, page.records.length);
     yield {
       url: res.url,
       status: res.status,
@@ -202,6 +214,14 @@ export async function* walkPages(
     if (seenUrls.has(nextUrl.href)) {
       stopReason = 'repeated_next';
       options.logger.warn({ url: res.url, next: nextUrl.href }, 'pagination repeated a next URL; stopping');
+      break;
+    }
+    if (totalReported !== null && pages >= pagesForCount(totalReported, largestPage)) {
+      stopReason = 'count_cap';
+      options.logger.warn(
+        { url: first.href, pages, count: totalReported },
+        "pagination went on far past the site's count of records; stopping",
+      );
       break;
     }
     if (pages >= maxPages) {

@@ -51,6 +51,7 @@ export type StopReason =
   | 'repeated_next'
   | 'no_progress'
   | 'page_cap'
+  | 'count_cap'
   | 'full_bare_array'
   | 'short_of_count'
   | 'page_gone';

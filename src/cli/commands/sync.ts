@@ -27,6 +27,7 @@ export const syncKeys: readonly SettingKey[] = [
   'fullRefreshAfterDays',
   'fullRefreshMode',
   'maxDuration',
+  'maxStreamDuration',
   'refreshReports',
   'refreshReportsTimeout',
   'siteMoved',
