@@ -4,7 +4,9 @@ import type { CommitPlan, LoadUnit, ParentMark } from '../warehouse/types.ts';
 import { confirmWalk } from './confirm-walk.ts';
 import { flushBeforeCommit, pageLine } from './raw-landing.ts';
 import { reportFileContext, reportFileLanding } from './report-file.ts';
-import { GrantflowError, stopReason } from '../util/errors.ts';
+import { GrantflowError } from '../util/errors.ts';
+import type { PaginationInfo } from '../source/types.ts';
+import { cutError, walkCut } from './walk-limits.ts';
 import { RowSink } from './row-sink.ts';
 import { addDeletions, parentDeletions } from './deletions.ts';
 import type { StreamDef } from './stream-def.ts';
@@ -30,9 +32,34 @@ interface FetchedParent {
   readonly pages: number;
   /** A 404 that means "none" (notFoundMeansEmpty). */
   readonly notFound?: boolean;
+  /** Characters of the pages (or file) read: what the records held until the checkpoint cost, roughly. */
+  readonly chars: number;
+  /** The walk was cut short by the time budget or the stream's time limit (not complete: no mark). */
+  readonly cut?: boolean;
 }
 
+/**
+ * A checkpoint is also due once the pages held reach this many characters: parsed records take a few times their
+ * text, so this keeps a fan-out's held children to a few hundred MB whatever the site sends (notes pages of 60 MiB
+ * each, held for 200 parents, took 4.6 GB before).
+ */
+export const checkpointChars = 32_000_000;
+
 const dayMs = 86_400_000;
+
+/** Whether the children held make a checkpoint due: by parents, by the characters of their pages, or by time. */
+export function checkpointDue(
+  options: Pick<ExtractContext['options'], 'checkpointParents' | 'checkpointSeconds' | 'checkpointChars'>,
+  parents: number,
+  chars: number,
+  sinceMs: number,
+): boolean {
+  return (
+    parents >= options.checkpointParents ||
+    chars >= (options.checkpointChars ?? checkpointChars) ||
+    sinceMs >= options.checkpointSeconds * 1000
+  );
+}
 
 /**
  * Reads a per-parent endpoint for every parent that is new or changed (or every parent on a full refresh).
@@ -90,6 +117,9 @@ export async function runFanOutStream(
   ctx.progress.parents(def.name, 0, todo.length);
 
   let pending: FetchedParent[] = [];
+  let pendingChars = 0;
+  /** Walks the time budget or the stream's time limit cut short. */
+  let cutWalks = 0;
   /** Parents whose children were not all read (a walk cut short): a full refresh missed them. */
   let unfinished = 0;
   /** Parents that answered 404 where that means "none" (eligibility): their marks, if the feature turns out off. */
@@ -102,6 +132,7 @@ export async function runFanOutStream(
   const checkpoint = (): Promise<void> => {
     const batch = pending;
     pending = [];
+    pendingChars = 0;
     lastCheckpoint = Date.now();
     // Checkpoints commit one after another while other parents keep fetching.
     committing = committing.then(async () => {
@@ -112,12 +143,16 @@ export async function runFanOutStream(
 
   const worker = async (): Promise<void> => {
     // Past the time budget no parent is started; those under way finish and are committed below.
-    while (failure === null && next < todo.length && !ctx.budget?.aborted) {
+    // Past the stream's own time limit neither.
+    while (failure === null && next < todo.length && walkCut(ctx, started) === null) {
       const parent = todo[next++]!;
       try {
-        const fetched = await fetchParent(def, parent, ctx, info);
-        if (fetched) pending.push(fetched);
-        else info.parents!.gone++;
+        const fetched = await fetchParent(def, parent, ctx, info, started);
+        if (fetched) {
+          pending.push(fetched);
+          pendingChars += fetched.chars;
+          if (fetched.cut) cutWalks++;
+        } else info.parents!.gone++;
         if (fetched?.notFound) notFound.push(String(parent.id));
       } catch (error) {
         failure ??= error;
@@ -125,15 +160,17 @@ export async function runFanOutStream(
       }
       info.parents!.fetched++;
       ctx.progress.parents(def.name, info.parents!.fetched, todo.length);
-      const due =
-        pending.length >= ctx.options.checkpointParents ||
-        Date.now() - lastCheckpoint >= ctx.options.checkpointSeconds * 1000;
+      const due = checkpointDue(ctx.options, pending.length, pendingChars, Date.now() - lastCheckpoint);
       if (due) await checkpoint().catch((error: unknown) => void (failure ??= error));
     }
   };
 
   await Promise.all(Array.from({ length: Math.max(1, ctx.options.fanOutConcurrency) }, worker));
-  if (failure === null && next < todo.length && ctx.budget?.aborted) failure = stopReason(ctx.budget);
+  const cut = walkCut(ctx, started);
+  if (failure === null && cut !== null && (next < todo.length || cutWalks > 0)) {
+    const left = todo.length - info.parents.fetched + cutWalks;
+    failure = cutError(ctx, cut, `what was read is committed; the next sync reads the ${left} parents left`);
+  }
   try {
     await checkpoint();
   } catch (error) {
@@ -212,6 +249,7 @@ async function fetchParent(
   parent: ParentRef,
   ctx: ExtractContext,
   info: StreamInfo,
+  started: number,
 ): Promise<FetchedParent | null> {
   const path = def.path.replace('{parent}', String(parent.id));
   try {
@@ -229,9 +267,11 @@ async function fetchParent(
       });
       ctx.progress.page(def.name, 1);
       const records = objectBodyRecords(res.body);
-      return { parent, records, complete: true, pages: 1 };
+      return { parent, records, complete: true, pages: 1, chars: res.raw.length };
     }
     const records: JsonObject[] = [];
+    let chars = 0;
+    let walked = 0;
     const pages = ctx.client.paginate(path, { keyOf: def.keyOf, ...pageQuery(ctx) });
     for (;;) {
       const step = await pages.next();
@@ -240,20 +280,29 @@ async function fetchParent(
         // A walk of several pages may still be confirmed (confirmMultiPageWalks), which lands its end then.
         if (step.value.pages <= 1)
           ctx.raw?.write(def.name, { type: 'walk_end', parentId: parent.id, complete: step.value.complete });
-        return { parent, records, complete: step.value.complete, pages: step.value.pages };
+        return { parent, records, complete: step.value.complete, pages: step.value.pages, chars };
       }
       info.pages++;
       const page = step.value;
       ctx.raw?.write(def.name, pageLine(page, { parentId: parent.id }));
       ctx.progress.page(def.name, page.records.length);
       records.push(...page.records);
+      chars += page.body.length;
+      walked++;
+      if (page.next !== null && walkCut(ctx, started) !== null) {
+        // Out of time with the parent's list under way: what it read is committed, unmarked, so the next run reads
+        // this parent's children again from their first page.
+        await pages.return(undefined as unknown as PaginationInfo);
+        if (walked <= 1) ctx.raw?.write(def.name, { type: 'walk_end', parentId: parent.id, complete: false });
+        return { parent, records, complete: false, pages: walked, chars, cut: true };
+      }
     }
   } catch (error) {
     if (error instanceof SiteHttpError && error.status === 404) {
       if (def.notFoundMeansEmpty) {
         info.parents!.notFound++;
         ctx.raw?.write(def.name, { type: 'walk_end', parentId: parent.id, complete: true, empty: true });
-        return { parent, records: [], complete: true, pages: 1, notFound: true };
+        return { parent, records: [], complete: true, pages: 1, notFound: true, chars: 0 };
       }
       // The parent vanished between the list and this call: its own stream's next scan deletes it.
       return null;
@@ -289,7 +338,7 @@ async function fetchReportFile(
         : `report ${parent.id}'s file is not CSV (${format.what}): no rows loaded, and not kept (--land-raw is off)`,
     );
   }
-  return { parent, records: [record], complete: true, pages: 1 };
+  return { parent, records: [record], complete: true, pages: 1, chars: file.bytes.length };
 }
 
 /** Commits a checkpoint's parents; returns how many of them were not read whole (no mark, no deletions). */
