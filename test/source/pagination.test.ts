@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSiteClient, SiteResponseError } from '../../src/source/index.ts';
-import { maxPagesWithoutProgress } from '../../src/source/pagination.ts';
+import { maxPagesWithoutProgress, pagesForCount } from '../../src/source/pagination.ts';
 import type { FetchedPage, PaginateOptions, PaginationInfo, SiteClient } from '../../src/source/index.ts';
 import { standInItem } from '../../src/util/json.ts';
 import { json, MemoryStore, startServer, type Handler, type TestServer } from '../support/http-server.ts';
@@ -199,6 +199,17 @@ describe('paginate', () => {
       },
     );
     expect(capped.info).toMatchObject({ pages: 4, records: 4, complete: false, stopReason: 'page_cap' });
+  });
+
+  it("stops a next chain that goes on far past the site's count of records", async () => {
+    let n = 0;
+    // Every page announces 5 records, yet links to another page of new ones, without end.
+    const { info } = await walk(
+      (_q, res) => json(res, 200, { count: 5, results: recs(++n * 3, n * 3 + 1, n * 3 + 2), next: `?page=${n + 1}` }),
+      '/api/funds/',
+    );
+    expect(info).toMatchObject({ complete: false, stopReason: 'count_cap', pages: pagesForCount(5, 3) });
+    expect(pagesForCount(5, 3)).toBe(13);
   });
 
   it('reports a count mismatch, and a list shorter than its count is not complete', async () => {
