@@ -9,7 +9,9 @@ import { tables as catalog } from '../streams/registry.ts';
 
 /**
  * Totals across a portfolio's sites, where one means something: per site, since ids (programs, funds) are each
- * site's own and never match across sites. Built on the union views of the models they read, when those exist.
+ * site's own and never match across sites. Built on the union views of the models they read, when those exist,
+ * named unqualified: a view resolves them in its own schema, and `portfolio.award_rates` would be ambiguous to a
+ * reader whose DuckDB catalog is the file `portfolio.duckdb`.
  */
 const portfolioModels: readonly { readonly name: string; readonly reads: string; readonly sql: string }[] = [
   {
@@ -24,7 +26,7 @@ const portfolioModels: readonly { readonly name: string; readonly reads: string;
   CAST(CASE WHEN sum(awarded) + sum(declined) > 0
     THEN CAST(sum(awarded) AS DECIMAL(18,6)) / (sum(awarded) + sum(declined)) END AS DECIMAL(9,6)) AS award_rate,
   CASE WHEN count(awarded_value) = count(*) THEN sum(awarded_value) END AS awarded_value
-FROM ${portfolioSchema}.award_rates
+FROM award_rates
 GROUP BY site`,
   },
   {
@@ -38,7 +40,7 @@ GROUP BY site`,
   sum(paid) AS paid,
   sum(balance) AS balance,
   count(*) FILTER (WHERE NOT reconciled) AS unreconciled
-FROM ${portfolioSchema}.funding_flow
+FROM funding_flow
 GROUP BY site`,
   },
 ];

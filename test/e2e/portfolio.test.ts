@@ -133,7 +133,8 @@ describe.each(['duckdb', 'postgres'] as const)('a portfolio of two sites (%s)', 
   beforeAll(async () => {
     dir = join(work.path, dialect);
     await (await import('node:fs/promises')).mkdir(dir);
-    warehouse = dialect === 'duckdb' ? join(dir, 'w.duckdb') : postgresUrl;
+    // Named as docs/portfolio.md names it: DuckDB would call the file's catalog `portfolio`, as the views' schema is.
+    warehouse = dialect === 'duckdb' ? join(dir, 'portfolio.duckdb') : postgresUrl;
     ({ sites, env } = await portfolioSites(dir));
     first = await runPortfolio({
       settings: pipelineSettings(warehouse, dir, true),
@@ -263,6 +264,52 @@ describe.each(['duckdb', 'postgres'] as const)('a portfolio of two sites (%s)', 
     expect(again.sites.map((o) => o.site.name)).toEqual(['north']);
     expect(Object.keys(await siteCounts('applications')).sort()).toEqual(['north', 'south']);
   }, 180_000);
+});
+
+describe('a DuckDB portfolio in a file named like a schema grantflow uses', () => {
+  it.each(['analytics', 'site_north', 'main'])(
+    '%s.duckdb: the sync succeeds and the views answer',
+    async (name) => {
+      const dir = join(work.path, `named-${name}`);
+      await (await import('node:fs/promises')).mkdir(dir);
+      const { sites, env } = await portfolioSites(dir);
+      const north = sites.filter((s) => s.name === 'north');
+      const warehouse = join(dir, `${name}.duckdb`);
+      const result = await runPortfolio({
+        settings: pipelineSettings(warehouse, dir),
+        sites: north,
+        run: north,
+        logger: silentLogger,
+        env,
+      });
+      expect(result.exitCode, result.lines.join('\n')).toBe(0);
+      const w = await openWarehouse(warehouse, { duckdbSchema: portfolioSchema, logger: silentLogger, readOnly: true });
+      try {
+        const [count] = await w.query(`SELECT count(*) AS n FROM ${portfolioSchema}.applications`);
+        expect(Number(count?.n)).toBe(alone.north.applications?.rows);
+      } finally {
+        await w.close();
+      }
+      // A reader opening the file directly (its catalog named after the file) reads the totals too.
+      const { DuckDBInstance } = await import('@duckdb/node-api');
+      const reader = await DuckDBInstance.create(warehouse, { access_mode: 'READ_ONLY' });
+      const connection = await reader.connect();
+      try {
+        const rows = await connection.runAndReadAll(
+          `SELECT awarded FROM ${portfolioSchema}.award_rates_by_site WHERE site = 'north'`,
+        );
+        const awarded = (alone.north['model:award_rates']?.content ?? []).reduce(
+          (a, r) => a + Number(r.awarded ?? 0),
+          0,
+        );
+        expect(Number(rows.getRowObjects()[0]?.awarded)).toBe(awarded);
+      } finally {
+        connection.closeSync();
+        reader.closeSync();
+      }
+    },
+    120_000,
+  );
 });
 
 describe('a portfolio on Postgres, one run per site at once (a CI job per site)', () => {

@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { DuckDBInstance, version } from '@duckdb/node-api';
+import { DuckDBInstance, version, type DuckDBConnection } from '@duckdb/node-api';
 import { ConfigError, LockedError } from '../../util/errors.ts';
 import { isDirectory, pathProblem } from '../../util/path-problem.ts';
+import { ident, literal } from '../values.ts';
 import { lockedByOtherMessage, lockedMessage, noteOfHolder } from './lock.ts';
 
 /**
@@ -30,6 +31,27 @@ export interface InstanceSettings {
  */
 const checkpointThreshold = '1GB';
 
+/**
+ * The name the warehouse file is attached under. Opened directly, DuckDB names a file's catalog after it
+ * (`portfolio.duckdb` -> `portfolio`), and a catalog named like a schema makes `portfolio.applications` ambiguous
+ * (a Binder Error): attached under a name no schema of grantflow's takes (`main`, `analytics`, `portfolio`,
+ * `site_*`, `*_analytics`), the file may be called anything. Nothing stored names it: views name their tables by
+ * schema, so a reader opening the file directly resolves them in its own catalog.
+ */
+export const warehouseCatalog = 'grantflow';
+
+/** A connection to the instance, resolving unqualified names in the warehouse file (not the empty `memory`). */
+export async function connectWarehouse(instance: DuckDBInstance): Promise<DuckDBConnection> {
+  const connection = await instance.connect();
+  try {
+    await connection.run(`USE ${ident(warehouseCatalog)}`);
+  } catch (e) {
+    connection.closeSync();
+    throw e;
+  }
+  return connection;
+}
+
 export async function acquireInstance(
   target: string,
   settings: InstanceSettings,
@@ -48,15 +70,23 @@ export async function acquireInstance(
   if (isDirectory(path))
     throw new ConfigError(`DuckDB warehouse ${path} is a directory, not a file; choose another --warehouse`);
   if (!readOnly) createParentDirectory(path);
-  let instance: DuckDBInstance;
+  let instance: DuckDBInstance | undefined;
   try {
-    instance = await DuckDBInstance.create(path, {
+    instance = await DuckDBInstance.create(':memory:', {
       memory_limit: settings.memoryLimit,
       checkpoint_threshold: checkpointThreshold,
+      // A file opened directly spills here by default; attached, DuckDB would spill to `.tmp` in the working folder.
+      temp_directory: `${path}.tmp`,
       ...(settings.threads !== undefined ? { threads: String(settings.threads) } : {}),
-      ...(readOnly ? { access_mode: 'READ_ONLY' } : {}),
     });
+    const connection = await instance.connect();
+    try {
+      await connection.run(`ATTACH ${literal(path)} AS ${ident(warehouseCatalog)}${readOnly ? ' (READ_ONLY)' : ''}`);
+    } finally {
+      connection.closeSync();
+    }
   } catch (e) {
+    instance?.closeSync();
     const message = (e as Error).message;
     if (/Could not set lock on file/i.test(message)) {
       const holder = Number(/PID (\d+)/.exec(message)?.[1] ?? NaN);

@@ -9,7 +9,7 @@ import type { StagingBackend } from '../load-unit.ts';
 import type { SqlRunner } from '../sql-runner.ts';
 import { ident, literal } from '../values.ts';
 import { analyticsSchemaFor } from '../analytics-schema.ts';
-import { acquireInstance, type InstanceSettings, releaseInstance } from './instance.ts';
+import { acquireInstance, connectWarehouse, type InstanceSettings, releaseInstance } from './instance.ts';
 import { DuckDBDialect } from './kysely-dialect.ts';
 import { RunLock } from './lock.ts';
 import { DuckDBSession } from './session.ts';
@@ -63,7 +63,7 @@ export class DuckDBWarehouse extends BaseWarehouse {
     const schema = settings.schema ?? 'main';
     const { path, instance, readOnly } = await acquireInstance(target, settings);
     try {
-      const main = new DuckDBSession(await instance.connect());
+      const main = new DuckDBSession(await connectWarehouse(instance));
       try {
         await useSchema(main, schema, readOnly ? 'refuse' : (settings.missingSchema ?? 'create'), path);
       } catch (e) {
@@ -94,7 +94,7 @@ export class DuckDBWarehouse extends BaseWarehouse {
   protected async openStaging(): Promise<StagingBackend> {
     // Each load unit gets its own connection: its TEMP staging tables and its transaction are its own.
     const connect = async (): Promise<DuckDBSession> => {
-      const session = new DuckDBSession(await this.instance.connect());
+      const session = new DuckDBSession(await connectWarehouse(this.instance));
       this.sessions.add(session);
       // The commit's bookkeeping statements name their tables unqualified: they must land in this schema too.
       if (this.schemaName !== 'main') await session.run(`SET schema = ${literal(this.schemaName)}`);
