@@ -1,6 +1,14 @@
 import { resolve } from 'node:path';
 import { settingSource } from './load-settings.ts';
-import { envName, flagName, settingKinds, urlPattern, type SettingKey, type Settings } from './settings.ts';
+import {
+  envName,
+  flagName,
+  isPostgresUrl,
+  settingKinds,
+  urlPattern,
+  type SettingKey,
+  type Settings,
+} from './settings.ts';
 
 /**
  * What `grantflow config` prints: every effective setting, its value and where it came from (a flag, a GRANTFLOW_*
@@ -63,6 +71,8 @@ export function describeSettings(
           : source === 'pipeline file'
             ? `pipeline file ${pipeline ? resolve(pipeline) : ''}`
             : 'default';
+    if (key === 'schema' && settings.warehouse !== undefined && !isPostgresUrl(settings.warehouse))
+      return duckdbSchemaLine(source === undefined ? undefined : String(settings.schema), from);
     return { key, value: valueText(settings[key]), from };
   });
   for (const name of secretVariables) {
@@ -71,10 +81,11 @@ export function describeSettings(
   return lines;
 }
 
-/** The lines as a table: setting, value, origin. */
-export function formatSettings(lines: readonly SettingLine[]): string {
-  const keyWidth = Math.max(...lines.map((l) => l.key.length), 'setting'.length);
-  const valueWidth = Math.min(Math.max(...lines.map((l) => l.value.length), 'value'.length), 60);
-  const row = (k: string, v: string, f: string): string => `${k.padEnd(keyWidth)}  ${v.padEnd(valueWidth)}  ${f}`;
-  return [row('setting', 'value', 'from'), ...lines.map((l) => row(l.key, l.value, l.from))].join('\n') + '\n';
+/**
+ * `schema` with a DuckDB warehouse: a DuckDB file keeps one site's tables in `main`, so the default (`public`) is not
+ * in effect, and a schema given is read by status, report and query only (a portfolio site's), refused by the rest.
+ */
+function duckdbSchemaLine(given: string | undefined, from: string): SettingLine {
+  if (given === undefined) return { key: 'schema', value: '(not used: a DuckDB file)', from };
+  return { key: 'schema', value: given, from: `${from} (DuckDB: only status, report and query read it)` };
 }

@@ -43,6 +43,11 @@ export const urlPattern = /^[a-z][a-z0-9+.-]*:\/\//i;
 
 const postgresUrlPattern = /^postgres(ql)?:\/\//i;
 
+/** A warehouse target naming Postgres (`postgres://`, `postgresql://`); anything else is a DuckDB file. */
+export function isPostgresUrl(target: string): boolean {
+  return postgresUrlPattern.test(target);
+}
+
 /** URL parameters other clients (Prisma, JDBC, libpq wrappers) choose a schema with; pg ignores every one of them. */
 const schemaParams = new Set(['schema', 'currentschema', 'search_path']);
 

@@ -10,7 +10,7 @@ export interface TerminalOut {
 }
 
 /** The widest a line may be: one column short of the width, so no terminal wraps it (pending-wrap differs). */
-export function usableColumns(out: TerminalOut): number {
+export function usableColumns(out: Pick<TerminalOut, 'columns'>): number {
   return Math.max((out.columns ?? 80) - 1, 20);
 }
 

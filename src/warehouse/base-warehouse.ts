@@ -8,7 +8,7 @@ import { StagingLoadUnit, type StagingBackend } from './load-unit.ts';
 import { applyCatalog, migrationPending, runMigrations } from './migrations.ts';
 import type { ResultRow, SqlRunner } from './sql-runner.ts';
 import { ident } from './values.ts';
-import type { Dialect, LoadUnit, LockWait, RunRecord, StoredCredentials, Warehouse } from './types.ts';
+import type { Dialect, LoadUnit, LockWait, RunRecord, StatementResult, StoredCredentials, Warehouse } from './types.ts';
 
 /** What differs between DuckDB and Postgres; everything else is shared here. */
 export abstract class BaseWarehouse implements Warehouse {
@@ -29,6 +29,7 @@ export abstract class BaseWarehouse implements Warehouse {
   protected abstract transaction<T>(fn: (runner: SqlRunner) => Promise<T>): Promise<T>;
   protected abstract openStaging(): Promise<StagingBackend>;
   abstract qualify(table: string): string;
+  abstract readStatement(sql: string): Promise<StatementResult>;
   abstract exec(sql: string): Promise<void>;
   /**
    * Runs `step` (one transaction that may drop or alter `table`, qualified, which readers may hold), given the

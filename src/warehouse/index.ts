@@ -1,5 +1,10 @@
 import { existsSync } from 'node:fs';
-import { defaultDuckDBMemoryLimit, schemaNamePattern, type WarehouseSettings } from '../config/settings.ts';
+import {
+  defaultDuckDBMemoryLimit,
+  isPostgresUrl,
+  schemaNamePattern,
+  type WarehouseSettings,
+} from '../config/settings.ts';
 import { ConfigError } from '../util/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 export { SchemaNotYetCreated } from './schema-not-yet-created.ts';
@@ -70,9 +75,7 @@ export async function duckdbVersion(): Promise<string> {
   return (await import('./duckdb/instance.ts')).duckdbVersion();
 }
 
-export function isPostgresTarget(target: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(target);
-}
+export const isPostgresTarget = isPostgresUrl;
 
 /** A DuckDB target whose file does not exist yet (the first sync creates it); false for Postgres. */
 export function isNewDuckDBFile(target: string): boolean {

@@ -123,6 +123,12 @@ export interface StoredCredentials {
   readonly seeded_from?: string | null;
 }
 
+/** What `readStatement` returns: columns (numeric ones flagged) and rows of values in the shared formats (values.ts). */
+export interface StatementResult {
+  readonly columns: readonly { readonly name: string; readonly numeric: boolean }[];
+  readonly rows: readonly (readonly CellValue[])[];
+}
+
 export interface Warehouse {
   readonly dialect: Dialect;
   /**
@@ -194,6 +200,14 @@ export interface Warehouse {
 
   /** Whether some sync holds the run lock now: a run still `running` while nobody holds it died (killed, crashed). */
   runLockHeld(): Promise<boolean>;
+
+  /**
+   * Runs one statement a person wrote (`grantflow query`), unable to write: DuckDB accepts only a SELECT (or
+   * EXPLAIN) on its read-only file, Postgres runs it in a READ ONLY transaction. Unqualified names resolve in the
+   * warehouse's schema, then its analytics schema. More than one statement, or one that writes, is a ConfigError;
+   * an SQL error is the engine's own.
+   */
+  readStatement(sql: string): Promise<StatementResult>;
 
   /** `table` qualified with the warehouse's schema, quoted: a name that cannot resolve in another schema. */
   qualify(table: string): string;

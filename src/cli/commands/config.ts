@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
 import { settingKinds, type SettingKey } from '../../config/settings.ts';
-import { describeSettings, formatSettings } from '../../config/describe-settings.ts';
+import { describeSettings, type SettingLine } from '../../config/describe-settings.ts';
 import { runAction } from '../run-action.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
+import { outputWidth, renderTable } from '../table.ts';
 
 const keys = Object.keys(settingKinds) as SettingKey[];
 
@@ -18,9 +19,24 @@ export function registerConfig(program: Command): void {
   addSettings(command, keys);
   command.action(
     runAction(async (options: Record<string, unknown>) => {
-      const settings = await settingsFrom(options, keys);
+      // Reads `schema` as status would, so a schema given with a DuckDB file is shown (with who reads it), not refused.
+      const settings = await settingsFrom(options, keys, undefined, false, true);
       const pipeline = (options.pipeline as string | undefined) ?? process.env.GRANTFLOW_PIPELINE;
-      process.stdout.write(formatSettings(describeSettings(settings, process.env, pipeline)));
+      const lines = settingsTable(describeSettings(settings, process.env, pipeline), outputWidth());
+      process.stdout.write(lines.join('\n') + '\n');
     }),
+  );
+}
+
+/** The settings as a table (setting, value, from), values and origins folded to `width` rather than cut. */
+export function settingsTable(lines: readonly SettingLine[], width: number | undefined): string[] {
+  return renderTable(
+    [
+      { header: 'setting', minWidth: 12 },
+      { header: 'value', overflow: 'fold', minWidth: 20 },
+      { header: 'from', overflow: 'fold', minWidth: 16 },
+    ],
+    lines.map((l) => [l.key, l.value, l.from]),
+    { width },
   );
 }

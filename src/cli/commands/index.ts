@@ -11,6 +11,7 @@ import { registerDocs } from './docs.ts';
 import { registerConfig } from './config.ts';
 import { registerReset } from './reset.ts';
 import { registerReport } from './report.ts';
+import { registerQuery } from './query.ts';
 
 /** Each command lives in its own file and registers itself on the program. */
 export type RegisterCommand = (program: Command) => void;
@@ -20,6 +21,7 @@ export const commands: readonly RegisterCommand[] = [
   registerReplay,
   registerDemo,
   registerStatus,
+  registerQuery,
   registerDoctor,
   registerSim,
   registerModels,

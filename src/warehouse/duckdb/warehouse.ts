@@ -14,6 +14,8 @@ import { DuckDBDialect } from './kysely-dialect.ts';
 import { RunLock } from './lock.ts';
 import { DuckDBSession } from './session.ts';
 import { DuckDBStaging } from './staging.ts';
+import { readStatement } from './read-statement.ts';
+import type { StatementResult } from '../types.ts';
 
 export class DuckDBWarehouse extends BaseWarehouse {
   readonly dialect = 'duckdb' as const;
@@ -81,6 +83,10 @@ export class DuckDBWarehouse extends BaseWarehouse {
 
   qualify(table: string): string {
     return `${ident(this.schemaName)}.${ident(table)}`;
+  }
+
+  readStatement(sql: string): Promise<StatementResult> {
+    return readStatement(this.main, sql);
   }
 
   protected runner(): SqlRunner {

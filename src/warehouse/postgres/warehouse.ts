@@ -11,7 +11,7 @@ import type { CellValue, TableDef } from '../../normalize/table-def.ts';
 import type { JsonValue } from '../../util/json.ts';
 import type { StagingBackend, TransactionAbout } from '../load-unit.ts';
 import type { ResultRow, SqlRunner } from '../sql-runner.ts';
-import type { RunRecord, StoredCredentials } from '../types.ts';
+import type { RunRecord, StatementResult, StoredCredentials } from '../types.ts';
 import { ident, literal } from '../values.ts';
 import { analyzeStale } from './analyze-stale.ts';
 import { checkSchemaAccess, schemaHoldsCredentials, unreadableTablesProblem, type SchemaAccess } from './privileges.ts';
@@ -25,6 +25,7 @@ import {
   type LockWait,
 } from './lock-wait.ts';
 import { advisoryLockHeld, RunLock } from './lock.ts';
+import { readStatement } from './read-statement.ts';
 import { createPool, describeConnectError, inTransaction, poolRunner, safeUrl } from './pool.ts';
 import { replaceTableSql } from './replace-table.ts';
 import { analyticsSchemaFor } from '../analytics-schema.ts';
@@ -171,6 +172,10 @@ export class PostgresWarehouse extends BaseWarehouse {
   }
 
   /** A bookkeeping read or write (bookkeeping.ts) on `table`, bounded as above. */
+  readStatement(sql: string): Promise<StatementResult> {
+    return readStatement(this.pool, sql);
+  }
+
   private bookkeeping<T>(
     what: string,
     table: string,

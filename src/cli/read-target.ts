@@ -1,0 +1,81 @@
+import type { Command } from 'commander';
+import { settingSource } from '../config/load-settings.ts';
+import { readPortfolioSites, siteSchema, type PortfolioSite } from '../config/portfolio.ts';
+import {
+  isPostgresUrl,
+  warehouseSettingKeys,
+  type SettingKey,
+  type Settings,
+  type WarehouseSettings,
+} from '../config/settings.ts';
+import { ConfigError } from '../util/errors.ts';
+import type { Warehouse } from '../warehouse/types.ts';
+import { settingsFrom } from './settings-options.ts';
+
+/**
+ * Which schema a command that only reads (status, report, query) reads: one site's warehouse as usual, or one site of
+ * a portfolio, picked by `--pipeline FILE --site NAME` or by `--schema site_<name>`, on DuckDB and Postgres alike.
+ */
+export interface ReadTarget<K extends SettingKey> {
+  readonly settings: Pick<Settings, K> & WarehouseSettings;
+  /** The portfolio's sites when the pipeline file lists some and neither --site nor --schema picked one; else null. */
+  readonly unpicked: readonly PortfolioSite[] | null;
+}
+
+/** `--site NAME`: a portfolio's site, by the name its pipeline file gives it. */
+export function addSiteOption(command: Command): Command {
+  return command.option(
+    '--site <name>',
+    'with --pipeline naming a portfolio (a file listing "sites"): the site to read, in its schema site_<name>',
+  );
+}
+
+export async function readTarget<K extends SettingKey>(
+  options: Record<string, unknown>,
+  keys: readonly K[],
+  flags?: Partial<Record<SettingKey, unknown>>,
+): Promise<ReadTarget<K | (typeof warehouseSettingKeys)[number]>> {
+  const settings = await settingsFrom(options, [...keys, ...warehouseSettingKeys], flags, true, true);
+  const pipeline = (options.pipeline as string | undefined) ?? process.env.GRANTFLOW_PIPELINE;
+  const sites = await readPortfolioSites(pipeline);
+  const name = options.site as string | undefined;
+  const schemaGiven = settingSource(settings, 'schema') !== undefined;
+  if (name !== undefined) {
+    if (sites === null)
+      throw new ConfigError(
+        `--site names a site of a portfolio: give --pipeline FILE with the file listing "sites" (or read its schema with --schema site_<name>)`,
+      );
+    if (schemaGiven) throw new ConfigError('--site and --schema both choose the schema to read: give one of them');
+    if (!sites.some((s) => s.name === name))
+      throw new ConfigError(
+        `--site "${name}" is not a site of the pipeline file; its sites: ${sites.map((s) => s.name).join(', ')}`,
+      );
+    return { settings: { ...settings, siteSchema: siteSchema(name) }, unpicked: null };
+  }
+  // A DuckDB file keeps one site's tables in `main`: a schema given names one of a portfolio's (or its views').
+  if (schemaGiven && !isPostgresUrl(settings.warehouse))
+    return { settings: { ...settings, siteSchema: settings.schema }, unpicked: null };
+  return { settings, unpicked: schemaGiven ? null : sites };
+}
+
+/** One line for a portfolio read without a site picked: its sites and how to pick one. */
+export function pickASite(sites: readonly { readonly name: string }[], where: string): ConfigError {
+  const names = sites.map((s) => s.name).join(', ');
+  return new ConfigError(
+    `${where} is a portfolio of ${sites.length} site${sites.length === 1 ? '' : 's'} (${names}): pick one with ` +
+      `--site NAME (with --pipeline FILE) or --schema site_<name>; the views over all of them are in schema portfolio`,
+  );
+}
+
+/** The sites of a portfolio the warehouse holds: each schema `site_<name>` with a runs table, by name. */
+export async function portfolioSitesIn(warehouse: Warehouse): Promise<{ name: string }[]> {
+  const rows = await warehouse.query(
+    `SELECT DISTINCT table_schema FROM information_schema.tables
+      WHERE table_catalog = current_database() AND table_name = '_grantflow_runs' ORDER BY table_schema`,
+  );
+  const prefix = siteSchema('');
+  return rows
+    .map((r) => String(r.table_schema))
+    .filter((schema) => schema.startsWith(prefix))
+    .map((schema) => ({ name: schema.slice(prefix.length) }));
+}
