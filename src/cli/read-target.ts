@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { settingSource } from '../config/load-settings.ts';
-import { readPortfolioSites, siteSchema, type PortfolioSite } from '../config/portfolio.ts';
+import { portfolioSchema, readPortfolioSites, siteSchema } from '../config/portfolio.ts';
 import {
   isPostgresUrl,
   warehouseSettingKeys,
@@ -12,16 +12,6 @@ import { ConfigError } from '../util/errors.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import { settingsFrom } from './settings-options.ts';
 
-/**
- * Which schema a command that only reads (status, report, query) reads: one site's warehouse as usual, or one site of
- * a portfolio, picked by `--pipeline FILE --site NAME` or by `--schema site_<name>`, on DuckDB and Postgres alike.
- */
-export interface ReadTarget<K extends SettingKey> {
-  readonly settings: Pick<Settings, K> & WarehouseSettings;
-  /** The portfolio's sites when the pipeline file lists some and neither --site nor --schema picked one; else null. */
-  readonly unpicked: readonly PortfolioSite[] | null;
-}
-
 /** `--site NAME`: a portfolio's site, by the name its pipeline file gives it. */
 export function addSiteOption(command: Command): Command {
   return command.option(
@@ -30,11 +20,18 @@ export function addSiteOption(command: Command): Command {
   );
 }
 
+/**
+ * The settings of a command that only reads (status, report, query), with the schema it reads: one site's warehouse
+ * as usual, or one site of a portfolio, picked by `--pipeline FILE --site NAME` or by `--schema site_<name>`, on
+ * DuckDB and Postgres alike. A portfolio's pipeline file with no site picked reads the views (`unpicked: 'views'`,
+ * query) or is a ConfigError naming the sites (status, report).
+ */
 export async function readTarget<K extends SettingKey>(
   options: Record<string, unknown>,
   keys: readonly K[],
+  unpicked: 'views' | 'refuse',
   flags?: Partial<Record<SettingKey, unknown>>,
-): Promise<ReadTarget<K | (typeof warehouseSettingKeys)[number]>> {
+): Promise<Pick<Settings, K | (typeof warehouseSettingKeys)[number]> & WarehouseSettings> {
   const settings = await settingsFrom(options, [...keys, ...warehouseSettingKeys], flags, true, true);
   const pipeline = (options.pipeline as string | undefined) ?? process.env.GRANTFLOW_PIPELINE;
   const sites = await readPortfolioSites(pipeline);
@@ -50,15 +47,16 @@ export async function readTarget<K extends SettingKey>(
       throw new ConfigError(
         `--site "${name}" is not a site of the pipeline file; its sites: ${sites.map((s) => s.name).join(', ')}`,
       );
-    return { settings: { ...settings, siteSchema: siteSchema(name) }, unpicked: null };
+    return { ...settings, siteSchema: siteSchema(name) };
   }
   // A DuckDB file keeps one site's tables in `main`: a schema given names one of a portfolio's (or its views').
-  if (schemaGiven && !isPostgresUrl(settings.warehouse))
-    return { settings: { ...settings, siteSchema: settings.schema }, unpicked: null };
-  return { settings, unpicked: schemaGiven ? null : sites };
+  if (schemaGiven && !isPostgresUrl(settings.warehouse)) return { ...settings, siteSchema: settings.schema };
+  if (schemaGiven || sites === null) return settings;
+  if (unpicked === 'views') return { ...settings, siteSchema: portfolioSchema };
+  throw pickASite(sites, `pipeline file ${String(pipeline)}`);
 }
 
-/** One line for a portfolio read without a site picked: its sites and how to pick one. */
+/** One line for a portfolio read without a site picked: its sites and how to pick one (`status`, `report`). */
 export function pickASite(sites: readonly { readonly name: string }[], where: string): ConfigError {
   const names = sites.map((s) => s.name).join(', ');
   return new ConfigError(

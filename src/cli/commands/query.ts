@@ -65,9 +65,7 @@ export async function runQuery(
   width: number | undefined,
 ): Promise<string> {
   if (sql.trim() === '') throw new ConfigError('no SQL statement given');
-  const target = await readTarget(options, keys);
-  // A portfolio without a site picked: its views, over every site.
-  const settings = target.unpicked ? { ...target.settings, siteSchema: portfolioSchema } : target.settings;
+  const settings = await readTarget(options, keys, 'views');
   const warehouse = await openConfiguredWarehouse(settings, createLogger({ level: settings.logLevel }), {
     existingOnly: true,
     readOnly: true,

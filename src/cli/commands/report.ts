@@ -5,7 +5,8 @@ import { ConfigError, ExitCode } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { checkWritableDir } from '../../util/writable-dir.ts';
 import { runAction } from '../run-action.ts';
-import { addSettings, flagsFrom, settingsFrom } from '../settings-options.ts';
+import { addSettings, flagsFrom } from '../settings-options.ts';
+import { addSiteOption, readTarget } from '../read-target.ts';
 
 const keys = [...warehouseSettingKeys, 'logLevel'] as const satisfies readonly SettingKey[];
 
@@ -16,14 +17,15 @@ export function registerReport(program: Command): void {
     .description(
       'Write a static site (index.html and a page each for funding, awards, reviews, the pipeline, data health and ' +
         'the data dictionary) from the warehouse a sync wrote. It needs no server and fetches nothing: open ' +
-        '<out>/index.html from a file share or a CI artefact. See docs/report.md.',
+        "<out>/index.html from a file share or a CI artefact. A portfolio's site: --pipeline FILE --site NAME or " +
+        '--schema site_<name>. See docs/report.md.',
     )
     .option('--out <dir>', 'directory to write the report into [env GRANTFLOW_REPORT, pipeline key "report"]');
-  addSettings(command, keys);
+  addSiteOption(addSettings(command, keys));
   command.action(
     runAction(async (options: Record<string, unknown>) => {
       // --out, else the `report` setting a sync writes after each run (variable or pipeline file).
-      const settings = await settingsFrom(options, [...keys, 'report'], flagsFrom(options, keys));
+      const settings = await readTarget(options, [...keys, 'report'], 'refuse', flagsFrom(options, keys));
       const out = typeof options.out === 'string' ? options.out : settings.report;
       if (!out)
         throw new ConfigError(

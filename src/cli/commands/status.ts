@@ -29,28 +29,33 @@ export function registerStatus(program: Command): void {
   addSiteOption(addSettings(command, keys));
   command.action(
     runAction(async (options: Record<string, unknown>) => {
-      const { settings, unpicked } = await readTarget(options, keys);
-      const limit = Number(options.runs);
-      if (!Number.isInteger(limit) || limit < 1)
-        throw new ConfigError(`--runs must be a whole number from 1 up, got "${String(options.runs)}"`);
-      if (unpicked)
-        throw pickASite(unpicked, `pipeline file ${String(options.pipeline ?? process.env.GRANTFLOW_PIPELINE)}`);
-      const warehouse = await openConfiguredWarehouse(settings, createLogger({ level: settings.logLevel }), {
-        existingOnly: true,
-        readOnly: true,
-      }).catch((e: unknown) => liveStatusOr(e, settings.warehouse));
-      if (!warehouse) return;
-      let out: string[];
-      try {
-        out = await statusLines(warehouse, limit, outputWidth());
-      } catch (e) {
-        throw await readRefused(warehouse, e);
-      } finally {
-        await warehouse.close();
-      }
-      process.stdout.write(out.join('\n') + '\n');
+      const text = await runStatus(options, outputWidth());
+      if (text !== null) process.stdout.write(text);
     }),
   );
+}
+
+/**
+ * What `status` prints, for the given options (as commander parsed them): the command's work apart from the process,
+ * for tests to call in process. Null when a sync holds the DuckDB file and its live progress was printed instead.
+ */
+export async function runStatus(options: Record<string, unknown>, width: number | undefined): Promise<string | null> {
+  const settings = await readTarget(options, keys, 'refuse');
+  const limit = Number(options.runs ?? 10);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new ConfigError(`--runs must be a whole number from 1 up, got "${String(options.runs)}"`);
+  const warehouse = await openConfiguredWarehouse(settings, createLogger({ level: settings.logLevel }), {
+    existingOnly: true,
+    readOnly: true,
+  }).catch((e: unknown) => liveStatusOr(e, settings.warehouse));
+  if (!warehouse) return null;
+  try {
+    return (await statusLines(warehouse, limit, width)).join('\n') + '\n';
+  } catch (e) {
+    throw await readRefused(warehouse, e);
+  } finally {
+    await warehouse.close();
+  }
 }
 
 /** `2026-12-01T22:08:18.090000Z` as `2026-12-01 22:08:18` (UTC, as the headers say): short enough for 80 columns. */
