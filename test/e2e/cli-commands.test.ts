@@ -490,7 +490,10 @@ describe('after a sync', () => {
     expect(r.stdout).toMatch(/succeeded/);
     const apps = sim.control.collection('applications').length;
     expect(r.stdout).toMatch(new RegExp(`^\\s+applications\\s+${apps}\\s+0$`, 'm'));
-    expect(r.stdout).toMatch(/^\s+application_tasks\s+\S+\s+run /m);
+    // A fan-out stream: the run that read it whole, no record count, and its last full refresh.
+    expect(r.stdout).toMatch(
+      new RegExp(`^\\s+application_tasks\\s+${runId}\\s+-\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d$`, 'm'),
+    );
   });
 
   it('demo --rate above what a sync accepts exits 2 in one line, before it deletes the old warehouse', async () => {
