@@ -11,7 +11,7 @@ export const settingHelp: Readonly<Record<SettingKey, string>> = {
   warehouse:
     'DuckDB file path or postgres:// URL (default data/warehouse.duckdb); a Postgres schema is set by --schema, not in the URL',
   schema:
-    'Postgres schema for the tables: letters, digits, underscores (default public; a sync or replay creates it if missing)',
+    'Postgres schema for the tables: letters, digits, underscores (default public; a sync or replay creates it if missing). With a DuckDB file only status, report and query read it (a portfolio site, site_<name>); other commands refuse it',
   duckdbMemoryLimit:
     'memory DuckDB may use before it spills to <warehouse>.tmp/, e.g. 256MB or 2GB, at least 64MB (default 256MB; ignored for Postgres)',
   duckdbThreads:
