@@ -110,6 +110,23 @@ function pipelineSettings(warehouse: string, dir: string, snapshot = false) {
   });
 }
 
+/** A portfolio file listing north alone, synced. */
+function syncNorthAlone(
+  sites: readonly PortfolioSite[],
+  env: NodeJS.ProcessEnv,
+  warehouse: string,
+  dir: string,
+): Promise<PortfolioResult> {
+  const north = sites.filter((s) => s.name === 'north');
+  return runPortfolio({
+    settings: pipelineSettings(warehouse, dir),
+    sites: north,
+    run: north,
+    logger: silentLogger,
+    env,
+  });
+}
+
 describe.each(['duckdb', 'postgres'] as const)('a portfolio of two sites (%s)', (dialect) => {
   let dir: string;
   let warehouse: string;
@@ -244,13 +261,7 @@ describe.each(['duckdb', 'postgres'] as const)('a portfolio of two sites (%s)', 
 
   it('rebuilds the views for the sites listed: a site removed leaves them, and --sites syncs only some', async () => {
     const north = sites.filter((s) => s.name === 'north');
-    const result = await runPortfolio({
-      settings: pipelineSettings(warehouse, dir),
-      sites: north,
-      run: north,
-      logger: silentLogger,
-      env,
-    });
+    const result = await syncNorthAlone(sites, env, warehouse, dir);
     expect(result.exitCode).toBe(0);
     expect(await siteCounts('applications')).toEqual({ north: alone.north.applications?.rows });
     // Back in the file but not run (`--sites north`): its schema, synced before, is in the views again.
@@ -273,15 +284,8 @@ describe('a DuckDB portfolio in a file named like a schema grantflow uses', () =
       const dir = join(work.path, `named-${name}`);
       await (await import('node:fs/promises')).mkdir(dir);
       const { sites, env } = await portfolioSites(dir);
-      const north = sites.filter((s) => s.name === 'north');
       const warehouse = join(dir, `${name}.duckdb`);
-      const result = await runPortfolio({
-        settings: pipelineSettings(warehouse, dir),
-        sites: north,
-        run: north,
-        logger: silentLogger,
-        env,
-      });
+      const result = await syncNorthAlone(sites, env, warehouse, dir);
       expect(result.exitCode, result.lines.join('\n')).toBe(0);
       const w = await openWarehouse(warehouse, { duckdbSchema: portfolioSchema, logger: silentLogger, readOnly: true });
       try {
