@@ -1,6 +1,7 @@
 import { CommanderError } from 'commander';
 import { ExitCode } from '../util/errors.ts';
 import { buildProgram } from './program.ts';
+import { unknownCommand } from './command-names.ts';
 import { applyHeapPolicy } from '../util/heap-policy.ts';
 
 applyHeapPolicy();
@@ -14,14 +15,20 @@ for (const stream of [process.stdout, process.stderr]) {
 }
 
 const program = buildProgram();
+const problem = unknownCommand(program, process.argv.slice(2));
 
-try {
-  await program.parseAsync(process.argv);
-} catch (error) {
-  if (error instanceof CommanderError) {
-    // --help and --version exit 0; bad usage is exit 2 (commander already printed the message).
-    process.exitCode = error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
-  } else {
-    throw error;
+if (problem !== null) {
+  process.stderr.write(`${problem}\n`);
+  process.exitCode = ExitCode.usage;
+} else {
+  try {
+    await program.parseAsync(process.argv);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version exit 0; bad usage is exit 2 (commander already printed the message).
+      process.exitCode = error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
+    } else {
+      throw error;
+    }
   }
 }

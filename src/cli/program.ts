@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { requireSubcommand } from './command-names.ts';
 import { commands } from './commands/index.ts';
 
 /**
@@ -31,5 +32,6 @@ Run \`grantflow <command> --help\` for a command's options; docs/settings.md lis
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
   for (const register of commands) register(program);
+  for (const command of program.commands) if (command.commands.length > 0) requireSubcommand(command);
   return program;
 }
