@@ -95,7 +95,7 @@ export abstract class BaseWarehouse implements Warehouse {
 
   async migrate(tables: readonly TableDef[], wait?: LockWait): Promise<void> {
     await this.migrateBookkeeping(wait);
-    const { created, added } = await this.alteringTables(
+    const { created, added, views } = await this.alteringTables(
       this.qualify('_grantflow_catalog'),
       (lockTimeout) =>
         this.transaction((runner) =>
@@ -104,7 +104,11 @@ export abstract class BaseWarehouse implements Warehouse {
       wait,
     );
     this.catalog = new Map(tables.map((t) => [t.name, t]));
-    if (created.length > 0 || added.length > 0) this.logger.info({ created, added }, 'warehouse schema evolved');
+    if (created.length > 0 || added.length > 0 || views.length > 0) {
+      // One short line: a first sync creates some eighty tables and views, whose names filled a terminal.
+      this.logger.info(`warehouse schema evolved: ${schemaChangeCounts(created, added, views)}`);
+      this.logger.debug({ created, added, views }, 'warehouse schema evolved');
+    }
   }
 
   needsMigration(tables: readonly TableDef[]): Promise<boolean> {
@@ -184,4 +188,21 @@ export abstract class BaseWarehouse implements Warehouse {
     );
     if (newer.length === 0) await this.writeCredentials(to, pair);
   }
+}
+
+/** `42 tables created, 5 columns added in 2 tables, 41 views created`: what a migration changed, counted. */
+export function schemaChangeCounts(
+  created: readonly string[],
+  added: readonly string[],
+  views: readonly string[],
+): string {
+  const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const parts: string[] = [];
+  if (created.length > 0) parts.push(`${plural(created.length, 'table')} created`);
+  if (added.length > 0) {
+    const tables = new Set(added.map((c) => c.slice(0, c.lastIndexOf('.'))));
+    parts.push(`${plural(added.length, 'column')} added in ${plural(tables.size, 'table')}`);
+  }
+  if (views.length > 0) parts.push(`${plural(views.length, 'view')} created`);
+  return parts.join(', ');
 }

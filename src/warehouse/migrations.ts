@@ -99,7 +99,7 @@ export async function runMigrations(
 
 /**
  * Apply the catalog additively and idempotently: create missing tables, add missing columns (nullable),
- * never drop or retype. Records the catalog's fingerprint in `_grantflow_catalog` when it is new.
+ * never drop or retype (`views`: the `<table>_current` views made). Records the catalog's fingerprint in `_grantflow_catalog` when it is new.
  * Runs inside the caller's transaction, under `lockTimeout` when given (see runMigrations).
  */
 export async function applyCatalog(
@@ -109,11 +109,12 @@ export async function applyCatalog(
   qualify: (name: string) => string,
   schemaName: string,
   lockTimeout: string | null = null,
-): Promise<{ created: string[]; added: string[] }> {
+): Promise<{ created: string[]; added: string[]; views: string[] }> {
   if (lockTimeout !== null) await runner.run(lockTimeout);
   const existing = await existingColumns(runner, schemaName);
   const created: string[] = [];
   const added: string[] = [];
+  const views: string[] = [];
   for (const table of tables) {
     const have = existing.get(table.name);
     if (!have) {
@@ -129,7 +130,7 @@ export async function applyCatalog(
     const view = currentViewName(table);
     if (view !== null && viewPending(existing, table, view)) {
       await runner.run(createCurrentViewSql(qualify(view), qualify(table.name)));
-      created.push(view);
+      views.push(view);
     }
   }
   const fingerprint = catalogFingerprint(tables);
@@ -137,7 +138,7 @@ export async function applyCatalog(
     `INSERT INTO ${qualify('_grantflow_catalog')} (fingerprint, applied_at, tables) VALUES ($1, CAST($2 AS TIMESTAMPTZ), $3) ON CONFLICT (fingerprint) DO NOTHING`,
     [fingerprint, new Date().toISOString(), JSON.stringify(tables.map((t) => t.name))],
   );
-  return { created, added };
+  return { created, added, views };
 }
 
 /** The table's view of current rows is missing, or lacks a column of the table (see createCurrentViewSql). */
