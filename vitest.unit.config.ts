@@ -12,6 +12,7 @@ const needsServices = [
   'test/docs/dictionary.test.ts',
   'test/docs/github-actions-example.test.ts',
   'test/docs/github-actions-portfolio.test.ts',
+  'test/docs/readme-sql.test.ts',
   'test/simulator/cli.test.ts',
   'test/snapshot/snapshot.test.ts',
   'test/snapshot/writer-lock.test.ts',
