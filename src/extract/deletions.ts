@@ -65,18 +65,20 @@ export function parentDeletions(
 }
 
 /**
- * Adds what a commit of `def` soft-deleted to its info: rows of the tables the stream owns count as its own
- * (`deleted`); rows of other streams' tables, deleted because their parent went (cascades), are kept apart in
- * `cascaded`, so a parent's line does not count its children as its own.
+ * Adds what a commit of `def` soft-deleted to its info: rows of the stream's own table count as its records
+ * (`deleted`); rows of the other tables it owns (its lists: bridges, custom field values) are kept apart in
+ * `listsDeleted`, and rows of other streams' tables, deleted because their parent went (cascades), in `cascaded`, so
+ * three applications deleted read 3, not 3 plus their collaborators, labels and field values.
  */
 export function addDeletions(info: StreamInfo, def: StreamDef, committed: CommitInfo): void {
-  const own = new Set(mappingOf(def.name).owns.map((o) => o.table));
+  const [own, ...lists] = mappingOf(def.name).owns.map((o) => o.table);
+  const listTables = new Set(lists);
   for (const [table, n] of Object.entries(committed.deleted)) {
     if (n === 0) continue;
-    if (own.has(table)) info.deleted += n;
+    if (table === own) info.deleted += n;
     else {
-      const cascaded = (info.cascaded ??= {});
-      cascaded[table] = (cascaded[table] ?? 0) + n;
+      const apart = listTables.has(table) ? (info.listsDeleted ??= {}) : (info.cascaded ??= {});
+      apart[table] = (apart[table] ?? 0) + n;
     }
   }
 }

@@ -93,8 +93,10 @@ export interface StreamInfo {
   complete: boolean;
   /** An append-only stream stopped paging at records already held (by design, not a partial scan). */
   caughtUp?: boolean;
-  /** Rows of the stream's own tables soft-deleted. */
+  /** Rows of the stream's own table soft-deleted: its records. */
   deleted: number;
+  /** Rows of the stream's list tables (bridges, custom field values) soft-deleted, per table. */
+  listsDeleted?: Record<string, number>;
   /** Rows of other streams' tables soft-deleted with their deleted parents (cascades), per table. */
   cascaded?: Record<string, number>;
   /** Fan-out only; `notFound`: parents that answered 404 where that means "none" (eligibility). */

@@ -36,7 +36,8 @@ export function formatSummary(s: SummaryInput): string {
     if (i.otherFormat) notes.push(`WARNING ${i.otherFormat} files not CSV: no rows loaded (see log)`);
     if (i.reportJobs) notes.push(refreshNote(i.reportJobs));
     if (i.fullRefresh) notes.push('full refresh');
-    if (i.cascaded) notes.push(`deleted with them: ${cascadedNote(i.cascaded)}`);
+    if (i.listsDeleted) notes.push(`list rows deleted: ${tableCounts(i.listsDeleted)}`);
+    if (i.cascaded) notes.push(`deleted with them: ${tableCounts(i.cascaded)}`);
     if (i.duplicates) notes.push(`${i.duplicates} duplicates skipped`);
     if (i.untyped) notes.push(`${i.untyped} values untyped`);
     if (i.naiveTimestamps) notes.push(`${i.naiveTimestamps} times without a zone`);
@@ -86,9 +87,9 @@ export function formatSummary(s: SummaryInput): string {
   return lines.join('\n') + '\n';
 }
 
-/** `application_tasks 30, task_responses 10`: child rows of other streams that went with this stream's deletions. */
-function cascadedNote(cascaded: Readonly<Record<string, number>>): string {
-  return Object.entries(cascaded)
+/** `application_tasks 30, task_responses 10`: rows deleted per table. */
+function tableCounts(counts: Readonly<Record<string, number>>): string {
+  return Object.entries(counts)
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([table, n]) => `${table} ${n}`)
     .join(', ');

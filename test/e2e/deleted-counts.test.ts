@@ -1,6 +1,7 @@
 /**
- * The run summary's `deleted` column counts each stream's own rows: children soft-deleted with their deleted parent
- * are named apart on the parent's line, not added to its count. Expected counts come from the simulator's data.
+ * The run summary's `deleted` column counts each stream's own records: rows of its lists (collaborators, labels,
+ * custom field values) and children soft-deleted with their deleted parent are named apart on the parent's line, not
+ * added to its count. Expected counts come from the simulator's data and the test's own deletions.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatSummary } from '../../src/pipeline/summary.ts';
@@ -19,6 +20,7 @@ const len = (v: unknown): number => (Array.isArray(v) ? v.length : 0);
 describe('deleted rows in the run summary', () => {
   const results: SyncResult[] = [];
   let own = 0;
+  let lists: Record<string, number> = {};
   let children: Record<string, number> = {};
 
   beforeAll(async () => {
@@ -32,11 +34,16 @@ describe('deleted rows in the run summary', () => {
     const ds = sim.control.data;
     const gone = ds.applications.rows
       .filter((a) => len(a.collaborators) > 0 && (ds.children(Number(a.id))?.tasks.length ?? 0) > 0)
-      .slice(0, 2);
-    expect(gone).toHaveLength(2);
-    // The application rows and the rows of their own lists (collaborators, custom field values, labels by name).
+      .slice(0, 3);
+    expect(gone).toHaveLength(3);
+    own = gone.length;
+    // The rows of their own lists (collaborators, custom field values, labels by name).
     const labels = (v: unknown): number => new Set(Array.isArray(v) ? v.map((l) => JSON.stringify(l)) : []).size;
-    own = gone.reduce((n, a) => n + 1 + len(a.collaborators) + len(a.custom_fields) + labels(a.labels), 0);
+    lists = {
+      application_collaborators: gone.reduce((n, a) => n + len(a.collaborators), 0),
+      custom_field_values: gone.reduce((n, a) => n + len(a.custom_fields), 0),
+      application_labels: gone.reduce((n, a) => n + labels(a.labels), 0),
+    };
     children = { application_stages: 0, application_tasks: 0, application_notes: 0, task_responses: 0 };
     for (const a of gone) {
       const c = ds.children(Number(a.id))!;
@@ -49,11 +56,13 @@ describe('deleted rows in the run summary', () => {
     for (const t of targets) results.push(await syncOnce(sim, { credentials, ...t }));
   }, 120_000);
 
-  it('counts only the stream own rows on its line, on DuckDB and Postgres', () => {
+  it('counts only the stream own records on its line, on DuckDB and Postgres', () => {
     for (const result of results) {
       expect(result.status).toBe('succeeded');
       const apps = result.streams.find((s) => s.stream === 'applications')!;
       expect(apps.deleted).toBe(own);
+      const expectedLists = Object.fromEntries(Object.entries(lists).filter(([, n]) => n > 0));
+      expect(apps.listsDeleted ?? {}).toEqual(expectedLists);
       const expectedChildren = Object.fromEntries(Object.entries(children).filter(([, n]) => n > 0));
       expect(apps.cascaded).toEqual(expectedChildren);
       const line = formatSummary(result)
@@ -65,6 +74,11 @@ describe('deleted rows in the run summary', () => {
         .map(([table, n]) => `${table} ${n}`)
         .join(', ');
       expect(line).toContain(`deleted with them: ${note}`);
+      const listNote = Object.entries(expectedLists)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([table, n]) => `${table} ${n}`)
+        .join(', ');
+      if (listNote) expect(line).toContain(`list rows deleted: ${listNote}`);
     }
   });
 });
