@@ -17,6 +17,7 @@ import {
   emptyInfo,
   pageQuery,
   type ExtractContext,
+  type ExtractOptions,
   type ParentRef,
   type StreamInfo,
   type StreamState,
@@ -76,14 +77,8 @@ export async function runFanOutStream(
   const info = emptyInfo(def.name);
   const state = await readStreamState(ctx, def.name);
   const marks = await ctx.mutex.run(() => ctx.warehouse.readParentMarks(def.name));
-  const lastFull = state.lastFullRefreshAt ? Date.parse(state.lastFullRefreshAt) : NaN;
-  const periodic = !def.refreshOnlyWhenAsked;
-  const rolling = periodic && ctx.options.fullRefreshMode === 'rolling';
-  const fullRefresh =
-    ctx.options.fullRefreshStreams.has(def.name) ||
-    state.fullRefreshPending === true ||
-    !Number.isFinite(lastFull) ||
-    (periodic && !rolling && Date.parse(ctx.extractedAt) - lastFull > ctx.options.fullRefreshAfterDays * dayMs);
+  const rolling = !def.refreshOnlyWhenAsked && ctx.options.fullRefreshMode === 'rolling';
+  const fullRefresh = fullRefreshDue(def, state, ctx.options, ctx.extractedAt);
   const since = fullRefresh ? await fullRefreshSince(def, state, ctx) : undefined;
   const doneThisRun = ctx.resuming ? await parentsDoneInRun(ctx, def.name, since) : new Set<string>();
   const rollingDue = rolling && !fullRefresh ? await rollingRefresh(def, parents, ctx) : new Set<string>();
@@ -217,6 +212,27 @@ export async function runFanOutStream(
     `${info.records} records from ${info.parents.fetched} parents (${info.parents.unchanged} unchanged)`,
   );
   return info;
+}
+
+/**
+ * Whether this run reads every parent of `def` again: asked (`--full-refresh`), left pending by a refresh cut short,
+ * never done (a first sync, a reset), or due (`fullRefreshAfterDays`, unless the refresh is rolling or only asked).
+ */
+export function fullRefreshDue(
+  def: StreamDef,
+  state: StreamState,
+  options: Pick<ExtractOptions, 'fullRefreshStreams' | 'fullRefreshAfterDays' | 'fullRefreshMode'>,
+  at: string,
+): boolean {
+  const lastFull = state.lastFullRefreshAt ? Date.parse(state.lastFullRefreshAt) : NaN;
+  const periodic = !def.refreshOnlyWhenAsked;
+  const rolling = periodic && options.fullRefreshMode === 'rolling';
+  return (
+    options.fullRefreshStreams.has(def.name) ||
+    state.fullRefreshPending === true ||
+    !Number.isFinite(lastFull) ||
+    (periodic && !rolling && Date.parse(at) - lastFull > options.fullRefreshAfterDays * dayMs)
+  );
 }
 
 /**

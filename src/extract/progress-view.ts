@@ -26,6 +26,8 @@ export interface ProgressSnapshot {
   /** Requests per second, measured over the last half minute. */
   readonly rate: number;
   readonly finished: boolean;
+  /** Streams the run runs, started or not (fan-out included); absent in a file an older version wrote. */
+  readonly streamCount?: number;
   readonly streams: readonly StreamProgress[];
 }
 
@@ -39,10 +41,23 @@ export function duration(seconds: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
-/** Seconds left at the measured rate; null while there is no rate to go by. */
+/** Seconds left of a fan-out stream at its parents' pace so far; null while it has none. */
+export function streamEtaSeconds(s: StreamProgress, now: number): number | null {
+  if (s.end || s.parentsTotal <= 0) return null;
+  const secs = (now - s.startedAt) / 1000;
+  const perSec = secs > 0 ? s.parentsDone / secs : 0;
+  return perSec > 0 ? (s.parentsTotal - s.parentsDone) / perSec : null;
+}
+
+/**
+ * Seconds left at the measured rate, never less than a running stream's own ETA (the run ends after its last
+ * stream); null while there is no rate to go by.
+ */
 export function etaSeconds(snap: ProgressSnapshot): number | null {
   if (snap.rate <= 0) return null;
-  return Math.max(snap.estimate - snap.requests, 0) / snap.rate;
+  const now = Date.parse(snap.at);
+  const streams = snap.streams.map((s) => streamEtaSeconds(s, now) ?? 0);
+  return Math.max(Math.max(snap.estimate - snap.requests, 0) / snap.rate, ...streams);
 }
 
 /** The overall line: requests done of the estimate, the rate, the ETA and the time so far. */
@@ -60,9 +75,8 @@ function describeStream(s: StreamProgress, nameWidth: number, now: number): stri
   const parts = [`${count(s.records).padStart(8)} rec`, `${count(s.pages).padStart(5)} pages`];
   if (s.parentsTotal > 0) {
     parts.push(`parents ${count(s.parentsDone)}/${count(s.parentsTotal)}`);
-    const secs = (now - s.startedAt) / 1000;
-    const perSec = secs > 0 ? s.parentsDone / secs : 0;
-    if (!s.end && perSec > 0) parts.push(`ETA ${duration((s.parentsTotal - s.parentsDone) / perSec)}`);
+    const eta = streamEtaSeconds(s, now);
+    if (eta !== null) parts.push(`ETA ${duration(eta)}`);
   } else if (s.total !== null && !s.end) parts.push(`of ${count(s.total)}`);
   if (s.end && s.end !== 'done') parts.push(s.end);
   return `  ${name} ${parts.join('  ')}`;
@@ -87,7 +101,7 @@ export function progressView(snap: ProgressSnapshot, columns: number, rows: numb
       overall.replace(/ {2}elapsed \S+$/, ''),
       overall.replace(/ {2}elapsed \S+$/, '').replace(/ \(\d+%\)/, ''),
     ].find((h) => [...h].length <= columns) ?? overall;
-  const foot = `  ${ended.length} of ${snap.streams.length} streams ended${failed ? `, ${failed} failed` : ''}`;
+  const foot = `  ${ended.length} of ${snap.streamCount ?? snap.streams.length} streams ended${failed ? `, ${failed} failed` : ''}`;
   const room = Math.max(rows - 2, 0);
   let shown = active;
   let more = '';

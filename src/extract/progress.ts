@@ -4,13 +4,25 @@ import { describeOverall, progressView, type ProgressSnapshot, type StreamProgre
 
 export type StreamEnd = 'done' | 'skipped' | 'failed' | 'interrupted';
 
+/** A fan-out stream as the estimate sees it before it reports its parents. */
+export interface FanOutExpectation {
+  readonly parent: string;
+  /** This run reads every parent again (a full refresh, a first sync, a reset), not only new or changed ones. */
+  readonly everyParent: boolean;
+  /** Pages per parent read in earlier runs (1 when unknown). */
+  readonly perParent: number;
+}
+
 export interface ProgressOptions {
   /** Requests the client has sent so far (retries and token refreshes included); default: pages counted here. */
   readonly requests?: () => number;
-  /** Pages each stream is expected to take, from the last run (a first guess before a stream reports a total). */
+  /** Every stream the run will run, fan-out included: the "of N streams" of the view, fixed from the start. */
+  readonly streams?: readonly string[];
+  /** Pages each stream is expected to take before it reports a size, when earlier runs tell. */
   readonly expected?: ReadonlyMap<string, number>;
-  /** Each fan-out stream's parent stream: one page per parent is the guess for a fan-out not started yet. */
-  readonly parents?: ReadonlyMap<string, string>;
+  readonly fanOut?: ReadonlyMap<string, FanOutExpectation>;
+  /** Lists read only down to the records already held: the list's total says nothing of the pages they take. */
+  readonly stopEarly?: ReadonlySet<string>;
   /** Called about once a second with the current state (status reads it; see pipeline/live-progress-file.ts). */
   readonly publish?: (snapshot: ProgressSnapshot) => void;
   readonly screen?: TerminalScreen;
@@ -34,6 +46,9 @@ export class Progress {
   private readonly requestsAtStart: number;
   private readonly samples: { at: number; requests: number }[] = [];
   private stopped = false;
+  /** Fan-out streams that said how many parents they read: their size is known. */
+  private readonly parentsReported = new Set<string>();
+  private announced = false;
 
   constructor(
     private readonly logger: Logger,
@@ -49,6 +64,8 @@ export class Progress {
   }
 
   start(): void {
+    // At once: a run whose every stream's size earlier runs tell announces its estimate before its first request.
+    this.render();
     this.timer = setInterval(() => this.render(), this.tty ? 250 : 1_000);
     this.timer.unref();
   }
@@ -91,6 +108,7 @@ export class Progress {
 
   parents(stream: string, done: number, total: number): void {
     const l = this.line(stream);
+    this.parentsReported.add(stream);
     l.parentsDone = done;
     l.parentsTotal = total;
   }
@@ -121,36 +139,66 @@ export class Progress {
       estimate: Math.max(estimate, requests),
       rate,
       finished: this.stopped,
+      streamCount: Math.max(this.allStreams().size, this.lines.size),
       streams: [...this.lines.values()].map((l) => ({ ...l })),
     };
   }
 
-  /** Pages the whole run is expected to take: each stream's known total, else last run's, else what it read so far. */
+  private allStreams(): Set<string> {
+    const o = this.options;
+    return new Set([...(o.streams ?? []), ...(o.expected?.keys() ?? []), ...(o.fanOut?.keys() ?? [])]);
+  }
+
+  /** Pages the whole run is expected to take: each stream's known size, else earlier runs', else what it read so far. */
   private expectedPages(): number {
     const expected = this.options.expected ?? new Map<string, number>();
     let sum = 0;
     for (const l of this.lines.values()) {
+      const fan = this.options.fanOut?.get(l.stream);
       if (l.end) sum += l.pages;
-      else if (l.parentsTotal > 0) {
-        const perParent = l.parentsDone > 0 ? l.pages / l.parentsDone : 1;
+      else if (this.parentsReported.has(l.stream)) {
+        const perParent = l.parentsDone > 0 ? l.pages / l.parentsDone : (fan?.perParent ?? 1);
         sum += Math.max(l.pages, Math.ceil(perParent * l.parentsTotal));
-      } else if (l.total !== null && l.pageSize > 0) sum += Math.max(l.pages, Math.ceil(l.total / l.pageSize));
+      } else if (l.total !== null && l.pageSize > 0 && !this.options.stopEarly?.has(l.stream))
+        sum += Math.max(l.pages, Math.ceil(l.total / l.pageSize));
       else sum += Math.max(l.pages, expected.get(l.stream) ?? 0);
     }
-    // Streams not started yet: last run's pages, or for a fan-out one page per record its parent stream holds.
-    const names = new Set([...expected.keys(), ...(this.options.parents?.keys() ?? [])]);
-    for (const name of names) {
-      if (this.lines.has(name)) continue;
-      const parent = this.options.parents?.get(name);
-      const parentLine = parent ? this.lines.get(parent) : undefined;
-      sum += expected.get(name) ?? (parentLine ? (parentLine.total ?? parentLine.records) : 0);
-    }
+    for (const name of this.allStreams()) if (!this.lines.has(name)) sum += this.notStarted(name) ?? 1;
     return sum;
+  }
+
+  /**
+   * Pages a stream not started yet is expected to take, or null when nothing tells yet: a fan-out stream reading every
+   * parent takes its pages per parent times the parents its parent stream is reading (or held at the last run).
+   */
+  private notStarted(name: string): number | null {
+    const fan = this.options.fanOut?.get(name);
+    const parentLine = fan ? this.lines.get(fan.parent) : undefined;
+    if (fan?.everyParent && parentLine && (parentLine.total !== null || parentLine.end))
+      return Math.ceil((parentLine.total ?? parentLine.records) * fan.perParent);
+    return this.options.expected?.get(name) ?? null;
+  }
+
+  /** Every stream's size is known (reported, or told by earlier runs): the estimate is worth announcing. */
+  private informed(): boolean {
+    for (const name of this.allStreams()) {
+      const l = this.lines.get(name);
+      if (!l) {
+        if (this.notStarted(name) === null) return false;
+      } else if (!l.end && !this.parentsReported.has(name) && l.total === null && !this.options.expected?.has(name))
+        return false;
+    }
+    return true;
   }
 
   private render(final = false): void {
     const now = this.now();
     const snap = this.snapshot();
+    if (!this.announced && !final && this.informed()) {
+      // Once, as soon as every stream's size is known: what a log (cron, CI) keeps of the estimate.
+      this.announced = true;
+      this.logger.info({ requests: snap.estimate }, `about ${snap.estimate.toLocaleString('en-US')} requests expected`);
+    }
     if (this.options.publish && (final || now - this.lastPublish >= 1_000)) {
       this.lastPublish = now;
       this.options.publish(snap);

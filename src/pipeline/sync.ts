@@ -199,6 +199,23 @@ async function extract(stage: ExtractStage): Promise<StreamInfo[]> {
   const probe = { client, warehouse, mutex, runId: run.runId, extractedAt, logger };
   const detect = settings.detectPageSize ?? settings.perPage === defaultPerPage;
   const pageSize = detect ? await detectPageSize(probe, settings.perPage) : undefined;
+  const options = {
+    fullRefreshStreams: run.fullRefreshStreams,
+    fullRefreshAfterDays: settings.fullRefreshAfterDays,
+    fullRefreshMode: settings.fullRefreshMode,
+  };
+  const progress = await runProgress({
+    logger,
+    tty,
+    target: settings.warehouse,
+    warehouse,
+    runId: run.runId,
+    client,
+    last,
+    streams,
+    options,
+    extractedAt,
+  });
   await raw?.open();
   try {
     return await runExtract(
@@ -215,19 +232,9 @@ async function extract(stage: ExtractStage): Promise<StreamInfo[]> {
         unknownFields: stage.unknownFields,
         promotions: stage.promotions,
         logger,
-        progress: runProgress({
-          logger,
-          tty,
-          warehouse: settings.warehouse,
-          runId: run.runId,
-          client,
-          last,
-          streams,
-        }),
+        progress,
         options: {
-          fullRefreshStreams: run.fullRefreshStreams,
-          fullRefreshAfterDays: settings.fullRefreshAfterDays,
-          fullRefreshMode: settings.fullRefreshMode,
+          ...options,
           siteTimeZone: settings.siteTimeZone,
           fanOutConcurrency: settings.concurrency,
           checkpointParents: 200,

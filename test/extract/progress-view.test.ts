@@ -48,6 +48,39 @@ describe('the live view', () => {
     expect(head).toMatch(/requests 11\/~50 \(22%\) {2}1\.0\/s {2}ETA 39s/);
   });
 
+  it('counts the streams ended out of every stream the run will run, fan-out ones not started included', () => {
+    let now = Date.UTC(2026, 0, 1);
+    const streams = ['programs', 'applications', 'application_tasks', 'application_notes', 'organizations'];
+    const progress = new Progress(silentLogger, false, { now: () => now, streams });
+    const foot = (): string => progressView(progress.snapshot(), 100, 20).at(-1)!;
+    progress.page('programs', 3);
+    progress.finish('programs', '3 records');
+    expect(foot()).toBe(`  1 of ${streams.length} streams ended`);
+    progress.page('applications', 100, 1000);
+    progress.finish('applications', '1000 records');
+    progress.parents('application_tasks', 0, 1000);
+    now += 1_000;
+    expect(foot()).toBe(`  2 of ${streams.length} streams ended`);
+  });
+
+  it("never shows a stream's ETA above the overall one", () => {
+    const { progress, tick } = progressAt();
+    // Many quick requests elsewhere, while one fan-out stream crawls: 1 of 100 parents in 10 s.
+    for (let i = 0; i < 200; i++) progress.page('applications', 1, 210);
+    progress.parents('application_tasks', 0, 100);
+    tick(10_000);
+    progress.parents('application_tasks', 1, 100);
+    progress.page('application_tasks', 1);
+    const lines = progressView(progress.snapshot(), 120, 10);
+    const seconds = (line: string): number => {
+      const m = /ETA (?:(\d+)h)?(?:(\d+)m)?(\d+)?s?/.exec(line.replace(/ETA (\d+)h(\d+)m/, 'ETA $1h$2m0s'))!;
+      return Number(m[1] ?? 0) * 3600 + Number(m[2] ?? 0) * 60 + Number(m[3] ?? 0);
+    };
+    const stream = lines.find((l) => l.startsWith('  application_tasks'))!;
+    expect(stream).toMatch(/ETA/);
+    expect(seconds(lines[0]!)).toBeGreaterThanOrEqual(seconds(stream));
+  });
+
   it('shows the streams a stop cut short as interrupted', () => {
     const { progress, tick } = progressAt();
     progress.page('programs', 3);
