@@ -39,6 +39,8 @@ export async function rateFigure(options: BenchOptions): Promise<FigureResult> {
   const scale = 'small';
   const sim = await startSimulator({ scale, seed: options.seed, rate: siteRate, latency: { ms: siteLatencyMs } });
   const dir = await mkdtemp(join(tmpdir(), 'gf-bench-rate-'));
+  // The process's CPU (the simulator runs in it too): what the pacing costs is a small part of it.
+  const cpuAtStart = process.cpuUsage();
   let first = NaN;
   let last = NaN;
   let seen = 0;
@@ -53,6 +55,8 @@ export async function rateFigure(options: BenchOptions): Promise<FigureResult> {
     const creds = await writeCreds(sim, dir);
     const result = await benchSync(sim, dir, creds, { rate: siteRate, streams: rateStreams });
     clearInterval(poll);
+    const cpu = process.cpuUsage(cpuAtStart);
+    const cpuS = (cpu.user + cpu.system) / 1e6;
     const counts = sim.control.counts();
     const { api, token } = splitTokenCalls(counts.byTemplate);
     const limited = counts.byStatus['429'] ?? 0;
@@ -76,8 +80,8 @@ export async function rateFigure(options: BenchOptions): Promise<FigureResult> {
         {
           figure: '429 responses',
           value: `${limited} of ${counts.total} (${pct(limited / counts.total, 2)})`,
-          goal: '≤ 1 %',
-          met: limited / counts.total <= 0.01,
+          goal: '0 (a strict sliding 1 s window)',
+          met: limited === 0,
         },
       ],
       details: [
@@ -89,6 +93,7 @@ export async function rateFigure(options: BenchOptions): Promise<FigureResult> {
           `| sustained rate in that window | ${rate.toFixed(3)} req/s |\n` +
           `| whole sync wall time (incl. DuckDB open, migrate, loads) | ${(result.durationMs / 1000).toFixed(1)} s → ${overall.toFixed(2)} req/s |\n` +
           `| simulator statuses | ${JSON.stringify(counts.byStatus)} |\n` +
+          `| CPU of the process (client, simulator, DuckDB; user + system) | ${cpuS.toFixed(1)} s |\n` +
           `| client stats | requests ${result.client.requests}, retries ${result.client.retries}, rateLimited ${result.client.rateLimited}, refreshes ${result.client.refreshes}, ${fmt(result.client.bytes / 1024)} KiB |`,
       ],
     };

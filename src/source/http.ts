@@ -1,7 +1,7 @@
 import { Pool, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { SiteResponseError } from './errors.ts';
-import { RateLimiter, Semaphore } from './throttle.ts';
+import { RateLimiter, Semaphore, type Slot } from './throttle.ts';
 
 export interface HttpRequest {
   readonly method: 'GET' | 'POST';
@@ -77,16 +77,16 @@ export class HttpTransport {
       const first = auth === null;
       const release = await this.semaphore.acquire(first, signal);
       try {
-        await this.limiter.acquire(first, signal);
+        const slot = await this.limiter.acquire(first, signal);
         if (auth?.blocked) continue; // a refresh began while we queued: wait for it, then queue again
-        return await this.once(req, auth ? auth.accessToken : null);
+        return await this.once(req, auth ? auth.accessToken : null, slot);
       } finally {
         release();
       }
     }
   }
 
-  private async once(req: HttpRequest, token: string | null): Promise<HttpResponse> {
+  private async once(req: HttpRequest, token: string | null, slot: Slot): Promise<HttpResponse> {
     const headers: Record<string, string> = {
       accept: req.accept ?? 'application/json',
       'user-agent': this.options.userAgent,
@@ -94,6 +94,7 @@ export class HttpTransport {
     if (token) headers.authorization = `Bearer ${token}`;
     if (req.contentType) headers['content-type'] = req.contentType;
     const started = performance.now();
+    slot.started();
     const res = await this.pool.request({
       method: req.method,
       path: `${req.url.pathname}${req.url.search}`,

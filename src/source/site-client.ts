@@ -284,7 +284,8 @@ class DefaultSiteClient implements SiteClient {
           if (rateLimited > Math.max(this.maxRetries, 10)) {
             throw new SiteUnavailableError(url, 'HTTP 429 rate limited on every attempt', rateLimited);
           }
-          this.logger.warn({ url, waitMs: Math.round(wait), rateLimited }, 'rate limited (429); backing off');
+          // One short line (a URL folded it to three): the request's path is in its debug line.
+          this.logger.warn({ waitMs: Math.round(wait), attempt: rateLimited }, 'rate limited (429), backing off');
           await sleep(wait, signal);
           continue;
         }

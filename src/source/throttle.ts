@@ -1,17 +1,30 @@
 import { abortableWait } from './retry.ts';
 
 /**
- * Evenly spaced rate limiter (GCRA with a burst of one): consecutive releases are at least
- * `1000 / (rate * (1 - margin))` ms apart (less at most 3 ms of forgiven timer lateness), measured from the
- * previous release rather than a fixed schedule, so a badly late timer never lets requests bunch up.
- * A fixed window would allow 2 × rate across a window edge.
+ * Evenly spaced rate limiter (GCRA with a burst of one) with a sliding-window guard. Consecutive releases are at
+ * least `1000 / (rate * (1 - margin))` ms apart (less at most 3 ms of forgiven timer lateness), measured from the
+ * previous release rather than a fixed schedule, so a badly late timer never lets requests bunch up. On top of that,
+ * no request starts within `1000 + windowMarginMs` ms of the start `floor(rate)` starts before it, where a start is
+ * when the request was handed to the connection (`Slot.started`), not when its slot came: a request held up between
+ * the two (an event loop busy with a load) would otherwise arrive close to the ones after it, and a server counting a
+ * strict sliding second would see one too many. A fixed window would allow 2 × rate across a window edge.
  */
 export interface RateLimiterOptions {
   /** Requests per second. */
   readonly rate: number;
   /** Safety margin so arrival jitter (network, GC pauses) cannot fit rate + 1 requests in a window (default 3 %). */
   readonly margin?: number;
+  /**
+   * Added to the one-second window the last `floor(rate)` starts are kept out of (default 45 ms: an arrival that
+   * much late, a busy server or a connection being opened, still fits; the rate stays at 95.7 % of the limit).
+   */
+  readonly windowMarginMs?: number;
   readonly now?: () => number;
+}
+
+/** A released request: call `started` as it is handed to the connection, so the window counts its real start. */
+export interface Slot {
+  started(): void;
 }
 
 /** Releases without a 429 before the spacing shrinks one step back towards `rate`. */
@@ -27,13 +40,19 @@ export class RateLimiter {
   private slowdown = 1;
   private lastSlowdownAt = Number.NEGATIVE_INFINITY;
   private releasesSinceChange = 0;
-  private readonly waiters: Array<() => void> = [];
+  private readonly waiters: Array<(slot: Slot) => void> = [];
   private timer: NodeJS.Timeout | null = null;
+  /** The last `perWindow` starts, oldest first: a release waits until the oldest is a window (and margin) old. */
+  private readonly starts: { at: number }[] = [];
+  private readonly perWindow: number;
+  private readonly windowMs: number;
 
   constructor(options: RateLimiterOptions) {
     if (!(options.rate > 0)) throw new RangeError('rate must be > 0');
     const margin = options.margin ?? 0.03;
     this.baseIntervalMs = 1000 / (options.rate * (1 - margin));
+    this.perWindow = Math.max(1, Math.floor(options.rate));
+    this.windowMs = 1000 + (options.windowMarginMs ?? 45);
     this.now = options.now ?? (() => performance.now());
   }
 
@@ -45,8 +64,8 @@ export class RateLimiter {
    * Resolves when the caller may start one request. FIFO, but a `first` caller goes before every waiter. Once
    * `signal` is aborted the caller leaves the queue and the wait fails with a StoppedError.
    */
-  acquire(first = false, signal?: AbortSignal): Promise<void> {
-    return abortableWait<void>(
+  acquire(first = false, signal?: AbortSignal): Promise<Slot> {
+    return abortableWait<Slot>(
       signal,
       (resolve) => {
         if (first) this.waiters.unshift(resolve);
@@ -87,23 +106,45 @@ export class RateLimiter {
     this.pump();
   }
 
+  /** When the next request may start: its even spacing, a 429's pause, and the sliding window. */
+  private nextAt(): number {
+    // The earliest of the last `perWindow` starts (one held up may have started after a later one) must leave the
+    // window before another starts.
+    let oldest = -Infinity;
+    if (this.starts.length >= this.perWindow) oldest = Math.min(...this.starts.map((s) => s.at)) + this.windowMs;
+    return Math.max(this.lastRelease + this.intervalMs, this.pausedUntil, oldest);
+  }
+
+  /** A slot released now: counted in the window from now, or from its real start once the transport says. */
+  private slot(now: number): Slot {
+    const entry = { at: now };
+    this.starts.push(entry);
+    if (this.starts.length > this.perWindow) this.starts.shift();
+    return {
+      started: () => {
+        entry.at = Math.max(entry.at, this.now());
+      },
+    };
+  }
+
   private pump(): void {
     if (this.timer || this.waiters.length === 0) return;
     const now = this.now();
-    let at = Math.max(this.lastRelease + this.intervalMs, this.pausedUntil);
+    let at = this.nextAt();
     if (at > now) return this.arm(at - now);
     // Release every waiter whose slot has come: at high rates (interval ~1 ms) one release per timer tick would
     // cap the rate at the timer's resolution (~400/s at --rate 1000). Slots stay `interval` apart, so at 5/s
     // this releases one. Count a timer that fired up to 3 ms late as on time, so timer latency does not pile up
     // into a lower rate. Gaps stay >= interval - 3 ms, so six starts span >= 5 x interval - 3 ms (~1028 ms at 5/s).
+    // The window counts a slot from `now`, the moment it is handed out, even when the spacing forgave lateness.
     while (at <= now && this.waiters.length > 0) {
       this.lastRelease = Math.max(at, now - 3);
-      this.waiters.shift()?.();
+      this.waiters.shift()?.(this.slot(now));
       if (this.slowdown > 1 && ++this.releasesSinceChange >= recoverEvery) {
         this.slowdown = Math.max(1, this.slowdown * 0.95);
         this.releasesSinceChange = 0;
       }
-      at = this.lastRelease + this.intervalMs;
+      at = this.nextAt();
     }
     // Schedule the following waiter relative to the last release.
     if (this.waiters.length > 0) this.arm(at - now);
@@ -150,7 +191,7 @@ export class Semaphore {
   }
 }
 
-function removeWaiter(queue: Array<() => void>, waiter: () => void): void {
+function removeWaiter<T>(queue: Array<(value: T) => void>, waiter: (value: T) => void): void {
   const i = queue.indexOf(waiter);
   if (i >= 0) queue.splice(i, 1);
 }

@@ -2,7 +2,17 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSiteClient, RateLimiter, Semaphore } from '../../src/source/index.ts';
 import { StoppedError } from '../../src/util/errors.ts';
 import { startSimulator } from '../../src/simulator/index.ts';
-import { json, maxInWindow, MemoryStore, startServer, type TestServer } from '../support/http-server.ts';
+import { pino } from 'pino';
+import { formatLogLine } from '../../src/util/pretty-log.ts';
+import {
+  json,
+  maxInWindow,
+  MemoryStore,
+  startServer,
+  strictWindow,
+  type Arrival,
+  type TestServer,
+} from '../support/http-server.ts';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -46,6 +56,108 @@ describe('rate limiter', { retry: 2 }, () => {
       // Even spacing, not bursts: no two arrivals closely together (1/10 s apart, minus loopback jitter).
       expect(sorted[i]! - sorted[i - 1]!).toBeGreaterThan(40);
     }
+  });
+});
+
+describe('at the edge of a strict sliding one-second window', () => {
+  it('300 requests at 20/s with 8 in flight, some arriving late: no 429, never 21 in a second', async () => {
+    const limit = 20;
+    // Answers take 0 to 150 ms, so requests overlap and connections are reused out of order; one request in seven
+    // reaches the server 40 ms late (a slower route, a busy server, a connection being opened).
+    const index = (arrival: Arrival): number => Number(/\d+/.exec(arrival.path)?.[0]);
+    const site = strictWindow(
+      limit,
+      async (_req, res, arrival) => {
+        await new Promise((r) => setTimeout(r, (index(arrival) * 37) % 150));
+        json(res, 200, { ok: true });
+      },
+      (arrival) => (index(arrival) % 7 === 3 ? 40 : 0),
+    );
+    server = await startServer(site.handler);
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (l: string) => lines.push(l) });
+    const client = createSiteClient({
+      baseUrl: server.url,
+      store: new MemoryStore(),
+      rate: limit,
+      concurrency: 8,
+      logger,
+    });
+    try {
+      await Promise.all(Array.from({ length: 300 }, (_, i) => client.getJson(`/api/item/${i}/`)));
+    } finally {
+      await client.close();
+    }
+    expect(site.rejected()).toBe(0);
+    expect(client.stats.rateLimited).toBe(0);
+    expect(maxInWindow(site.seen)).toBeLessThanOrEqual(limit);
+    expect(lines.filter((l) => l.includes('429'))).toEqual([]);
+  }, 60_000);
+
+  it('one 429 is one log line that fits an 80-column terminal', async () => {
+    let first = true;
+    server = await startServer((_req, res) => {
+      if (first) {
+        first = false;
+        json(res, 429, { detail: 'slow down' }, { 'retry-after': '0' });
+      } else json(res, 200, { ok: true });
+    });
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (l: string) => lines.push(l) });
+    const client = createSiteClient({ baseUrl: server.url, store: new MemoryStore(), rate: 50, logger });
+    try {
+      await client.getJson('/api/applications/123456789/tasks/?page=12&per_page=500');
+    } finally {
+      await client.close();
+    }
+    expect(client.stats.rateLimited).toBe(1);
+    const shown = lines.map(formatLogLine);
+    expect(shown).toHaveLength(1);
+    expect(shown[0]).toMatch(/429/);
+    expect(shown[0]!.length).toBeLessThanOrEqual(80);
+  });
+});
+
+describe('the limiter against a fake clock with a late event loop', () => {
+  /** Releases `count` requests, each started `startDelay(i)` ms after its slot; the loop stalls now and then. */
+  async function drive(count: number, startDelay: (i: number) => number, stallEvery: number) {
+    vi.useFakeTimers();
+    try {
+      const t0 = Date.now();
+      const limiter = new RateLimiter({ rate: 5, now: () => Date.now() });
+      const starts: number[] = [];
+      const done = Array.from({ length: count }, (_, i) =>
+        limiter.acquire().then(async (slot) => {
+          const delay = startDelay(i);
+          if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+          slot.started();
+          starts.push(Date.now());
+        }),
+      );
+      for (let step = 0; starts.length < count; step++) {
+        // A stall: the clock moves on while no timer runs, so the next ones fire late.
+        if (stallEvery > 0 && step % stallEvery === stallEvery - 1) vi.setSystemTime(Date.now() + 180);
+        await vi.advanceTimersByTimeAsync(10);
+      }
+      await Promise.all(done);
+      return { starts, elapsed: Math.max(...starts) - t0 };
+    } finally {
+      vi.useRealTimers();
+    }
+  }
+
+  it('keeps any second to 5 starts when some start late after their slot, without a catch-up burst', async () => {
+    // One request in seven held 120 ms between its slot and its start; stalls of 180 ms every 170 ms of timers.
+    const { starts } = await drive(120, (i) => (i % 7 === 3 ? 120 : 0), 17);
+    expect(starts).toHaveLength(120);
+    expect(maxInWindow(starts)).toBeLessThanOrEqual(5);
+  });
+
+  it('still averages at least 95 % of the rate when nothing is late', async () => {
+    const { starts, elapsed } = await drive(200, () => 0, 0);
+    expect(maxInWindow(starts)).toBeLessThanOrEqual(5);
+    // 200 starts: 199 gaps.
+    expect(199 / (elapsed / 1000)).toBeGreaterThanOrEqual(0.95 * 5);
   });
 });
 

@@ -69,6 +69,40 @@ export async function startServer(handler: Handler): Promise<TestServer> {
   };
 }
 
+/**
+ * A handler answering 429 to a request that arrives while `limit` accepted ones arrived within the last second (a
+ * strict sliding window, as a site counting per client), `ok` to the others. `transitMs` holds a request back before
+ * it counts, as a slower route or a connection being opened would: it is seen that much later than it was sent.
+ * `seen` lists when each request was counted; `rejected` counts the 429s.
+ */
+export function strictWindow(
+  limit: number,
+  ok: Handler,
+  transitMs: (arrival: Arrival) => number = () => 0,
+): { handler: Handler; seen: number[]; rejected: () => number } {
+  const accepted: number[] = [];
+  const seen: number[] = [];
+  let rejected = 0;
+  return {
+    handler: async (req, res, arrival) => {
+      const transit = transitMs(arrival);
+      if (transit > 0) await new Promise((r) => setTimeout(r, transit));
+      const t = performance.now();
+      seen.push(t);
+      while (accepted.length > 0 && accepted[0]! <= t - 1000) accepted.shift();
+      if (accepted.length >= limit) {
+        rejected++;
+        json(res, 429, { detail: 'rate limited' }, { 'retry-after': '1' });
+        return;
+      }
+      accepted.push(t);
+      return ok(req, res, arrival);
+    },
+    seen,
+    rejected: () => rejected,
+  };
+}
+
 export function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
