@@ -1,7 +1,7 @@
 import type { JsonObject } from '../util/json.ts';
 import { unseenRecords } from '../source/index.ts';
 import { pageLine } from './raw-landing.ts';
-import type { StreamDef } from './stream-def.ts';
+import type { StreamDef } from '../streams/stream-def.ts';
 import { pageQuery, type ExtractContext, type StreamInfo } from './types.ts';
 
 /**

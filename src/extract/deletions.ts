@@ -1,10 +1,11 @@
-import type { Cascade, CommitInfo, CommitPlan, CompleteScope } from '../warehouse/types.ts';
+import type { Cascade } from '../normalize/cascade.ts';
+import type { CommitInfo, CommitPlan, CompleteScope } from '../warehouse/types.ts';
 
 import { streamCatalog } from '../streams/registry.ts';
 
 import { noHolds, type DeletionHolds } from './deletion-holds.ts';
 
-import type { StreamDef } from './stream-def.ts';
+import type { StreamDef } from '../streams/stream-def.ts';
 
 import type { StreamInfo } from './types.ts';
 import { mappingOf } from '../streams/registry.ts';

@@ -4,7 +4,7 @@ import { keepFullRefreshPending, runFanOutStream } from './fan-out-stream.ts';
 import type { Mutex } from './mutex.ts';
 import { refreshReports, type ReportRefreshOutcome } from './report-refresh.ts';
 import type { Warehouse } from '../warehouse/types.ts';
-import type { StreamDef } from './stream-def.ts';
+import type { StreamDef } from '../streams/stream-def.ts';
 import { streamByName, streamCatalog } from '../streams/registry.ts';
 import { failOrSkip, runTopLevelStream } from './top-level-stream.ts';
 import { emptyInfo, type ExtractContext, type StreamInfo } from './types.ts';

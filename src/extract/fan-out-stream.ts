@@ -3,13 +3,14 @@ import { objectBodyRecords, SiteHttpError } from '../source/index.ts';
 import type { CommitPlan, LoadUnit, ParentMark } from '../warehouse/types.ts';
 import { confirmWalk } from './confirm-walk.ts';
 import { flushBeforeCommit, pageLine } from './raw-landing.ts';
-import { reportFileContext, reportFileLanding } from './report-file.ts';
+import { reportFileLanding } from './report-file.ts';
+import { reportFileContext } from '../streams/report-file-marker.ts';
 import { GrantflowError } from '../util/errors.ts';
 import type { PaginationInfo } from '../source/types.ts';
 import { cutError, walkCut } from './walk-limits.ts';
 import { RowSink } from './row-sink.ts';
 import { addDeletions, parentDeletions } from './deletions.ts';
-import type { StreamDef } from './stream-def.ts';
+import type { StreamDef } from '../streams/stream-def.ts';
 import { failOrSkip } from './top-level-stream.ts';
 import { readStreamState } from './state.ts';
 import {

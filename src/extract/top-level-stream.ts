@@ -16,7 +16,7 @@ import { RowSink } from './row-sink.ts';
 
 import { addDeletions, scanDeletions } from './deletions.ts';
 
-import type { StreamDef } from './stream-def.ts';
+import type { StreamDef } from '../streams/stream-def.ts';
 
 import {
   addSinkCounts,

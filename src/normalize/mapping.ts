@@ -1,5 +1,5 @@
 import type { JsonObject } from '../util/json.ts';
-import type { Cascade } from '../warehouse/types.ts';
+import type { Cascade } from './cascade.ts';
 import type { FieldObserver } from './record-walk.ts';
 import type { CellValue, MergeMode, Row } from './table-def.ts';
 

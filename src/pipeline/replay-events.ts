@@ -2,7 +2,7 @@ import { readRawLines, type RawLine } from '../extract/raw-landing.ts';
 import { landedReportFileRecords } from '../extract/report-file.ts';
 import { RowBatcher, type BatchContext, type RowBatch, type SinkCounts } from '../extract/row-batcher.ts';
 import type { DeletionHolds } from '../extract/deletion-holds.ts';
-import type { StreamDef } from '../extract/stream-def.ts';
+import type { StreamDef } from '../streams/stream-def.ts';
 import { objectBodyRecords, parseListPage, parseJson, unseenRecords } from '../source/index.ts';
 import type { JsonObject } from '../util/json.ts';
 import { GrantflowError } from '../util/errors.ts';

@@ -6,7 +6,7 @@ import { Mutex } from '../extract/mutex.ts';
 
 import { addDeletions, parentDeletions, scanDeletions } from '../extract/deletions.ts';
 
-import type { StreamDef } from '../extract/stream-def.ts';
+import type { StreamDef } from '../streams/stream-def.ts';
 
 import { addSinkCounts, emptyInfo, type StreamInfo } from '../extract/types.ts';
 

@@ -1,4 +1,4 @@
-import type { StreamDef } from '../extract/stream-def.ts';
+import type { StreamDef } from '../streams/stream-def.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import { isJsonObject } from '../util/json.ts';
 

@@ -1,6 +1,6 @@
 import { fullRefreshDue } from '../extract/fan-out-stream.ts';
 import { Progress, type FanOutExpectation } from '../extract/progress.ts';
-import type { StreamDef } from '../extract/stream-def.ts';
+import type { StreamDef } from '../streams/stream-def.ts';
 import type { ExtractOptions, StreamState } from '../extract/types.ts';
 import type { SiteClient } from '../source/types.ts';
 import { isJsonObject, type JsonObject } from '../util/json.ts';

@@ -3,7 +3,7 @@ import { selectStreams, runExtract } from '../extract/extract-run.ts';
 import { Mutex } from '../extract/mutex.ts';
 import { detectPageSize } from '../extract/page-size.ts';
 import { RawLanding } from '../extract/raw-landing.ts';
-import type { StreamDef } from '../extract/stream-def.ts';
+import type { StreamDef } from '../streams/stream-def.ts';
 import type { StreamInfo } from '../extract/types.ts';
 import type { SiteClient } from '../source/types.ts';
 import { defaultPerPage, type Settings } from '../config/settings.ts';

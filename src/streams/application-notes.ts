@@ -1,4 +1,4 @@
-import { applicationParent } from '../extract/stream-def.ts';
+import { applicationParent } from './stream-def.ts';
 import { QuarantineError } from '../normalize/quarantine.ts';
 import { syntheticId } from '../normalize/refs.ts';
 import { col, enumCol, id, ref, req, tsCol } from './columns.ts';

@@ -1,4 +1,4 @@
-import { applicationParent, byRefs } from '../extract/stream-def.ts';
+import { applicationParent, byRefs } from './stream-def.ts';
 import { I } from '../normalize/field-kinds.ts';
 import { col, enumCol, ref, tsCol } from './columns.ts';
 import { defineStream } from './stream-definition.ts';

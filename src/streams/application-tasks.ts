@@ -1,4 +1,4 @@
-import { applicationParent } from '../extract/stream-def.ts';
+import { applicationParent } from './stream-def.ts';
 import { obj } from '../normalize/coerce.ts';
 import type { Id } from '../normalize/refs.ts';
 import type { Row } from '../normalize/table-def.ts';

@@ -1,4 +1,4 @@
-import { byRefs } from '../extract/stream-def.ts';
+import { byRefs } from './stream-def.ts';
 import { I, TS } from '../normalize/field-kinds.ts';
 import { ref } from './columns.ts';
 import { defineStream } from './stream-definition.ts';

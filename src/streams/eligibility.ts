@@ -1,4 +1,4 @@
-import { contentMarker } from '../extract/stream-def.ts';
+import { contentMarker } from './stream-def.ts';
 import { arr, obj, optId, text, untyped } from '../normalize/coerce.ts';
 import { ANY, arrOf, I, obj as fieldsOf, S } from '../normalize/field-kinds.ts';
 import { col, ref, req, tsCol } from './columns.ts';

@@ -1,4 +1,4 @@
-import { contentMarker } from '../extract/stream-def.ts';
+import { contentMarker } from './stream-def.ts';
 import { S } from '../normalize/field-kinds.ts';
 import { text } from '../normalize/coerce.ts';
 import type { Row } from '../normalize/table-def.ts';

@@ -1,4 +1,4 @@
-import { contentMarker } from '../extract/stream-def.ts';
+import { contentMarker } from './stream-def.ts';
 import { col, id, ref } from './columns.ts';
 import { defineStream } from './stream-definition.ts';
 

@@ -1,4 +1,4 @@
-import { reportFileMarker, sameGeneration } from '../extract/report-file.ts';
+import { reportFileMarker, sameGeneration } from './report-file-marker.ts';
 import { arr, cleanText, ts } from '../normalize/coerce.ts';
 import type { MappedRow, StreamMapping } from '../normalize/mapping.ts';
 import { parentId } from '../normalize/refs.ts';

@@ -1,9 +1,9 @@
 import type { JsonObject } from '../util/json.ts';
-import { byId, type StreamDef } from '../extract/stream-def.ts';
+import { byId, type StreamDef } from './stream-def.ts';
 import type { FieldNode } from '../normalize/field-kinds.ts';
 import type { MappedRow, NormalizeContext, OwnedScope, StreamMapping } from '../normalize/mapping.ts';
 import type { Row, TableDef } from '../normalize/table-def.ts';
-import type { Cascade } from '../warehouse/types.ts';
+import type { Cascade } from '../normalize/cascade.ts';
 
 /**
  * A bridge: one row per item of an array in the record (`awards[].payments`). With every column's source given (or

@@ -1,6 +1,7 @@
 import type { CellValue, TableDef } from '../normalize/table-def.ts';
 import { allColumns, hasMetadata } from './ddl.ts';
-import type { Cascade, CompleteScope, StagedMerge } from './types.ts';
+import type { Cascade } from '../normalize/cascade.ts';
+import type { CompleteScope, StagedMerge } from './types.ts';
 import { ident, literal } from './values.ts';
 
 /** Column of a staging table that orders appends, so the last staged row of a key wins. */

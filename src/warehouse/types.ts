@@ -1,6 +1,7 @@
 import type { UnknownFieldRow } from './bookkeeping.ts';
 import type { JsonValue } from '../util/json.ts';
 import type { CellValue, Row, TableDef } from '../normalize/table-def.ts';
+import type { Cascade } from '../normalize/cascade.ts';
 
 export const dialects = ['duckdb', 'postgres'] as const;
 export type Dialect = (typeof dialects)[number];
@@ -35,14 +36,6 @@ export interface CompleteScope {
   readonly parentColumn?: string;
   readonly parentIds?: readonly (string | number)[];
   readonly keep?: { readonly column: string; readonly values: readonly (string | number | bigint)[] };
-}
-
-/** After soft deletions: rows of `table` whose `column` points at a soft-deleted row of `parentTable` are soft-deleted too. */
-export interface Cascade {
-  readonly table: string;
-  readonly column: string;
-  readonly parentTable: string;
-  readonly parentColumn: string;
 }
 
 /** Per-parent change markers of a fan-out stream (e.g. an application's updated_at when its tasks were read). */

@@ -33,18 +33,6 @@ const allowedBackImports = [
   'config/settings.ts -> snapshot/object-store.ts',
   'models/select-models.ts -> report/lineage.ts',
   'models/stream-models.ts -> report/lineage.ts',
-  'normalize/mapping.ts -> warehouse/types.ts',
-  'streams/application-notes.ts -> extract/stream-def.ts',
-  'streams/application-stages.ts -> extract/stream-def.ts',
-  'streams/application-tasks.ts -> extract/stream-def.ts',
-  'streams/assignments.ts -> extract/stream-def.ts',
-  'streams/eligibility.ts -> extract/stream-def.ts',
-  'streams/organization-members.ts -> extract/stream-def.ts',
-  'streams/organization-teams.ts -> extract/stream-def.ts',
-  'streams/report-downloads.ts -> extract/report-file.ts',
-  'streams/stream-definition.ts -> extract/stream-def.ts',
-  'streams/stream-definition.ts -> warehouse/types.ts',
-  'streams/team-assignments.ts -> extract/stream-def.ts',
   'pipeline/sync.ts -> report/after-sync.ts',
 ];
 const allowedCycles = [

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { selectStreams } from '../../src/extract/extract-run.ts';
 
-import { sameUpdatedAtMarker, updatedAtMarker } from '../../src/extract/stream-def.ts';
+import { sameUpdatedAtMarker, updatedAtMarker } from '../../src/streams/stream-def.ts';
 
 import { ConfigError } from '../../src/util/errors.ts';
 import { streamCatalog, mappingOf, streamNames } from '../../src/streams/registry.ts';
