@@ -1,5 +1,5 @@
 import { ConfigError } from '../util/errors.ts';
-import { sqlSources } from '../report/lineage.ts';
+import { sqlSources } from './lineage.ts';
 import type { ModelDef, SqlTestDef } from './model-files.ts';
 
 /**

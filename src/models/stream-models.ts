@@ -1,6 +1,6 @@
 import { selectStreams } from '../extract/extract-run.ts';
 
-import { modelSources } from '../report/lineage.ts';
+import { modelSources } from './lineage.ts';
 
 import type { ModelDef } from './model-files.ts';
 import { mappingOf, tables as catalog } from '../streams/registry.ts';

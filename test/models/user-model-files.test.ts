@@ -21,7 +21,7 @@ import {
   selectTests,
 } from '../../src/models/index.ts';
 
-import { modelSources } from '../../src/report/lineage.ts';
+import { modelSources } from '../../src/models/lineage.ts';
 
 import { describeSettings } from '../../src/config/describe-settings.ts';
 

@@ -8,7 +8,7 @@ import {
 } from '../../docs/data-dictionary.ts';
 import { loadModels, modelTableDefs } from '../../models/model-files.ts';
 import { esc, page, section, table, type PageContext } from '../html.ts';
-import { lineage } from '../lineage.ts';
+import { lineage } from '../../models/lineage.ts';
 
 const anchor = (name: string): string => `t-${name}`;
 const link = (name: string): string => `<a href="#${esc(anchor(name))}"><code>${esc(name)}</code></a>`;

@@ -1,4 +1,4 @@
-import type { ModelDef } from '../models/model-files.ts';
+import type { ModelDef } from './model-files.ts';
 
 /**
  * The tables a model reads, found in its SQL (both dialects' files) rather than kept by hand: every name after FROM

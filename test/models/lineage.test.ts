@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 import { loadModels } from '../../src/models/index.ts';
 
-import { lineage, modelSources } from '../../src/report/lineage.ts';
+import { lineage, modelSources } from '../../src/models/lineage.ts';
 import { tables } from '../../src/streams/registry.ts';
 import { tempDir } from '../support/temp-dir.ts';
 
