@@ -9,7 +9,7 @@ import { redact } from '../util/redact.ts';
 import { envKeys } from './credentials.ts';
 import { rebuildPortfolioViews, type PortfolioViews } from './portfolio-views.ts';
 import { newRunId } from './run-id.ts';
-import { runSync, SyncStoppedError, type SyncResult } from './sync.ts';
+import { runSync, SyncStoppedError, type AfterSync, type SyncResult } from './sync.ts';
 
 export interface PortfolioRequest {
   readonly settings: Settings;
@@ -21,6 +21,8 @@ export interface PortfolioRequest {
   readonly env?: NodeJS.ProcessEnv;
   readonly signal?: AbortSignal;
   readonly loadLockWait?: LockWait;
+  /** Runs after each site's sync (see SyncRequest.afterSync), with that site's settings. */
+  readonly afterSync?: AfterSync;
 }
 
 /** How one site's sync ended: its result when it ran (also when it stopped), and why it failed when it did. */
@@ -127,6 +129,7 @@ async function syncSite(
       tty: false,
       ...(request.signal ? { signal: request.signal } : {}),
       ...(request.loadLockWait ? { loadLockWait: request.loadLockWait } : {}),
+      ...(request.afterSync ? { afterSync: request.afterSync } : {}),
     });
     return { site, result, error: null, exitCode: result.exitCode };
   } catch (e) {

@@ -28,7 +28,6 @@ import { defaultMaxStreamMs } from '../extract/walk-limits.ts';
 import { checkWarehouseSite } from './warehouse-site.ts';
 import { runProgress } from './run-progress.ts';
 import { pruneRawAfterSync } from './raw-retention-step.ts';
-import { reportAfterSync } from '../report/after-sync.ts';
 import { reportRefreshOption } from '../extract/report-refresh.ts';
 
 export { SyncStoppedError, type SyncResult } from './sync-run.ts';
@@ -51,7 +50,20 @@ export interface SyncRequest {
    * 2 s attempts for 5 min; see postgres/lock-wait.ts). For tests, which cannot wait minutes.
    */
   readonly loadLockWait?: LockWait;
+  /** Runs once the run is recorded, on the same warehouse and under the run lock (see AfterSync). */
+  readonly afterSync?: AfterSync;
 }
+
+/**
+ * Work a caller adds after a sync, on its warehouse while the run lock is still held, so what it reads is the run just
+ * recorded: the CLI writes the report here (report/after-sync.ts). Returns the result, with what it did added.
+ */
+export type AfterSync = (
+  result: SyncResult,
+  warehouse: Warehouse,
+  settings: Settings,
+  logger: Logger,
+) => Promise<SyncResult>;
 
 /**
  * One sync: validate everything that can be validated before writing (settings, streams, credentials, snapshot
@@ -128,7 +140,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       const ok = !failed && !after.failed;
       if (ok) await pruneRawAfterSync(warehouse, settings, run.runId, logger);
       const result = await run.finish(ok ? 'succeeded' : 'partial', work, after, ok ? ExitCode.ok : ExitCode.runFailed);
-      return await reportAfterSync(result, warehouse, settings, logger);
+      return request.afterSync ? await request.afterSync(result, warehouse, settings, logger) : result;
     } finally {
       await client.close();
       await warehouse.close();

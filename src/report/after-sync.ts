@@ -1,11 +1,11 @@
 import type { Settings } from '../config/settings.ts';
-import type { SyncResult } from '../pipeline/sync.ts';
+import type { SyncResult } from '../pipeline/sync-run.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import { ExitCode, firstLine } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 
 /**
- * The `report` setting: after a sync that succeeded (and was recorded, so Data health shows it), the report is
+ * The `report` setting, run by the CLI as a sync's AfterSync: after a sync that succeeded (and was recorded, so Data health shows it), the report is
  * written from the same warehouse. One that cannot be written is said in the summary and makes the exit code 1, so a
  * scheduler notices; the run itself stays recorded as succeeded, since its data is loaded and tested, and
  * `grantflow report` writes the report again.

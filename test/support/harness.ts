@@ -25,6 +25,7 @@ import { settingsSchema, type SettingsInput } from '../../src/config/settings.ts
 import { allColumns, hasMetadata, openWarehouse } from '../../src/warehouse/index.ts';
 
 import { runSync, type SyncResult } from '../../src/pipeline/sync.ts';
+import { reportAfterSync } from '../../src/report/after-sync.ts';
 
 import {
   collectionNames,
@@ -117,6 +118,8 @@ export async function syncOnce(
     logger: silentLogger,
     env: {},
     tty: false,
+    // As the CLI does: the `report` setting writes the report after the run.
+    afterSync: reportAfterSync,
   });
 }
 

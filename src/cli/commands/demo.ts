@@ -11,6 +11,7 @@ import { settingsSchema } from '../../config/settings.ts';
 import { loadSettings } from '../../config/load-settings.ts';
 
 import { runSync } from '../../pipeline/sync.ts';
+import { reportAfterSync } from '../../report/after-sync.ts';
 
 import { formatSummary } from '../../pipeline/summary.ts';
 
@@ -95,7 +96,11 @@ export function registerDemo(program: Command): void {
           rate,
         });
         try {
-          const result = await runSync({ settings, logger: createLogger({ level: settings.logLevel }) });
+          const result = await runSync({
+            settings,
+            logger: createLogger({ level: settings.logLevel }),
+            afterSync: reportAfterSync,
+          });
           process.stdout.write(formatSummary({ ...result, extra: result.after?.lines ?? [] }));
           process.stdout.write(await describeWarehouse(settings.warehouse));
           // Written after a sync that succeeded (exit 0 says it was).

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 import { environmentForCredentials, storedPairNote } from '../../pipeline/credentials.ts';
 import { runSync, SyncStoppedError } from '../../pipeline/sync.ts';
+import { reportAfterSync } from '../../report/after-sync.ts';
 import { refreshesSettled } from '../../source/token-manager.ts';
 import { ConfigError, ExitCode, StoppedError } from '../../util/errors.ts';
 import { readPortfolioSites, selectPortfolioSites } from '../../config/portfolio.ts';
@@ -94,7 +95,15 @@ current. A second signal exits at once, once a token refresh under way is saved.
       if (portfolio) {
         const run = selectPortfolioSites(portfolio, options.sites as string | undefined, settings);
         return whileSignalsStop(logger, async (signal) => {
-          const result = await runPortfolio({ settings, sites: portfolio, run, logger, env: process.env, signal });
+          const result = await runPortfolio({
+            settings,
+            sites: portfolio,
+            run,
+            logger,
+            env: process.env,
+            signal,
+            afterSync: reportAfterSync,
+          });
           process.stdout.write(fitForTerminal(formatPortfolioSummary(result)));
           return result.exitCode;
         });
@@ -106,7 +115,8 @@ current. A second signal exits at once, once a token refresh under way is saved.
       const note = storedPairNote(env);
       return whileSignalsStop(logger, async (signal) => {
         try {
-          const result = await runSync({ settings, logger, env, signal });
+          // The report is written after the run is recorded, under its lock (the `report` setting).
+          const result = await runSync({ settings, logger, env, signal, afterSync: reportAfterSync });
           const paused =
             result.status === 'paused'
               ? [
