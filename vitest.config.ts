@@ -14,7 +14,7 @@ export default defineConfig({
     outputFile: { json: '.vitest/results.json' },
     // Workers are kept between files and modules are not re-imported per file: 13 % less CPU than a fresh fork per
     // file (import and start-up cost), measured over the whole suite. A file that changes process-wide state puts it
-    // back when it ends (add-endpoint's registered stream, spies, environment variables).
+    // back when it ends (spies, environment variables).
     isolate: false,
     // Three on two cores: a third of the suite waits on latency, kills and sleeps rather than CPU (541 s with 2
     // workers, 474 s with 3 and 477 s with 4, with isolation; see docs/testing.md).

@@ -8,6 +8,7 @@
 import { join } from 'node:path';
 import { replayEvents } from '../../dist/pipeline/replay-events.js';
 import { landedStreams } from '../../dist/pipeline/replay.js';
+import { defaultCatalog } from '../../dist/streams/registry.js';
 import { applyHeapPolicy } from '../../dist/util/heap-policy.js';
 import { maxRssMb, processCpuMs } from './child-usage.js';
 
@@ -16,12 +17,12 @@ if (!rawDir || !runId) throw new Error('usage: normalise-child <rawDir> <runId>'
 applyHeapPolicy();
 
 const dir = join(rawDir, runId);
-const context = { runId, extractedAt: new Date().toISOString(), siteTimeZone: 'UTC' };
+const context = { catalog: defaultCatalog, runId, extractedAt: new Date().toISOString(), siteTimeZone: 'UTC' };
 let records = 0;
 let rows = 0;
 const cpuStart = processCpuMs();
 const started = performance.now();
-for (const def of await landedStreams(dir)) {
+for (const def of await landedStreams(dir, defaultCatalog)) {
   for await (const event of replayEvents(dir, def, context)) {
     if (event.kind === 'commit') records += event.counts.records;
     else rows += event.batch.rows.length;

@@ -1,14 +1,12 @@
 import type { Cascade } from '../normalize/cascade.ts';
 import type { CommitInfo, CommitPlan, CompleteScope } from '../warehouse/types.ts';
 
-import { streamCatalog } from '../streams/registry.ts';
-
 import { noHolds, type DeletionHolds } from './deletion-holds.ts';
 
 import type { StreamDef } from '../streams/stream-def.ts';
 
 import type { StreamInfo } from './types.ts';
-import { mappingOf } from '../streams/registry.ts';
+import type { StreamCatalog } from '../streams/catalog.ts';
 
 /**
  * Held keys one scope may name; past it the scope deletes nothing this time (a site that never sends a list would
@@ -21,6 +19,7 @@ export const maxHeldKeys = 2000;
  * cascades to children in other streams' tables. Append-only logs never delete; a scan held whole deletes nothing.
  */
 export function scanDeletions(
+  catalog: StreamCatalog,
   def: StreamDef,
   holds: DeletionHolds = noHolds,
 ): {
@@ -29,7 +28,7 @@ export function scanDeletions(
   dropMarksOfDeleted?: CommitPlan['dropMarksOfDeleted'];
 } {
   if (def.mode !== 'scan' || holds.everything) return { completeScopes: [], cascades: [] };
-  const completeScopes = mappingOf(def.name).owns.flatMap((o, i): CompleteScope[] => {
+  const completeScopes = catalog.mappingOf(def.name).owns.flatMap((o, i): CompleteScope[] => {
     if (o.parentColumn) return [];
     const held = holds.keys[i] ?? [];
     if (held.length > maxHeldKeys || (held.length > 0 && !o.idColumn)) return [];
@@ -39,11 +38,11 @@ export function scanDeletions(
   });
   // Every fan-out stream of the catalog hanging off this one, selected in this run or not: the cascade soft-deleted
   // the children of deleted parents in all of them.
-  const kids = streamCatalog.filter((s) => s.parent?.stream === def.name).map((s) => s.name);
-  const parentTable = mappingOf(def.name).owns[0]?.table;
+  const kids = catalog.streams.filter((s) => s.parent?.stream === def.name).map((s) => s.name);
+  const parentTable = catalog.mappingOf(def.name).owns[0]?.table;
   return {
     completeScopes,
-    cascades: mappingOf(def.name).cascades,
+    cascades: catalog.mappingOf(def.name).cascades,
     ...(kids.length > 0 && parentTable
       ? { dropMarksOfDeleted: { streams: kids, parentTable, parentColumn: 'id' } }
       : {}),
@@ -52,12 +51,13 @@ export function scanDeletions(
 
 /** What the complete walks of these parents' children may soft-delete: only rows of those parents, sparing `holds`. */
 export function parentDeletions(
+  catalog: StreamCatalog,
   def: StreamDef,
   parentIds: readonly number[],
   holds: DeletionHolds = noHolds,
 ): CompleteScope[] {
   if (def.mode !== 'scan' || holds.everything) return [];
-  return mappingOf(def.name).owns.flatMap((o, i): CompleteScope[] => {
+  return catalog.mappingOf(def.name).owns.flatMap((o, i): CompleteScope[] => {
     if (!o.parentColumn) return [];
     const held = new Set(holds.keys[i] ?? []);
     const ids = held.size > 0 ? parentIds.filter((id) => !held.has(id)) : parentIds;
@@ -71,8 +71,8 @@ export function parentDeletions(
  * `listsDeleted`, and rows of other streams' tables, deleted because their parent went (cascades), in `cascaded`, so
  * three applications deleted read 3, not 3 plus their collaborators, labels and field values.
  */
-export function addDeletions(info: StreamInfo, def: StreamDef, committed: CommitInfo): void {
-  const [own, ...lists] = mappingOf(def.name).owns.map((o) => o.table);
+export function addDeletions(catalog: StreamCatalog, info: StreamInfo, def: StreamDef, committed: CommitInfo): void {
+  const [own, ...lists] = catalog.mappingOf(def.name).owns.map((o) => o.table);
   const listTables = new Set(lists);
   for (const [table, n] of Object.entries(committed.deleted)) {
     if (n === 0) continue;

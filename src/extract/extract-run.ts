@@ -1,30 +1,12 @@
 import { enumLabelRows } from '../normalize/index.ts';
-import { ConfigError, stopReason } from '../util/errors.ts';
+import { stopReason } from '../util/errors.ts';
 import { keepFullRefreshPending, runFanOutStream } from './fan-out-stream.ts';
 import type { Mutex } from './mutex.ts';
 import { refreshReports, type ReportRefreshOutcome } from './report-refresh.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import type { StreamDef } from '../streams/stream-def.ts';
-import { streamByName, streamCatalog } from '../streams/registry.ts';
 import { failOrSkip, runTopLevelStream } from './top-level-stream.ts';
 import { emptyInfo, type ExtractContext, type StreamInfo } from './types.ts';
-
-/** Resolves `--streams a,b`: unknown names are a usage error; a fan-out stream brings its parent along. */
-export function selectStreams(names: readonly string[] | null): StreamDef[] {
-  if (!names || names.length === 0) return [...streamCatalog];
-  const unknown = names.filter((n) => !streamByName(n));
-  if (unknown.length > 0) {
-    throw new ConfigError(
-      `unknown stream${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n}"`).join(', ')}; known streams: ${streamCatalog.map((s) => s.name).join(', ')}`,
-    );
-  }
-  const wanted = new Set(names);
-  for (const n of names) {
-    const parent = streamByName(n)?.parent?.stream;
-    if (parent) wanted.add(parent);
-  }
-  return streamCatalog.filter((s) => wanted.has(s.name));
-}
 
 /**
  * Runs the selected streams concurrently under the client's one throttle. Each fan-out stream starts as soon as
@@ -106,7 +88,7 @@ export async function runExtract(ctx: ExtractContext, streams: readonly StreamDe
   } finally {
     ctx.progress.stop(ctx.stop?.signal.aborted === true);
   }
-  const order = new Map<string, number>(streamCatalog.map((s, i) => [s.name, i]));
+  const order = new Map<string, number>(ctx.catalog.names.map((name, i) => [name, i]));
   return results.sort((a, b) => (order.get(a.stream) ?? 0) - (order.get(b.stream) ?? 0));
 }
 

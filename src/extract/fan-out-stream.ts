@@ -387,7 +387,7 @@ async function commitParents(
   const plan: CommitPlan = {
     runId: ctx.runId,
     extractedAt: ctx.extractedAt,
-    completeScopes: parentDeletions(def, completeIds, sink.holds()),
+    completeScopes: parentDeletions(ctx.catalog, def, completeIds, sink.holds()),
     parentMarks: { stream: def.name, marks },
     // A mark from an earlier run may equal the parent's marker still: dropped, or the next run would skip it.
     ...(quarantined.size > 0 ? { dropParentMarks: { stream: def.name, parentIds: [...quarantined].map(String) } } : {}),
@@ -395,7 +395,7 @@ async function commitParents(
   await flushBeforeCommit(ctx.raw, def.name, () => ctx.mutex.run(() => unit.discard()));
   const committed = await ctx.mutex.run(() => unit.commit(plan));
   addSinkCounts(info, sink.counts);
-  addDeletions(info, def, committed);
+  addDeletions(ctx.catalog, info, def, committed);
   return batch.length - completeIds.length;
 }
 
@@ -415,6 +415,7 @@ async function confirmMultiPageWalks(
   const complete = paged.filter((f) => f.complete);
   try {
     const scopes = parentDeletions(
+      ctx.catalog,
       def,
       complete.map((f) => f.parent.id),
     );

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 import type { Row } from '../normalize/table-def.ts';
-import { tableByName } from '../streams/registry.ts';
+import type { StreamCatalog } from '../streams/catalog.ts';
 
 /**
  * References repeat a lot (every application names its program, stage and applicant): a medium site yields ~330k
@@ -11,6 +11,9 @@ import { tableByName } from '../streams/registry.ts';
  */
 export class ReferenceDedup {
   private readonly staged = new Map<string, Map<string, string>>();
+  private readonly primaryKeys = new Map<string, readonly string[]>();
+
+  constructor(private readonly catalog: Pick<StreamCatalog, 'tableByName'>) {}
 
   /** True when `row` must be staged; false when a reference at least as rich is already staged for its key. */
   admit(table: string, row: Row): boolean {
@@ -18,20 +21,18 @@ export class ReferenceDedup {
     if (typeof raw !== 'string') return true;
     let byKey = this.staged.get(table);
     if (!byKey) this.staged.set(table, (byKey = new Map()));
-    const key = keyOf(table, row);
+    const key = this.keyOf(table, row);
     const previous = byKey.get(key);
     if (previous !== undefined && (previous === raw || !richer(raw, previous))) return false;
     byKey.set(key, raw);
     return true;
   }
-}
 
-const primaryKeys = new Map<string, readonly string[]>();
-
-function keyOf(table: string, row: Row): string {
-  let pk = primaryKeys.get(table);
-  if (!pk) primaryKeys.set(table, (pk = tableByName(table)?.primaryKey ?? ['id']));
-  return pk.length === 1 ? String(row[pk[0]!]) : pk.map((c) => String(row[c])).join('\u0000');
+  private keyOf(table: string, row: Row): string {
+    let pk = this.primaryKeys.get(table);
+    if (!pk) this.primaryKeys.set(table, (pk = this.catalog.tableByName(table)?.primaryKey ?? ['id']));
+    return pk.length === 1 ? String(row[pk[0]!]) : pk.map((c) => String(row[c])).join('\u0000');
+  }
 }
 
 /** The warehouse's order of references: more code points first, then the larger md5 hex (both engines agree). */

@@ -23,7 +23,7 @@ import { promotedValue, type Promotion } from '../normalize/promotions.ts';
 import { HoldTracker, type DeletionHolds } from './deletion-holds.ts';
 
 import { ReferenceDedup } from './reference-dedup.ts';
-import { mappingOf } from '../streams/registry.ts';
+import type { StreamCatalog } from '../streams/catalog.ts';
 
 /** A list item that is not a JSON object (see `standInRecord`): quarantined as it was sent. */
 class NotAnObjectError extends QuarantineError {
@@ -61,6 +61,8 @@ export interface RowBatch {
 }
 
 export interface BatchContext {
+  /** The streams the run knows: the mapping of each. */
+  readonly catalog: StreamCatalog;
   readonly runId: string;
   readonly extractedAt: string;
   readonly siteTimeZone: string;
@@ -79,7 +81,7 @@ export class RowBatcher {
   private readonly buffers = new Map<string, RowBatch>();
   private buffered = 0;
   private bufferedChars = 0;
-  private readonly references = new ReferenceDedup();
+  private readonly references: ReferenceDedup;
   private readonly holdTracker: HoldTracker;
   private readonly parentsQuarantined = new Set<number>();
   readonly counts: SinkCounts = { records: 0, rows: 0, quarantined: 0, untyped: 0, silent: 0, naive: 0 };
@@ -88,7 +90,8 @@ export class RowBatcher {
     private readonly stream: string,
     private readonly context: BatchContext,
   ) {
-    this.holdTracker = new HoldTracker(mappingOf(stream).owns);
+    this.holdTracker = new HoldTracker(context.catalog.mappingOf(stream).owns);
+    this.references = new ReferenceDedup(context.catalog);
     this.fields = context.unknownFields?.observer(stream);
     this.promotions = (context.promotions ?? []).filter((p) => p.stream === stream);
   }
@@ -108,7 +111,7 @@ export class RowBatcher {
 
   /** Normalise `records`; returns batches once enough rows are buffered, else nothing. */
   add(records: readonly JsonObject[], parentId?: number): RowBatch[] {
-    const mapping = mappingOf(this.stream);
+    const mapping = this.context.catalog.mappingOf(this.stream);
     for (const record of records) {
       this.counts.records++;
       let mapped: MappedRow[];

@@ -29,7 +29,6 @@ import {
 } from './types.ts';
 
 import { readStreamState } from './state.ts';
-import { mappingOf } from '../streams/registry.ts';
 import { deeperThan, maxRecordDepth } from '../normalize/index.ts';
 import { cutError, walkCut, type WalkCut } from './walk-limits.ts';
 
@@ -140,7 +139,7 @@ export async function runTopLevelStream(
     }
     await sink.flush();
     // One page is one consistent read; across pages, rows this walk would delete are confirmed by a second walk.
-    const scopes = scanDeletions(def, sink.holds()).completeScopes;
+    const scopes = scanDeletions(ctx.catalog, def, sink.holds()).completeScopes;
     if (walk?.complete && !resumeFrom && !stoppedEarly && walk.pages > 1 && scopes.length > 0) {
       const candidates = await ctx.mutex.run(() => unit.deletionCandidates(scopes));
       if (candidates.any) {
@@ -200,12 +199,12 @@ export async function runTopLevelStream(
   const plan: CommitPlan = {
     runId: ctx.runId,
     extractedAt: ctx.extractedAt,
-    ...(deletes ? scanDeletions(def, holds) : {}),
+    ...(deletes ? scanDeletions(ctx.catalog, def, holds) : {}),
     state: { stream: def.name, value: { ...newState } },
   };
   await flushBeforeCommit(ctx.raw, def.name, () => ctx.mutex.run(() => unit.discard()));
   const committed = await ctx.mutex.run(() => unit.commit(plan));
-  addDeletions(info, def, committed);
+  addDeletions(ctx.catalog, info, def, committed);
   info.durationMs = Date.now() - started;
   if (cut) {
     const error = cutError(
@@ -283,7 +282,7 @@ async function parentsFromWarehouse(
   ctx: ExtractContext,
   marker: (record: JsonObject) => string | null,
 ): Promise<ParentRef[]> {
-  const table = mappingOf(def.name).owns[0]?.table ?? def.name;
+  const table = ctx.catalog.mappingOf(def.name).owns[0]?.table ?? def.name;
   const rows = await ctx.mutex.run(() =>
     ctx.warehouse.query(`SELECT _raw FROM ${table} WHERE _deleted_at IS NULL AND NOT _ref_only`),
   );

@@ -3,6 +3,7 @@ import type { UnknownFields } from './unknown-fields.ts';
 import type { Logger } from '../util/logger.ts';
 import type { SiteClient } from '../source/types.ts';
 import type { Warehouse } from '../warehouse/types.ts';
+import type { StreamCatalog } from '../streams/catalog.ts';
 import type { Mutex } from './mutex.ts';
 import type { RawLanding } from './raw-landing.ts';
 import type { Progress } from './progress.ts';
@@ -41,6 +42,8 @@ export interface ExtractOptions {
 }
 
 export interface ExtractContext {
+  /** The streams of the run, built once (streams/catalog.ts): their parents, mappings and tables. */
+  readonly catalog: StreamCatalog;
   readonly client: SiteClient;
   readonly warehouse: Warehouse;
   readonly mutex: Mutex;

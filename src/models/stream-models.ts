@@ -1,9 +1,7 @@
-import { selectStreams } from '../extract/extract-run.ts';
-
 import { modelSources } from './lineage.ts';
 
 import type { ModelDef } from './model-files.ts';
-import { mappingOf, tables as catalog } from '../streams/registry.ts';
+import { mappingOf, selectStreams, tables as catalog } from '../streams/registry.ts';
 
 /** Loaded by every sync whatever its streams (extract-run.ts loadEnumLabels). */
 const everyRun = ['enum_labels'];

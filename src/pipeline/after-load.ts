@@ -11,7 +11,8 @@ import type { Logger } from '../util/logger.ts';
 import type { JsonValue } from '../util/json.ts';
 
 import { firstLine, LockedError, stopReason } from '../util/errors.ts';
-import { tables } from '../streams/registry.ts';
+import type { StreamCatalog } from '../streams/catalog.ts';
+import { defaultCatalog } from '../streams/registry.ts';
 
 export interface AfterLoadInfo {
   /** An error-level data test failed, or models/snapshots could not be written. */
@@ -37,13 +38,14 @@ export async function afterLoad(
   extractFailed: boolean,
   logger: Logger,
   signal?: AbortSignal,
+  catalog: StreamCatalog = defaultCatalog,
 ): Promise<AfterLoadInfo> {
   const lines: string[] = [];
   const summary: Record<string, JsonValue> = {};
   let failed = false;
   let modelFailed = false;
   let modelNames: string[] = [];
-  const core = tables.filter((t) => t.kind !== 'bookkeeping').map((t) => t.name);
+  const core = catalog.tables.filter((t) => t.kind !== 'bookkeeping').map((t) => t.name);
   // `--streams`: the core tables this run left as they were, measured once for the models and the snapshots.
   let unchangedOnce: Promise<Set<string>> | undefined;
   const unchangedByRun = (): Promise<Set<string>> => (unchangedOnce ??= tablesUnchangedByRun(warehouse, runId, core));
@@ -78,7 +80,7 @@ export async function afterLoad(
       lines.push(`models: FAILED: ${firstLine(e)}`);
     }
     if (signal?.aborted) return stopped();
-    const tests = await runDataTests(warehouse, userDir);
+    const tests = await runDataTests(warehouse, { ...userDir, tables: catalog.tables });
     const errors = tests.filter((t) => t.status !== 'pass' && t.severity === 'error');
     const warnings = tests.filter((t) => t.status !== 'pass' && t.severity === 'warn');
     lines.push(

@@ -10,7 +10,8 @@ export type ToWorker =
       readonly id: number;
       readonly dir: string;
       readonly stream: string;
-      readonly context: BatchContext;
+      /** Without the catalog, which holds functions: the worker uses the built-in one (defaultCatalog). */
+      readonly context: Omit<BatchContext, 'catalog'>;
     }
   | { readonly type: 'ack'; readonly id: number };
 
@@ -78,7 +79,8 @@ export class ReplayWorker {
     this.inboxes.set(id, box);
     let finished = false;
     try {
-      worker.postMessage({ type: 'start', id, dir, stream, context } satisfies ToWorker);
+      const { catalog: _catalog, ...cloneable } = context;
+      worker.postMessage({ type: 'start', id, dir, stream, context: cloneable } satisfies ToWorker);
       for (;;) {
         if (box.inbox.length === 0) await new Promise<void>((r) => (box.notify = r));
         const m = box.inbox.shift()!;

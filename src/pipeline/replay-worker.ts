@@ -3,7 +3,7 @@ import { parentPort } from 'node:worker_threads';
 import { replayEvents } from './replay-events.ts';
 
 import type { ToWorker, FromWorker } from './replay-worker-client.ts';
-import { streamByName } from '../streams/registry.ts';
+import { defaultCatalog } from '../streams/registry.ts';
 
 /** Events of one stream sent and not yet taken by the main thread: bounds the rows in flight between threads. */
 const window = 8;
@@ -31,9 +31,9 @@ async function replay(m: Extract<ToWorker, { type: 'start' }>): Promise<void> {
   const flow = { sent: 0, taken: 0, wake: null as (() => void) | null };
   flows.set(m.id, flow);
   try {
-    const def = streamByName(m.stream);
+    const def = defaultCatalog.streamByName(m.stream);
     if (!def) throw new Error(`unknown stream ${m.stream}`);
-    for await (const event of replayEvents(m.dir, def, m.context)) {
+    for await (const event of replayEvents(m.dir, def, { ...m.context, catalog: defaultCatalog })) {
       post({ type: 'event', id: m.id, event });
       flow.sent++;
       while (flow.sent - flow.taken >= window) await new Promise<void>((r) => (flow.wake = r));

@@ -23,7 +23,8 @@ import { ConfigError } from '../util/errors.ts';
 import { replayEvents, type ReplayEvent } from './replay-events.ts';
 
 import { ReplayWorker } from './replay-worker-client.ts';
-import { isBuiltinStream, streamCatalog } from '../streams/registry.ts';
+import type { StreamCatalog } from '../streams/catalog.ts';
+import { defaultCatalog, isBuiltinStream } from '../streams/registry.ts';
 
 /**
  * Streams replayed at once. Alternating medium runs: two → three lanes took Postgres 6.4 → 6.0–6.2 s (large 76 →
@@ -37,6 +38,8 @@ export interface ReplayRequest {
   readonly rawDir: string;
   readonly runId: string;
   readonly siteTimeZone: string;
+  /** The streams to know (default: the built-in ones), as the sync that landed the pages knew them. */
+  readonly catalog?: StreamCatalog;
   /** Checked `promote` setting (promote-step.ts): its columns are added, filled for rows held and for rows loaded. */
   readonly promotions?: readonly Promotion[];
   /**
@@ -53,14 +56,15 @@ export interface ReplayRequest {
  * were complete; parent markers are not written, so the next sync still checks every parent.
  */
 export async function runReplay(request: ReplayRequest): Promise<StreamInfo[]> {
-  const dir = await rawRunDir(request.rawDir, request.runId);
+  const catalog = request.catalog ?? defaultCatalog;
+  const dir = await rawRunDir(request.rawDir, request.runId, catalog);
   const { warehouse } = request;
   const promotions = request.promotions ?? [];
-  await migrateWithPromotions(warehouse, promotions);
+  await migrateWithPromotions(warehouse, promotions, catalog);
   const mutex = new Mutex();
   const extractedAt = new Date().toISOString();
-  const ctx = { runId: request.runId, extractedAt, siteTimeZone: request.siteTimeZone, promotions };
-  const queue = await landedStreams(dir);
+  const ctx = { catalog, runId: request.runId, extractedAt, siteTimeZone: request.siteTimeZone, promotions };
+  const queue = await landedStreams(dir, catalog);
   const infos: StreamInfo[] = [];
 
   // The first failure is the one reported: a failing stream stops the shared worker, which then fails the others.
@@ -73,9 +77,8 @@ export async function runReplay(request: ReplayRequest): Promise<StreamInfo[]> {
     const replayStream = async (def: StreamDef): Promise<void> => {
       const started = Date.now();
       const info = emptyInfo(def.name);
-      // A stream registered at run time is unknown to the worker thread (registry.ts): it normalises here.
-      const events =
-        worker && isBuiltinStream(def.name) ? worker.events(dir, def.name, ctx) : replayEvents(dir, def, ctx);
+      // The worker thread knows the built-in streams only: one only the request's catalog knows normalises here.
+      const events = worker && isBuiltinStream(def) ? worker.events(dir, def.name, ctx) : replayEvents(dir, def, ctx);
       await loadEvents(def, events, warehouse, mutex, ctx, info);
       info.durationMs = Date.now() - started;
       infos.push(info);
@@ -100,20 +103,24 @@ export async function runReplay(request: ReplayRequest): Promise<StreamInfo[]> {
   });
   if (failures.length > 0) throw failures[0];
   await warehouse.refreshStatistics();
-  const order = new Map<string, number>(streamCatalog.map((s, i) => [s.name, i]));
+  const order = new Map<string, number>(catalog.names.map((name, i) => [name, i]));
   infos.sort((a, b) => (order.get(a.stream) ?? 0) - (order.get(b.stream) ?? 0));
   return infos;
 }
 
 /** Where a run's raw pages are; a ConfigError if it landed none there (checked before a warehouse is opened). */
-export async function rawRunDir(rawDir: string, runId: string): Promise<string> {
+export async function rawRunDir(
+  rawDir: string,
+  runId: string,
+  catalog: StreamCatalog = defaultCatalog,
+): Promise<string> {
   // A run id is one folder's name: '', '.', '..' or a path would read the raw dir itself, a file or another folder.
   if (runId === '' || runId === '.' || runId === '..' || /[/\\]/.test(runId))
     throw new ConfigError(`--run must be a run id, the name of a folder under ${rawDir}; got "${runId}"`);
   const dir = join(rawDir, runId);
   let streams: StreamDef[];
   try {
-    streams = await landedStreams(dir);
+    streams = await landedStreams(dir, catalog);
   } catch {
     throw new ConfigError(`no raw pages for run ${runId} under ${rawDir} (looked for ${dir})`);
   }
@@ -124,9 +131,9 @@ export async function rawRunDir(rawDir: string, runId: string): Promise<string> 
 }
 
 /** The streams whose raw pages a run landed under `dir`, in catalog order: what a replay loads. */
-export async function landedStreams(dir: string): Promise<StreamDef[]> {
+export async function landedStreams(dir: string, catalog: StreamCatalog): Promise<StreamDef[]> {
   const present = new Set(await listRawStreams(dir));
-  return streamCatalog.filter((s) => present.has(s.name));
+  return catalog.streams.filter((s) => present.has(s.name));
 }
 
 /**
@@ -138,7 +145,7 @@ async function loadEvents(
   events: AsyncIterable<ReplayEvent>,
   warehouse: Warehouse,
   mutex: Mutex,
-  ctx: { runId: string; extractedAt: string },
+  ctx: { catalog: StreamCatalog; runId: string; extractedAt: string },
   info: StreamInfo,
 ): Promise<void> {
   const fanOut = def.parent !== undefined;
@@ -155,9 +162,9 @@ async function loadEvents(
         continue;
       }
       const deletions = fanOut
-        ? { completeScopes: parentDeletions(def, event.parentIds, event.holds) }
+        ? { completeScopes: parentDeletions(ctx.catalog, def, event.parentIds, event.holds) }
         : event.complete
-          ? scanDeletions(def, event.holds)
+          ? scanDeletions(ctx.catalog, def, event.holds)
           : {};
       const committed = await mutex.run(() =>
         unit.commit({ runId: ctx.runId, extractedAt: ctx.extractedAt, ...deletions }),
@@ -165,7 +172,7 @@ async function loadEvents(
       info.pages += event.pages;
       info.duplicates += event.duplicates;
       addSinkCounts(info, event.counts);
-      addDeletions(info, def, committed);
+      addDeletions(ctx.catalog, info, def, committed);
       info.complete = fanOut || event.complete;
       unit = await mutex.run(() => warehouse.openLoad());
     }

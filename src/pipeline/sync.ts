@@ -1,9 +1,11 @@
 import { join } from 'node:path';
-import { selectStreams, runExtract } from '../extract/extract-run.ts';
+import { runExtract } from '../extract/extract-run.ts';
 import { Mutex } from '../extract/mutex.ts';
 import { detectPageSize } from '../extract/page-size.ts';
 import { RawLanding } from '../extract/raw-landing.ts';
 import type { StreamDef } from '../streams/stream-def.ts';
+import type { StreamCatalog } from '../streams/catalog.ts';
+import { defaultCatalog } from '../streams/registry.ts';
 import type { StreamInfo } from '../extract/types.ts';
 import type { SiteClient } from '../source/types.ts';
 import { defaultPerPage, type Settings } from '../config/settings.ts';
@@ -50,6 +52,8 @@ export interface SyncRequest {
    * 2 s attempts for 5 min; see postgres/lock-wait.ts). For tests, which cannot wait minutes.
    */
   readonly loadLockWait?: LockWait;
+  /** The streams to know (default: the built-in ones); a program that adds an endpoint builds its own. */
+  readonly catalog?: StreamCatalog;
   /** Runs once the run is recorded, on the same warehouse and under the run lock (see AfterSync). */
   readonly afterSync?: AfterSync;
 }
@@ -76,11 +80,12 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   if (!settings.site)
     throw new ConfigError('no site: pass --site URL (or GRANTFLOW_SITE, or "site" in the pipeline file)');
   const site = settings.site.replace(/\/+$/, '');
-  const streams = selectStreams(settings.streams ?? null);
+  const catalog = request.catalog ?? defaultCatalog;
+  const streams = catalog.select(settings.streams ?? null);
   // A bad file in --models-dir (header, name, cycle) is a configuration error, found before anything is written.
   const models = settings.models ? modelTableNames(settings.modelsDir) : undefined;
   if (settings.models) loadAllSqlTests(settings.modelsDir);
-  const promotions = promotionsOf(settings);
+  const promotions = promotionsOf(settings, catalog);
   const credentials = await SyncCredentials.read(settings, request.env ?? process.env);
   await checkOutputDirs(settings);
 
@@ -93,7 +98,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       logger,
       stop,
       open: () => openSyncWarehouse(settings, logger, stop.signal, request.loadLockWait, models),
-      prepare: (opened) => prepareWarehouse(opened, site, settings, logger, promotions),
+      prepare: (opened) => prepareWarehouse(opened, site, settings, logger, promotions, catalog),
     });
     try {
       const run = await SyncRun.begin(warehouse, last, {
@@ -106,6 +111,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       });
       const unknownFields = new UnknownFields();
       const infos = await extract({
+        catalog,
         run,
         last,
         streams,
@@ -135,7 +141,7 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       const failed = infos.some((i) => i.status === 'failed');
       // Models and analysts query next; loads took no statistics (see refreshStatistics).
       await warehouse.refreshStatistics();
-      const after = await afterLoad(warehouse, settings, run.runId, failed, logger, stop.signal);
+      const after = await afterLoad(warehouse, settings, run.runId, failed, logger, stop.signal, catalog);
       if (after.stopped) await run.stopped(stop, work, after);
       const ok = !failed && !after.failed;
       if (ok) await pruneRawAfterSync(warehouse, settings, run.runId, logger);
@@ -177,10 +183,11 @@ async function prepareWarehouse(
   settings: Settings,
   logger: Logger,
   promotions: readonly Promotion[],
+  catalog: StreamCatalog,
 ): Promise<RunRecord | undefined> {
   await warehouse.acquireLock(`grantflow sync (pid ${process.pid})`);
   if (settings.snapshot) await undoKilledSnapshot(settings, logger);
-  await migrateWithPromotions(warehouse, promotions);
+  await migrateWithPromotions(warehouse, promotions, catalog);
   const last = (await warehouse.listRuns(1))[0];
   checkWarehouseSite(last, site, settings.siteMoved, warehouse.description);
   return last;
@@ -188,6 +195,7 @@ async function prepareWarehouse(
 
 /** What the extraction stage is given: the run, where it reads from and writes to, and what bounds it. */
 interface ExtractStage {
+  readonly catalog: StreamCatalog;
   readonly run: SyncRun;
   readonly last: RunRecord | undefined;
   readonly streams: StreamDef[];
@@ -232,6 +240,7 @@ async function extract(stage: ExtractStage): Promise<StreamInfo[]> {
   try {
     return await runExtract(
       {
+        catalog: stage.catalog,
         client,
         warehouse,
         mutex,

@@ -37,9 +37,9 @@ export interface SimulatorControl {
    */
   collection(name: string, filter?: { application?: number; organization?: number }): JsonObject[];
   /**
-   * Serves a list beside the built-in streams, for a stream registered at run time (`registerStream`): at `path` as
-   * the stream declares it (`{parent}` for a fan-out list), `rows` read at each request (so a test may change them),
-   * or per parent id (undefined: 404). Paginated, styled, counted and faulted like every list; no filters.
+   * Serves a list beside the built-in streams, for a stream a test adds in a catalog of its own (`buildStreamCatalog`):
+   * at `path` as the stream declares it (`{parent}` for a fan-out list), `rows` read at each request (so a test may
+   * change them), or per parent id (undefined: 404). Paginated, styled, counted and faulted like every list; no filters.
    */
   addList(path: string, rows: ExtraListRows): void;
   counts(): RequestCounts;

@@ -68,7 +68,7 @@ export interface SimulatorOptions {
   readonly answerShape?: AnswerShape;
   /**
    * Lists served beside the built-in streams, by path as a stream declares it (`{parent}` for a fan-out list): for a
-   * stream registered at run time (`registerStream`). Same as `control.addList` for each entry.
+   * stream a test adds in a catalog of its own (`buildStreamCatalog`). Same as `control.addList` for each entry.
    */
   readonly extraLists?: Readonly<Record<string, ExtraListRows>>;
   /** A hostile or broken site (see hostile.ts); default none. */

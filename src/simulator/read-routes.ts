@@ -36,7 +36,7 @@ export const streamRoutes: readonly Route[] = builtinStreams.map((s) => streamRo
 /** Rows of a list served beside the built-in streams: the same rows always, or per parent id (undefined: 404). */
 export type ExtraListRows = readonly JsonObject[] | ((parentId: number) => readonly JsonObject[] | undefined);
 
-/** The route of an extra list (a stream registered at run time): paginated like every list, no filters. */
+/** The route of an extra list (a stream a test adds in a catalog of its own): paginated like every list, no filters. */
 export function extraListRoute(path: string, rows: ExtraListRows): Route {
   return streamRoute(path, {
     shape: 'list',

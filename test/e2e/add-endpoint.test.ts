@@ -1,17 +1,15 @@
 /**
- * Issue 23 acceptance: adding a plain list endpoint is one declaration and one registration. The stream below is
- * declared here, registered here and served by a list this file adds to the simulator; nothing else in src/ names
- * it, yet it is extracted, mapped, created and documented on DuckDB and Postgres alike.
- *
- * Registration is process-wide (the registry's lists are module state), and vitest.config.ts runs many test files in
- * one worker process without isolating their modules: the file takes grant_cycles out again when it ends, so no
- * other suite sees the extra table.
+ * Issue 23 acceptance: adding a plain list endpoint is one declaration and one line in the list of streams. The
+ * stream below is declared here, joins a catalog this file builds (the built-in streams and it) and is served by a
+ * list this file adds to the simulator; nothing else in src/ names it, yet a sync handed that catalog extracts, maps,
+ * creates and documents it on DuckDB and Postgres alike. The catalog is this file's own: no other suite sees it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { col, id, money, ref, tsCol } from '../../src/streams/columns.ts';
 import { defineStream } from '../../src/streams/stream-definition.ts';
-import { registerStream } from '../../src/streams/registry.ts';
+import { builtinStreams, defaultCatalog } from '../../src/streams/registry.ts';
+import { buildStreamCatalog, type StreamCatalog } from '../../src/streams/catalog.ts';
 import { renderDataDictionary } from '../../src/docs/data-dictionary.ts';
 import { runDataTests } from '../../src/models/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
@@ -123,13 +121,20 @@ interface Engine {
   readonly schema?: string;
 }
 let engines: Engine[];
-let unregister: (() => void) | undefined;
+/** The built-in streams and grant_cycles: what src/streams/registry.ts lists once a user adds its line. */
+const withGrantCycles = buildStreamCatalog([...builtinStreams, grantCycles]);
+/** The catalog the syncs are handed: the built-in one until the endpoint is added. */
+let catalog: StreamCatalog = defaultCatalog;
 
 const syncEngine = (e: Engine, settings: SettingsInput = {}): Promise<SyncResult> =>
-  syncOnce(sim, { credentials, warehouse: e.target, ...(e.schema ? { schema: e.schema } : {}), ...settings });
+  syncOnce(
+    sim,
+    { credentials, warehouse: e.target, ...(e.schema ? { schema: e.schema } : {}), ...settings },
+    { catalog },
+  );
 
 const dumpEngine = (e: Engine): ReturnType<typeof dumpWarehouse> =>
-  dumpWarehouse(e.target, e.schema ? { schema: e.schema } : {});
+  dumpWarehouse(e.target, { catalog, ...(e.schema ? { schema: e.schema } : {}) });
 
 async function query(e: Engine, sql: string): Promise<Record<string, CellValue>[]> {
   const warehouse = await openWarehouse(e.target, { schema: e.schema, logger: silentLogger });
@@ -170,8 +175,8 @@ beforeAll(async () => {
     expect((await syncEngine(e)).status, e.name).toBe('succeeded');
     expect(await tableNames(e), e.name).not.toContain('grant_cycles');
   }
-  // The registry line a user adds to src/streams/registry.ts, here at run time.
-  unregister = registerStream(grantCycles);
+  // The line a user adds to src/streams/registry.ts: from here on the syncs know the endpoint.
+  catalog = withGrantCycles;
   rawDir = join(dir.path, 'raw');
   for (const e of engines) {
     const result = await syncEngine(e, e.schema ? {} : { landRaw: true, rawDir });
@@ -181,13 +186,12 @@ beforeAll(async () => {
   }
 });
 afterAll(async () => {
-  unregister?.();
   await sim?.close();
   await pgTarget?.drop();
   await dir?.remove();
 });
 
-describe('an endpoint declared and registered in a test', () => {
+describe('an endpoint declared in a test and added to its catalog', () => {
   it('has its table with the declared columns and types on both engines', async () => {
     const declared = grantCycles.table.columns.map((c) => ({ name: c.name, type: c.type }));
     const duck = await query(
@@ -291,7 +295,7 @@ describe('an endpoint declared and registered in a test', () => {
     for (const e of engines) {
       const warehouse = await openWarehouse(e.target, { schema: e.schema, logger: silentLogger });
       try {
-        const results = await runDataTests(warehouse);
+        const results = await runDataTests(warehouse, { tables: catalog.tables });
         const mine = results.filter((r) => r.name.includes('grant_cycles'));
         expect(mine.map((r) => r.name).sort(), e.name).toEqual([...own].sort());
         expect(
@@ -310,7 +314,7 @@ describe('an endpoint declared and registered in a test', () => {
   });
 
   it('is listed in the data dictionary with every declared column', () => {
-    const dictionary = renderDataDictionary();
+    const dictionary = renderDataDictionary(catalog.tables);
     expect(dictionary).toContain('- [grant_cycles](#grant_cycles) (entity)');
     const start = dictionary.indexOf('### grant_cycles\n');
     expect(start).toBeGreaterThan(-1);
@@ -329,13 +333,20 @@ describe('an endpoint declared and registered in a test', () => {
       const target = join(dir.path, `replayed-${normaliseInWorker ? 'worker' : 'main'}.duckdb`);
       const warehouse = await openWarehouse(target, { logger: silentLogger });
       try {
-        const infos = await runReplay({ warehouse, rawDir, runId: landedRun, siteTimeZone: 'UTC', normaliseInWorker });
+        const infos = await runReplay({
+          warehouse,
+          rawDir,
+          runId: landedRun,
+          siteTimeZone: 'UTC',
+          normaliseInWorker,
+          catalog,
+        });
         expect(infos.find((i) => i.stream === 'grant_cycles')).toMatchObject({ records: records.length });
       } finally {
         await warehouse.close();
       }
       // That run skipped the children of unchanged parents: only what it read whole replays to the same tables.
-      expect((await dumpWarehouse(target)).grant_cycles!.content).toEqual(synced.grant_cycles!.content);
+      expect((await dumpWarehouse(target, { catalog })).grant_cycles!.content).toEqual(synced.grant_cycles!.content);
     }
   });
 

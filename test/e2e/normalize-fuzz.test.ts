@@ -30,7 +30,14 @@ import { silentLogger } from '../../src/util/logger.ts';
 import type { JsonObject, JsonValue } from '../../src/util/json.ts';
 
 import { clusterName, dropPostgresSchema, dumpWarehouse, postgresUrl, summarize, tempDir } from '../support/harness.ts';
-import { builtinStreamNames, mappingOf, tableByName, type StreamName, tables } from '../../src/streams/registry.ts';
+import {
+  builtinStreamNames,
+  defaultCatalog,
+  mappingOf,
+  tableByName,
+  type StreamName,
+  tables,
+} from '../../src/streams/registry.ts';
 
 const SEED = Number(process.env.GRANTFLOW_FUZZ_SEED ?? 20261126) >>> 0;
 /** Base records taken per stream, and mutants made of each. */
@@ -474,7 +481,7 @@ describe(`normaliser and loader under mutated records (seed ${SEED}, GRANTFLOW_F
       const mutants = bases.flatMap(({ record, parentId }) =>
         Array.from({ length: MUTANTS }, (_, n) => mutate(rng, stream, record, parentId, n)),
       );
-      const batcher = new RowBatcher(stream, { runId, extractedAt, siteTimeZone: ZONE });
+      const batcher = new RowBatcher(stream, { catalog: defaultCatalog, runId, extractedAt, siteTimeZone: ZONE });
       const out: RowBatch[] = [];
       const seenKeys = new Set<string>();
       for (const mutant of mutants) {

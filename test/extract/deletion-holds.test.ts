@@ -5,7 +5,7 @@ import { HoldTracker } from '../../src/extract/deletion-holds.ts';
 import { maxHeldKeys, parentDeletions, scanDeletions } from '../../src/extract/deletions.ts';
 
 import type { CompleteScope } from '../../src/warehouse/types.ts';
-import { streamCatalog, mappingOf, type StreamName } from '../../src/streams/registry.ts';
+import { defaultCatalog, streamCatalog, mappingOf, type StreamName } from '../../src/streams/registry.ts';
 
 const def = (name: StreamName) => streamCatalog.find((s) => s.name === name)!;
 const tracker = (name: StreamName) => new HoldTracker(mappingOf(name).owns);
@@ -18,7 +18,7 @@ describe('HoldTracker', () => {
     expect(t.loaded({ id: 2, custom_fields: [] }, undefined)).toBe(true); // collaborators absent
     expect(t.loaded({ id: 3, collaborators: [], custom_fields: null }, undefined)).toBe(true);
     expect(t.loaded({ id: '4', collaborators: { id: 9 }, custom_fields: [] }, undefined)).toBe(true);
-    const scopes = scanDeletions(def('applications'), t.holds()).completeScopes;
+    const scopes = scanDeletions(defaultCatalog, def('applications'), t.holds()).completeScopes;
     expect(scopeOf(scopes, 'applications')).toEqual({ table: 'applications', where: undefined });
     expect(scopeOf(scopes, 'application_collaborators')?.keep).toEqual({ column: 'application_id', values: [2, 4] });
     expect(scopeOf(scopes, 'custom_field_values')).toMatchObject({
@@ -30,11 +30,11 @@ describe('HoldTracker', () => {
   it('holds every row of a quarantined record by its id, and everything when it has no usable id', () => {
     const t = tracker('applications');
     t.quarantined({ id: 5, created_at: 'bad' }, undefined);
-    const scopes = scanDeletions(def('applications'), t.holds()).completeScopes;
+    const scopes = scanDeletions(defaultCatalog, def('applications'), t.holds()).completeScopes;
     expect(scopes.map((s) => s.keep?.values)).toEqual([[5], [5], [5], [5]]);
     t.quarantined({ id: 'five' }, undefined);
     expect(t.holds().everything).toBe(true);
-    expect(scanDeletions(def('applications'), t.holds()).completeScopes).toEqual([]);
+    expect(scanDeletions(defaultCatalog, def('applications'), t.holds()).completeScopes).toEqual([]);
   });
 
   it('keeps the rows of a list the spec does not promise (labels) without counting its absence as silent', () => {
@@ -43,14 +43,14 @@ describe('HoldTracker', () => {
     expect(t.loaded({ ...full, labels: [] }, undefined)).toBe(false);
     expect(t.loaded(full, undefined)).toBe(false);
     expect(t.loaded({ id: 7, labels: [] }, undefined)).toBe(true);
-    const scopes = scanDeletions(def('applications'), t.holds()).completeScopes;
+    const scopes = scanDeletions(defaultCatalog, def('applications'), t.holds()).completeScopes;
     expect(scopes.find((s) => s.table === 'application_labels')?.keep?.values).toEqual([6]);
   });
 
   it('holds a whole scope whose rows have no single id column to keep them by', () => {
     const t = tracker('assignments');
     t.quarantined({ application: { id: 1 } }, undefined);
-    expect(scanDeletions(def('assignments'), t.holds()).completeScopes).toEqual([]);
+    expect(scanDeletions(defaultCatalog, def('assignments'), t.holds()).completeScopes).toEqual([]);
   });
 
   it('spares the held parents of a fan-out, in the scope that holds them only', () => {
@@ -58,18 +58,18 @@ describe('HoldTracker', () => {
     t.loaded({ id: 1, data: { q: 1 } }, 10);
     t.loaded({ id: 2 }, 11); // no data: its responses are not known
     t.loaded({ id: 3, data: [1] }, 12); // data of another shape
-    const scopes = parentDeletions(def('application_tasks'), [10, 11, 12, 13], t.holds());
+    const scopes = parentDeletions(defaultCatalog, def('application_tasks'), [10, 11, 12, 13], t.holds());
     expect(scopeOf(scopes, 'application_tasks')).toMatchObject({ parentIds: [10, 11, 12, 13] });
     expect(scopeOf(scopes, 'task_responses')).toMatchObject({ parentIds: [10, 13] });
     t.quarantined({ id: 4 }, 13);
-    const after = parentDeletions(def('application_tasks'), [10, 11, 12, 13], t.holds());
+    const after = parentDeletions(defaultCatalog, def('application_tasks'), [10, 11, 12, 13], t.holds());
     expect(scopeOf(after, 'application_tasks')).toMatchObject({ parentIds: [10, 11, 12] });
   });
 
   it('gives up a scope rather than name more held keys than one statement should carry', () => {
     const t = tracker('programs');
     for (let id = 1; id <= maxHeldKeys + 1; id++) t.loaded({ id, funding_sources: [] }, undefined);
-    const scopes = scanDeletions(def('programs'), t.holds()).completeScopes;
+    const scopes = scanDeletions(defaultCatalog, def('programs'), t.holds()).completeScopes;
     expect(scopes.map((s) => s.table)).toEqual(['programs', 'program_funding_sources']);
     expect(scopes.every((s) => s.keep === undefined)).toBe(true);
   });

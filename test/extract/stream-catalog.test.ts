@@ -1,11 +1,9 @@
 import { describe, expect, it } from 'vitest';
 
-import { selectStreams } from '../../src/extract/extract-run.ts';
-
 import { sameUpdatedAtMarker, updatedAtMarker } from '../../src/streams/stream-def.ts';
 
 import { ConfigError } from '../../src/util/errors.ts';
-import { streamCatalog, mappingOf, streamNames } from '../../src/streams/registry.ts';
+import { selectStreams, streamCatalog, mappingOf, streamNames } from '../../src/streams/registry.ts';
 
 describe('the stream catalog', () => {
   it('has exactly one endpoint per normalizer stream', () => {

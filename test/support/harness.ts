@@ -24,7 +24,7 @@ import { settingsSchema, type SettingsInput } from '../../src/config/settings.ts
 
 import { allColumns, hasMetadata, openWarehouse } from '../../src/warehouse/index.ts';
 
-import { runSync, type SyncResult } from '../../src/pipeline/sync.ts';
+import { runSync, type SyncRequest, type SyncResult } from '../../src/pipeline/sync.ts';
 import { reportAfterSync } from '../../src/report/after-sync.ts';
 
 import {
@@ -40,6 +40,7 @@ import { silentLogger, type Logger } from '../../src/util/logger.ts';
 
 import type { CellValue } from '../../src/normalize/table-def.ts';
 import { tables } from '../../src/streams/registry.ts';
+import type { StreamCatalog } from '../../src/streams/catalog.ts';
 import { cliPath, packageRoot } from '../../src/util/package-root.ts';
 import { suiteDuckdbThreads } from './suite-duckdb.ts';
 import { tempDir } from './temp-dir.ts';
@@ -100,12 +101,17 @@ export function capturingLogger(): { logger: Logger; lines: Record<string, unkno
   return { logger, lines };
 }
 
-/** One in-process sync with test-friendly settings (fast site, no snapshots unless asked). */
+/**
+ * One in-process sync with test-friendly settings (fast site, no snapshots unless asked); `request.catalog`: the
+ * streams it knows, when a test adds one (default: the built-in ones).
+ */
 export async function syncOnce(
   sim: SimulatorHandle,
   settings: SettingsInput & { credentials: string },
+  request: Pick<SyncRequest, 'catalog'> = {},
 ): Promise<SyncResult> {
   return runSync({
+    ...request,
     settings: settingsSchema.parse({
       site: sim.url,
       rate: 1000,
@@ -249,10 +255,13 @@ export interface TableDump {
   readonly content: readonly Record<string, CellValue>[];
 }
 
-/** Every catalog table (and optionally models) of a warehouse, in key order, comparable across dialects and runs. */
+/**
+ * Every catalog table (and optionally models) of a warehouse, in key order, comparable across dialects and runs;
+ * `catalog`: the one its syncs were handed (default: the built-in streams).
+ */
 export async function dumpWarehouse(
   target: string,
-  options: { schema?: string; duckdbSchema?: string; models?: readonly string[] } = {},
+  options: { schema?: string; duckdbSchema?: string; models?: readonly string[]; catalog?: StreamCatalog } = {},
 ): Promise<Record<string, TableDump>> {
   const warehouse = await openWarehouse(target, {
     schema: options.schema,
@@ -261,7 +270,7 @@ export async function dumpWarehouse(
   });
   const out: Record<string, TableDump> = {};
   try {
-    for (const table of tables) {
+    for (const table of options.catalog?.tables ?? tables) {
       const columns = (hasMetadata(table) ? allColumns(table) : table.columns)
         .map((c) => c.name)
         .filter(

@@ -9,7 +9,7 @@ import {
 } from '../../pipeline/credentials.ts';
 import { checkClient, ClientCheckUndecided } from '../../pipeline/client-check.ts';
 import { StateKey, stateKeyVariable } from '../../pipeline/state-key.ts';
-import { selectStreams } from '../../extract/extract-run.ts';
+import { selectStreams } from '../../streams/registry.ts';
 import { preflight, probeSiteWithoutCredentials } from '../../pipeline/preflight.ts';
 import { AccessTokenRefused, createSiteClient, SiteUnavailableError } from '../../source/index.ts';
 import {

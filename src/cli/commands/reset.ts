@@ -2,8 +2,6 @@ import type { Command } from 'commander';
 
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 
-import { selectStreams } from '../../extract/extract-run.ts';
-
 import { resetStreams } from '../../pipeline/reset-streams.ts';
 
 import { openConfiguredWarehouse } from '../../warehouse/index.ts';
@@ -15,7 +13,7 @@ import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
 
 import { addSettings, settingsFrom } from '../settings-options.ts';
-import { streamCatalog, tables } from '../../streams/registry.ts';
+import { selectStreams, streamCatalog, tables } from '../../streams/registry.ts';
 
 const keys = [...warehouseSettingKeys, 'streams', 'logLevel'] as const satisfies readonly SettingKey[];
 
