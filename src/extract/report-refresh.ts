@@ -3,15 +3,7 @@ import { CredentialsError, StoppedError } from '../util/errors.ts';
 import { isJsonObject } from '../util/json.ts';
 import { readStreamState } from './state.ts';
 import type { ExtractContext } from './types.ts';
-
-/** `refreshReports`: which reports to generate before they are listed, and how long to wait for them. */
-export interface ReportRefreshOptions {
-  /** Report ids, or `all`. */
-  readonly reports: readonly string[];
-  readonly timeoutSeconds: number;
-  /** Between two rounds of status polls (the first round follows the jobs at once). */
-  readonly pollSeconds?: number;
-}
+import type { ReportRefreshOptions, ReportRefreshOutcome } from './report-refresh-types.ts';
 
 /** The extraction's option from the settings: none unless `refreshReports` names reports. */
 export function reportRefreshOption(settings: {
@@ -20,15 +12,6 @@ export function reportRefreshOption(settings: {
 }): { refreshReports?: ReportRefreshOptions } {
   if (settings.refreshReports.length === 0) return {};
   return { refreshReports: { reports: settings.refreshReports, timeoutSeconds: settings.refreshReportsTimeout } };
-}
-
-/** What the refresh did, for the summary. */
-export interface ReportRefreshOutcome {
-  readonly requested: number;
-  readonly jobsCreated: number;
-  readonly generated: number;
-  /** Reports that did not reach status 3 (with why): their earlier file, if any, stays. */
-  readonly notGenerated: readonly { readonly id: number; readonly why: string }[];
 }
 
 /** Status values of a report (spec 2.18). */

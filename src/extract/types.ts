@@ -8,7 +8,7 @@ import type { Mutex } from './mutex.ts';
 import type { RawLanding } from './raw-landing.ts';
 import type { Progress } from './progress.ts';
 import type { SinkCounts } from './row-batcher.ts';
-import type { ReportRefreshOptions, ReportRefreshOutcome } from './report-refresh.ts';
+import type { ReportRefreshOptions, ReportRefreshOutcome } from './report-refresh-types.ts';
 
 export interface ExtractOptions {
   /**

@@ -1,6 +1,6 @@
 import type { JsonObject } from '../util/json.ts';
 import type { Cascade } from './cascade.ts';
-import type { FieldObserver } from './record-walk.ts';
+import type { FieldObserver } from './field-observer.ts';
 import type { CellValue, MergeMode, Row } from './table-def.ts';
 
 export interface NormalizeContext {

@@ -1,21 +1,13 @@
-import type { JsonObject, JsonValue } from '../util/json.ts';
-import type { MappedRow, StreamMapping } from './mapping.ts';
-import { namedRef, userRef } from './refs.ts';
-import { ARRAY, kindOf, OBJECT, type FieldNode } from './field-kinds.ts';
-
 /**
  * One walk over a record, beside its mapping: references found wherever they are (listed in the spec or not, at
  * any depth) feed their dimension table, and, when an observer is given, every path the stream's definition does
  * not map (drift) and every mapped path holding another JSON kind are reported to it.
  */
-export interface FieldObserver {
-  /** A new record of the stream starts: what follows is reported for it. */
-  startRecord(): void;
-  /** A path outside the stream's definition (`extra.score`, `collaborators[].nickname`), with its value. */
-  unmapped(path: string, value: JsonValue): void;
-  /** A mapped path whose value is of a JSON kind the definition does not take. */
-  retyped(path: string, value: JsonValue): void;
-}
+import type { JsonObject, JsonValue } from '../util/json.ts';
+import type { MappedRow, StreamMapping } from './mapping.ts';
+import { namedRef, userRef } from './refs.ts';
+import { ARRAY, kindOf, OBJECT, type FieldNode } from './field-kinds.ts';
+import type { FieldObserver } from './field-observer.ts';
 
 /**
  * Dimensions a reference of the `{id, name|title}` shape feeds, by the last word of the key holding it (`program`,

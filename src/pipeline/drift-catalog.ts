@@ -1,5 +1,5 @@
 import type { DriftOverflow, UnknownFieldSeen } from '../extract/unknown-fields.ts';
-import type { UnknownFieldRow } from '../warehouse/bookkeeping.ts';
+import type { UnknownFieldRow } from '../warehouse/unknown-field-row.ts';
 import type { Warehouse } from '../warehouse/types.ts';
 import { firstLine } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';

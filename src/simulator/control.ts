@@ -3,10 +3,11 @@ import type { JsonObject } from '../util/json.ts';
 import type { TokenCounts, TokenStore } from './auth.ts';
 import { applyChanges, type ChangeRequest, type ChangeResult } from './changes.ts';
 import type { RequestCounter, RequestCounts } from './counts.ts';
-import type { Dataset } from './dataset.ts';
+import type { Dataset, ReportFile } from './dataset.ts';
 import type { Drift, DriftReport } from './drift.ts';
 import type { FaultInjector } from './faults.ts';
 import type {
+  ExtraListRows,
   FaultKind,
   FaultOptions,
   Features,
@@ -20,10 +21,10 @@ import type { SlidingWindowLimiter } from './rate-limit.ts';
 import type { AnswerShape } from './task-answers.ts';
 import type { HostileOptions } from './hostile.ts';
 import { streamByName, type StreamName } from '../streams/registry.ts';
-import { extraListRoute, type ExtraListRows } from './read-routes.ts';
+import { extraListRoute } from './read-routes.ts';
 import type { Router } from './router.ts';
 import { recordStreamNames, servedRecords } from './stream-serving.ts';
-import { reportFile, reportTable, type ReportFile, type ReportTable } from './report-files.ts';
+import { reportFile, reportTable, type ReportTable } from './report-files.ts';
 
 /** Test-only levers over a running simulator (also reachable over HTTP under `/_sim/`, see docs/simulator.md). */
 export interface SimulatorControl {

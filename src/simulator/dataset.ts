@@ -1,8 +1,6 @@
 import type { JsonObject } from '../util/json.ts';
 import { Collection } from './collection.ts';
-import { generateChildren } from './generate-children.ts';
 import type { ScaleName } from './scales.ts';
-import type { ReportFile } from './report-files.ts';
 
 export type UserRole = 'applicant' | 'reviewer' | 'admin';
 
@@ -42,6 +40,15 @@ export interface AppMeta {
   readonly createdMs: number;
   readonly programId: number;
   readonly stageIndex: number;
+}
+
+/** Makes an application's children when first asked for (generate-children.ts; handed in by generate.ts). */
+export type ChildGenerator = (ds: Dataset, appId: number, meta: AppMeta) => AppChildren;
+
+/** What the download endpoint sends for a report (report-files.ts). */
+export interface ReportFile {
+  readonly contentType: string;
+  readonly body: Buffer;
 }
 
 /** The whole site's data. Collections are live: the server reads them and writes change them. */
@@ -90,6 +97,7 @@ export class Dataset {
   constructor(
     readonly seed: number,
     readonly scale: ScaleName,
+    private readonly generateChildren: ChildGenerator,
   ) {}
 
   /** Stage records, tasks and notes of an application; undefined when the application does not exist. */
@@ -99,7 +107,7 @@ export class Dataset {
     const app = this.applications.get(appId);
     const meta = this.appMeta.get(appId);
     if (!app || !meta) return undefined;
-    const made = generateChildren(this, appId, meta);
+    const made = this.generateChildren(this, appId, meta);
     this.childCache.set(appId, made);
     return made;
   }

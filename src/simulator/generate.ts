@@ -1,6 +1,7 @@
 import type { JsonObject } from '../util/json.ts';
 import { Dataset, type SimUser, type UserRole } from './dataset.ts';
 import { DAY_MS, EPOCH_MS, timestamp } from './format.ts';
+import { generateChildren } from './generate-children.ts';
 import { generateFinance } from './generate-finance.ts';
 import { generateActivity, generateAssignments, generateLog, generateReports } from './generate-misc.ts';
 import { generateOrganizations } from './generate-orgs.ts';
@@ -22,7 +23,7 @@ export function generateDataset(options: GenerateOptions = {}): Dataset {
   const scale = scales[scaleName];
   const seed = options.seed ?? 1;
   const rng = new Rng(seed);
-  const ds = new Dataset(seed, scaleName);
+  const ds = new Dataset(seed, scaleName, generateChildren);
 
   const addUser = (role: UserRole): SimUser => {
     const id = ds.users.size + 1;

@@ -25,4 +25,4 @@ export {
   type ServedRecord,
   type StreamServing,
 } from './stream-serving.ts';
-export type { ExtraListRows } from './read-routes.ts';
+export type { ExtraListRows } from './options.ts';

@@ -1,8 +1,11 @@
+import type { JsonObject } from '../util/json.ts';
 import type { Dataset } from './dataset.ts';
 import type { HostileOptions } from './hostile.ts';
-import type { ExtraListRows } from './read-routes.ts';
 import type { ScaleName } from './scales.ts';
 import type { AnswerShape } from './task-answers.ts';
+
+/** Rows of a list served beside the built-in streams: the same rows always, or per parent id (undefined: 404). */
+export type ExtraListRows = readonly JsonObject[] | ((parentId: number) => readonly JsonObject[] | undefined);
 
 export type ListStyle = 'envelope' | 'bare';
 export type PerPageOverMax = 'cap' | 'reject';

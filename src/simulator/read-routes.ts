@@ -2,6 +2,7 @@ import type { JsonObject } from '../util/json.ts';
 import { builtinStreams, type StreamName } from '../streams/registry.ts';
 import type { Collection } from './collection.ts';
 import type { Dataset } from './dataset.ts';
+import type { ExtraListRows } from './options.ts';
 import { notFound, ok, type Route, type RouteContext, type RouteResult } from './router.ts';
 import { routeTemplate, streamServing, type StreamServing } from './stream-serving.ts';
 import { servedTask } from './task-answers.ts';
@@ -32,9 +33,6 @@ function streamRoute(path: string, serving: StreamServing): Route {
 
 /** Every built-in stream's route, made from the registry: one per stream, at the path the stream declares. */
 export const streamRoutes: readonly Route[] = builtinStreams.map((s) => streamRoute(s.path, streamServing[s.name]));
-
-/** Rows of a list served beside the built-in streams: the same rows always, or per parent id (undefined: 404). */
-export type ExtraListRows = readonly JsonObject[] | ((parentId: number) => readonly JsonObject[] | undefined);
 
 /** The route of an extra list (a stream a test adds in a catalog of its own): paginated like every list, no filters. */
 export function extraListRoute(path: string, rows: ExtraListRows): Route {

@@ -1,5 +1,5 @@
 import type { JsonObject } from '../util/json.ts';
-import type { Dataset } from './dataset.ts';
+import type { Dataset, ReportFile } from './dataset.ts';
 import type { HostileOptions } from './hostile.ts';
 import { Rng } from './random.ts';
 
@@ -7,12 +7,6 @@ import { Rng } from './random.ts';
 export interface ReportTable {
   readonly header: readonly string[];
   readonly rows: readonly (readonly string[])[];
-}
-
-/** What the download endpoint sends for a report. */
-export interface ReportFile {
-  readonly contentType: string;
-  readonly body: Buffer;
 }
 
 /** Labels of the variables reports use (spec 2.19); others are headed by the variable itself. */

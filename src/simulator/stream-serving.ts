@@ -1,8 +1,8 @@
 import type { JsonObject } from '../util/json.ts';
 import { builtinStreams, streamByName, type StreamName } from '../streams/registry.ts';
-import type { Dataset } from './dataset.ts';
+import type { Dataset, ReportFile } from './dataset.ts';
 import { configFrom, type Features, type SimConfig } from './options.ts';
-import { reportFile, type ReportFile } from './report-files.ts';
+import { reportFile } from './report-files.ts';
 import { servedTask } from './task-answers.ts';
 
 /**

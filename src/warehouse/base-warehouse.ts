@@ -4,6 +4,7 @@ import type { JsonValue } from '../util/json.ts';
 import type { Logger } from '../util/logger.ts';
 import { GrantflowError } from '../util/errors.ts';
 import * as bk from './bookkeeping.ts';
+import type { UnknownFieldRow } from './unknown-field-row.ts';
 import { StagingLoadUnit, type StagingBackend } from './load-unit.ts';
 import { applyCatalog, migrationPending, runMigrations } from './migrations.ts';
 import type { ResultRow, SqlRunner } from './sql-runner.ts';
@@ -166,10 +167,10 @@ export abstract class BaseWarehouse implements Warehouse {
   listRuns(limit: number): Promise<RunRecord[]> {
     return bk.listRuns(this.db, limit);
   }
-  listUnknownFields(): Promise<bk.UnknownFieldRow[]> {
+  listUnknownFields(): Promise<UnknownFieldRow[]> {
     return bk.listUnknownFields(this.db);
   }
-  saveUnknownFields(rows: readonly bk.UnknownFieldRow[]): Promise<void> {
+  saveUnknownFields(rows: readonly UnknownFieldRow[]): Promise<void> {
     return bk.saveUnknownFields(this.db, rows);
   }
   readCredentials(site: string): Promise<StoredCredentials | null> {

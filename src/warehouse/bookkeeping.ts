@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { JsonValue } from '../util/json.ts';
 import type { CommitPlan, RunRecord, StoredCredentials } from './types.ts';
 import type { SqlStatement } from './merge-sql.ts';
+import type { UnknownFieldRow } from './unknown-field-row.ts';
 import type { CellValue } from '../normalize/table-def.ts';
 
 /** Kysely's view of the bookkeeping tables (created by sql/001_bookkeeping.sql). Values as `query` returns them. */
@@ -32,23 +33,6 @@ export interface BookkeepingDb {
   };
   _grantflow_catalog: { fingerprint: string; applied_at: string; tables: string };
   _grantflow_unknown_fields: UnknownFieldRow;
-}
-
-/** A row of the drift catalog `_grantflow_unknown_fields` (sql/004_unknown_fields.sql). */
-export interface UnknownFieldRow {
-  stream: string;
-  path: string;
-  /** `unmapped`: outside the stream's definition; `retyped`: a mapped path holding another JSON type. */
-  kind: string;
-  /** JSON types seen, sorted, comma-separated (`number,string`). */
-  json_types: string;
-  records_seen: number;
-  /** One value seen, as JSON text, secrets redacted. */
-  example: string | null;
-  first_run_id: string;
-  last_run_id: string;
-  first_seen_at: string;
-  last_seen_at: string;
 }
 
 export type BookkeepingKysely = Kysely<BookkeepingDb>;

@@ -1,4 +1,4 @@
-import type { UnknownFieldRow } from './bookkeeping.ts';
+import type { UnknownFieldRow } from './unknown-field-row.ts';
 import type { JsonValue } from '../util/json.ts';
 import type { CellValue, Row, TableDef } from '../normalize/table-def.ts';
 import type { Cascade } from '../normalize/cascade.ts';

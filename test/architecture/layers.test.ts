@@ -33,13 +33,8 @@ const allowedBackImports = [
   'config/settings.ts -> snapshot/object-store.ts',
 ];
 const allowedCycles = [
-  'extract/report-refresh.ts <-> extract/state.ts <-> extract/types.ts',
-  'normalize/mapping.ts <-> normalize/record-walk.ts <-> normalize/refs.ts',
-  'simulator/dataset.ts <-> simulator/generate-children.ts <-> simulator/report-files.ts',
-  'simulator/options.ts <-> simulator/read-routes.ts <-> simulator/router.ts <-> simulator/stream-serving.ts',
   // The two snapshot publishers become one.
   'snapshot/store-publish.ts <-> snapshot/write-snapshots.ts',
-  'warehouse/bookkeeping.ts <-> warehouse/ddl.ts <-> warehouse/merge-sql.ts <-> warehouse/types.ts',
 ];
 
 describe('the imports of src/', () => {
