@@ -13,7 +13,8 @@ import { RowBatcher } from '../../src/extract/row-batcher.ts';
 import { maxRecordDepth } from '../../src/normalize/index.ts';
 import { reportFileLanding } from '../../src/extract/report-file.ts';
 import { reportDownloadsStream } from '../../src/streams/report-downloads.ts';
-import type { UnknownFieldRow } from '../../src/warehouse/bookkeeping.ts';
+import type { UnknownFieldRow } from '../../src/warehouse/unknown-field-row.ts';
+import { defaultCatalog } from '../../src/streams/registry.ts';
 import type { JsonObject } from '../../src/util/json.ts';
 
 describe('the drift catalog of a run', () => {
@@ -122,6 +123,7 @@ function nested(depth: number): JsonObject {
 describe('a record nested too deep', () => {
   it('is quarantined with its reason and its shallow part; the records beside it load', () => {
     const batcher = new RowBatcher('programs', {
+      catalog: defaultCatalog,
       runId: 'r1',
       extractedAt: '2026-01-01T00:00:00Z',
       siteTimeZone: 'UTC',
