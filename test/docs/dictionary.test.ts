@@ -15,11 +15,18 @@ import { loadModels } from '../../src/models/index.ts';
 import { bookkeepingTables } from '../../src/warehouse/bookkeeping-tables.ts';
 
 import { tables } from '../../src/streams/registry.ts';
+import { countCliStart } from '../support/cli-count.ts';
 import { tempDir } from '../support/temp-dir.ts';
 import { openTestWarehouse } from '../support/model-fixtures.ts';
 import { cliPath } from '../../src/util/package-root.ts';
 
-const run = promisify(execFile);
+const execFileP = promisify(execFile);
+
+/** `grantflow <args>`, counted with the suite's other CLI starts. */
+function run(file: string, args: readonly string[]): ReturnType<typeof execFileP> {
+  countCliStart();
+  return execFileP(file, args);
+}
 
 describe('data dictionary', () => {
   it('the committed docs/data-dictionary.md is up to date (run `grantflow docs dictionary`)', () => {

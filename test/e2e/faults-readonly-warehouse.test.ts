@@ -23,6 +23,7 @@ import {
   type TableDump,
 } from '../support/harness.ts';
 import { packageRoot } from '../../src/util/package-root.ts';
+import { countCliStart } from '../support/cli-count.ts';
 import { cli, expectSameWarehouse, killWhen } from '../support/faults.ts';
 
 const root = process.getuid?.() === 0;
@@ -44,6 +45,7 @@ afterAll(async () => {
 
 /** `grantflow <args>` as an unprivileged user: `nobody` when the tests run as root. */
 function cliUnprivileged(args: readonly string[]): Promise<CliResult> {
+  countCliStart();
   const argv = [process.execPath, cliPath, ...args];
   return new Promise((resolve, reject) => {
     const child = spawn(root ? 'runuser' : argv[0]!, root ? ['-u', 'nobody', '--', ...argv] : argv.slice(1), {

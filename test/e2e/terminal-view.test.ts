@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import xterm from '@xterm/headless';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
+import { countCliStart } from '../support/cli-count.ts';
 import { cliPath, runCli, startSite, syncCliArgs, tempDir, writeCredentials } from '../support/harness.ts';
 import { packageRoot } from '../../src/util/package-root.ts';
 
@@ -25,6 +26,7 @@ function runInTerminal(
   env: NodeJS.ProcessEnv,
   onScreen: (screen: ScreenRow[], type: (keys: string) => void) => void,
 ): Promise<{ code: number | null; screen: ScreenRow[] }> {
+  countCliStart();
   const term = new xterm.Terminal({ cols: columns, rows, allowProposedApi: true, scrollback: 1000 });
   const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
   const command = [process.execPath, cliPath, ...args].map(quote).join(' ');

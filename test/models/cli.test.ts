@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 
 import { loadSmallSite } from '../support/model-fixtures.ts';
+import { countCliStart } from '../support/cli-count.ts';
 import { tempDir } from '../support/temp-dir.ts';
 import { cliPath } from '../../src/util/package-root.ts';
 import { tables } from '../../src/streams/registry.ts';
@@ -26,6 +27,7 @@ interface Outcome {
 }
 
 async function cli(args: string[]): Promise<Outcome> {
+  countCliStart();
   try {
     const { stdout, stderr } = await execFileP('node', [cliPath, ...args], {
       env: { ...process.env, GRANTFLOW_LOG_LEVEL: 'silent' },

@@ -3,6 +3,7 @@ import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cliPath } from '../../src/util/package-root.ts';
+import { countCliStart } from '../support/cli-count.ts';
 import { tempDir } from '../support/temp-dir.ts';
 
 const { path: dir, remove: cleanup } = await tempDir('grantflow-sim-cli-');
@@ -17,6 +18,7 @@ function run(
   exit: Promise<number | null>;
   stderr: () => string;
 } {
+  countCliStart();
   const child = spawn(process.execPath, [cliPath, 'sim', ...args], {
     cwd,
     stdio: ['ignore', 'pipe', 'pipe'],

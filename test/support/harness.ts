@@ -42,6 +42,7 @@ import type { CellValue } from '../../src/normalize/table-def.ts';
 import { tables } from '../../src/streams/registry.ts';
 import type { StreamCatalog } from '../../src/streams/catalog.ts';
 import { cliPath, packageRoot } from '../../src/util/package-root.ts';
+import { countCliStart } from './cli-count.ts';
 import { suiteDuckdbThreads } from './suite-duckdb.ts';
 import { tempDir } from './temp-dir.ts';
 
@@ -225,6 +226,7 @@ export function runCli(
     cwd?: string;
   } = {},
 ): Promise<CliResult> {
+  countCliStart();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [cliPath, ...args], {
       cwd: options.cwd ?? packageRoot,
