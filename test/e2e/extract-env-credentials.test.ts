@@ -23,6 +23,7 @@ import {
   tempDir,
 } from '../support/harness.ts';
 import { killWhen } from '../support/faults.ts';
+import { runCliInProcess } from '../support/cli-in-process.ts';
 
 /**
  * What a CI job sets: the site, the warehouse and the four credential variables of the site's first set. These runs
@@ -95,7 +96,7 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
     const site = await rotatingSite(seed);
     const secrets = ciEnvironment(site.sim, site.warehouse, site.dir.path);
     site.sim.control.expireAccessTokens();
-    const first = await runCli(['sync', ...site.schemaArgs], { env: secrets });
+    const first = await runCliInProcess(['sync', ...site.schemaArgs], { env: secrets });
     expect(first.code, first.stderr).toBe(0);
     return { ...site, secrets };
   }
@@ -106,7 +107,7 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
     const env = ciEnvironment(sim, warehouse, dir.path);
     // The first request refreshes: a sync that ends within the token's life would otherwise rotate nothing.
     sim.control.expireAccessTokens();
-    const first = await runCli(['sync', ...schemaArgs], { env });
+    const first = await runCliInProcess(['sync', ...schemaArgs], { env });
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
     // The initial refresh token was used up by the first refresh: only the warehouse copy works now.
@@ -115,7 +116,7 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
     expect(stored?.refresh_token).not.toBe(initial.refresh_token);
     expect(stored?.client_id).toBe(initial.client_id);
 
-    const second = await runCli(['sync', ...schemaArgs], { env });
+    const second = await runCliInProcess(['sync', ...schemaArgs], { env });
     expect(second.code).toBe(0);
     expect(second.stdout).toMatch(/SUCCEEDED/);
     const output = first.stdout + first.stderr + second.stdout + second.stderr;
@@ -134,7 +135,7 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
   it('a new set put in the variables wins over the stored rotations of the old one, also with the same client id', async () => {
     const { sim, dir, warehouse, schemaArgs, readStored: stored } = await rotatingSite(35);
     sim.control.expireAccessTokens(); // the first run must rotate, so there are stored rotations of the old set
-    const first = await runCli(['sync', ...schemaArgs], { env: ciEnvironment(sim, warehouse, dir.path) });
+    const first = await runCliInProcess(['sync', ...schemaArgs], { env: ciEnvironment(sim, warehouse, dir.path) });
     expect(first.code, first.stderr).toBe(0);
     const rotatedOld = await stored();
 
@@ -148,7 +149,7 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
       GRANTFLOW_ACCESS_TOKEN: renewed.access_token,
       GRANTFLOW_REFRESH_TOKEN: renewed.refresh_token,
     };
-    const second = await runCli(['sync', ...schemaArgs], { env });
+    const second = await runCliInProcess(['sync', ...schemaArgs], { env });
     expect(second.code, second.stderr).toBe(0);
     const rotatedNew = await stored();
     expect(rotatedNew?.refresh_token).not.toBe(rotatedOld?.refresh_token);
@@ -156,7 +157,7 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
 
     // The variables are unchanged and used up: the next run goes on from the new set's rotations.
     sim.control.expireAccessTokens();
-    const third = await runCli(['sync', ...schemaArgs], { env });
+    const third = await runCliInProcess(['sync', ...schemaArgs], { env });
     expect(third.code, third.stderr).toBe(0);
   });
 
@@ -169,10 +170,10 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
     cleanup.push(moved.close);
     const env = { ...secrets, GRANTFLOW_SITE: moved.url };
     sim.control.expireAccessTokens();
-    const accepted = await runCli(['sync', ...schemaArgs, '--site-moved'], { env });
+    const accepted = await runCliInProcess(['sync', ...schemaArgs, '--site-moved'], { env });
     expect(accepted.code, accepted.stderr).toBe(0);
     sim.control.expireAccessTokens();
-    const next = await runCli(['sync', ...schemaArgs], { env });
+    const next = await runCliInProcess(['sync', ...schemaArgs], { env });
     expect(next.code, next.stderr).toBe(0);
   });
 
@@ -183,17 +184,17 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
     const moved = await switchableProxy(sim.url, () => ready);
     cleanup.push(moved.close);
     const env = { ...secrets, GRANTFLOW_SITE: moved.url };
-    const early = await runCli(['sync', ...schemaArgs, '--site-moved'], { env });
+    const early = await runCliInProcess(['sync', ...schemaArgs, '--site-moved'], { env });
     expect(early.code, early.stderr).toBe(2);
     // The site has not moved after all: syncs at the old address go on, each rotating the pair stored there.
     sim.control.expireAccessTokens();
-    const old = await runCli(['sync', ...schemaArgs], { env: secrets });
+    const old = await runCliInProcess(['sync', ...schemaArgs], { env: secrets });
     expect(old.code, old.stderr).toBe(0);
     const live = await stored();
     // Now it moves: the pair rotated at the old address since is the live one, not what the failed attempt saw.
     ready = true;
     sim.control.expireAccessTokens();
-    const accepted = await runCli(['sync', ...schemaArgs, '--site-moved'], { env });
+    const accepted = await runCliInProcess(['sync', ...schemaArgs, '--site-moved'], { env });
     expect(accepted.code, accepted.stderr).toBe(0);
     expect(live?.refresh_token).toBeDefined();
   });
@@ -211,12 +212,12 @@ describe.each(['duckdb', 'postgres'])('credentials from the environment (%s)', (
     cleanup.push(moved.close);
     const env = { ...secrets, GRANTFLOW_SITE: moved.url };
     sim.control.expireAccessTokens();
-    const early = await runCli(['sync', ...schemaArgs, '--site-moved'], { env });
+    const early = await runCliInProcess(['sync', ...schemaArgs, '--site-moved'], { env });
     expect(early.code, early.stderr).toBe(2);
     expect(refreshed).toBe(true);
     ready = true;
     sim.control.expireAccessTokens();
-    const accepted = await runCli(['sync', ...schemaArgs, '--site-moved'], { env });
+    const accepted = await runCliInProcess(['sync', ...schemaArgs, '--site-moved'], { env });
     expect(accepted.code, accepted.stderr).toBe(0);
   });
 });
@@ -228,12 +229,12 @@ describe.each(['duckdb', 'postgres'])(
       const { sim, dir, warehouse, schemaArgs } = await rotatingSiteOf(dialect, 39);
       const secrets = ciEnvironment(sim, warehouse, dir.path);
       sim.control.expireAccessTokens();
-      const first = await runCli(['sync', ...schemaArgs], { env: secrets });
+      const first = await runCliInProcess(['sync', ...schemaArgs], { env: secrets });
       expect(first.code, first.stderr).toBe(0);
       // The scheme's case (as host case, a default port or a trailing slash) does not make another site.
       const env = { ...secrets, GRANTFLOW_SITE: sim.url.replace(/^http:/, 'HTTP:') };
       sim.control.expireAccessTokens();
-      const second = await runCli(['sync', ...schemaArgs], { env });
+      const second = await runCliInProcess(['sync', ...schemaArgs], { env });
       expect(second.code, second.stderr).toBe(0);
     });
   },
@@ -293,7 +294,7 @@ describe('credentials from the environment, a sync killed after a rotation', () 
     // What a cache of data/warehouse.duckdb alone restores: the main file, without the .wal beside it.
     const restored = join(dir.path, 'restored.duckdb');
     copyFileSync(killedAt, restored);
-    const next = await runCli(['sync'], { env: env(restored) });
+    const next = await runCliInProcess(['sync'], { env: env(restored) });
     // It may resume the killed run (a warning), but the credentials work: no error line.
     expect(next.stderr).not.toMatch(/^grantflow: /m);
     expect(next.code, next.stderr).toBe(0);
@@ -305,7 +306,7 @@ describe('credentials from the environment, a --site where nothing answers', () 
     const dir = await tempDir();
     cleanup.push(dir.remove);
     const warehouse = join(dir.path, 'w.duckdb');
-    const result = await runCli(['sync'], {
+    const result = await runCliInProcess(['sync'], {
       env: {
         GRANTFLOW_SITE: 'http://127.0.0.1:9',
         GRANTFLOW_WAREHOUSE: warehouse,
@@ -353,7 +354,7 @@ describe.each(['duckdb', 'postgres'])(
       cleanup.push(() => sim.close(), dir.remove);
       const warehouse = await newWarehouse(dir.path);
       sim.control.expireAccessTokens(); // the check must refresh, and the site rejects the secret
-      const r = await runCli(['sync', ...warehouse.schemaArgs], {
+      const r = await runCliInProcess(['sync', ...warehouse.schemaArgs], {
         env: { ...ciEnvironment(sim, warehouse.target, dir.path), GRANTFLOW_CLIENT_SECRET: 'wrong' },
       });
       expect(r.code).toBe(2);
@@ -369,7 +370,7 @@ describe.each(['duckdb', 'postgres'])(
       const env = ciEnvironment(sim, warehouse.target, dir.path);
       const initialRefresh = env.GRANTFLOW_REFRESH_TOKEN;
       sim.control.expireAccessTokens(); // the first request refreshes: the variables' refresh token dies
-      const first = await runCli(['sync', ...warehouse.schemaArgs], { env });
+      const first = await runCliInProcess(['sync', ...warehouse.schemaArgs], { env });
       expect(first.code, first.stderr).toBe(0);
       const w = await openWarehouse(warehouse.target, { schema: warehouse.schemaArgs[1], logger: silentLogger });
       const stored = await w.readCredentials(sim.url);
@@ -378,7 +379,7 @@ describe.each(['duckdb', 'postgres'])(
       expect(stored?.refresh_token).not.toBe(initialRefresh);
       // The same variables again: only the pair kept in the warehouse can work now.
       sim.control.expireAccessTokens();
-      const second = await runCli(['sync', ...warehouse.schemaArgs], { env });
+      const second = await runCliInProcess(['sync', ...warehouse.schemaArgs], { env });
       expect(second.code, second.stderr).toBe(0);
     });
 
@@ -416,7 +417,7 @@ describe.each(['duckdb', 'postgres'])(
       expect(lost.stderr).not.toMatch(/invalid_grant|new credential set|not a grantflow run/);
       // The same variables again: the pair the winner stored works.
       sim.control.expireAccessTokens();
-      const next = await runCli(['sync', ...warehouse.schemaArgs], { env });
+      const next = await runCliInProcess(['sync', ...warehouse.schemaArgs], { env });
       expect(next.code, next.stderr).toBe(0);
     });
 
@@ -441,7 +442,7 @@ describe.each(['duckdb', 'postgres'])(
           }),
       });
       expect(killed.signal, killed.stderr).toBe('SIGKILL');
-      const next = await runCli(['sync', ...warehouse.schemaArgs], { env });
+      const next = await runCliInProcess(['sync', ...warehouse.schemaArgs], { env });
       expect(next.stderr).not.toMatch(/invalid_grant/);
       expect(next.code, next.stderr).toBe(0);
     });
@@ -455,7 +456,7 @@ describe('--credentials FILE next to GRANTFLOW_CLIENT_* variables', () => {
     const env = { GRANTFLOW_CLIENT_ID: 'x' };
     const initialRefresh = site.sim.credentials.refresh_token;
     site.sim.control.expireAccessTokens(); // the first request rotates the pair, however fast the sync
-    const sync = await runCli(
+    const sync = await runCliInProcess(
       [...syncCliArgs(site.sim.url, site.dir, { credentials: site.credentials }), ...smallRunFlags],
       { env },
     );
@@ -465,7 +466,9 @@ describe('--credentials FILE next to GRANTFLOW_CLIENT_* variables', () => {
     const saved = JSON.parse(await readFile(site.credentials, 'utf8')) as { refresh_token: string };
     expect(saved.refresh_token).not.toBe(initialRefresh);
 
-    const doctor = await runCli(['doctor', '--site', site.sim.url, '--credentials', site.credentials], { env });
+    const doctor = await runCliInProcess(['doctor', '--site', site.sim.url, '--credentials', site.credentials], {
+      env,
+    });
     expect(doctor.stdout).toMatch(/^ok\s+credentials\s+.*creds\.json \(mode 600\)/m);
     // The token lives 1 s: accepted, or refused as expired (doctor never refreshes it), it is the file's.
     expect(doctor.stdout).toMatch(/^(?:ok|warn)\s+site\s+.* the access token in \S*creds\.json /m);
@@ -477,7 +480,9 @@ describe('--credentials FILE next to GRANTFLOW_CLIENT_* variables', () => {
     const args = syncCliArgs(site.sim.url, site.dir).filter(
       (a, i, all) => a !== '--credentials' && all[i - 1] !== '--credentials',
     );
-    const r = await runCli(args, { env: { GRANTFLOW_CREDENTIALS: site.credentials, GRANTFLOW_CLIENT_ID: 'x' } });
+    const r = await runCliInProcess(args, {
+      env: { GRANTFLOW_CREDENTIALS: site.credentials, GRANTFLOW_CLIENT_ID: 'x' },
+    });
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/GRANTFLOW_CREDENTIALS names a file and GRANTFLOW_CLIENT_ID is set/);
@@ -499,7 +504,7 @@ describe('credentials from the environment that the site rejects', () => {
     const args = syncCliArgs(site.sim.url, site.dir).filter(
       (a, i, all) => a !== '--credentials' && all[i - 1] !== '--credentials',
     );
-    const r = await runCli(args, { env });
+    const r = await runCliInProcess(args, { env });
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/invalid_grant.*generate a new credential set in the site's integration settings/);
