@@ -10,7 +10,8 @@ import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import type { Warehouse } from '../../src/warehouse/types.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { postgresSchema, runCli, startSite, tempDir } from '../support/harness.ts';
+import { postgresSchema, startSite, tempDir } from '../support/harness.ts';
+import { runCliInProcess } from '../support/cli-in-process.ts';
 
 const key = 'correct horse battery staple, twice over';
 
@@ -76,7 +77,8 @@ async function ciSetup(dialect: string, seed: number) {
     GRANTFLOW_RAW_DIR: join(dir.path, 'raw'),
     GRANTFLOW_RATE: '500',
   };
-  const sync = (extra: NodeJS.ProcessEnv = {}) => runCli(['sync', ...schemaArgs], { env: { ...env, ...extra } });
+  const sync = (extra: NodeJS.ProcessEnv = {}) =>
+    runCliInProcess(['sync', ...schemaArgs], { env: { ...env, ...extra } });
   const open = async <T>(fn: (w: Warehouse) => Promise<T>): Promise<T> => {
     const w = await openWarehouse(warehouse, { schema: schemaArgs[1], logger: silentLogger });
     try {
@@ -136,7 +138,7 @@ describe.each(['duckdb', 'postgres'])('GRANTFLOW_STATE_KEY (%s)', (dialect) => {
     // Neither sent a single request to the site.
     expect(sim.control.counts().total).toBe(0);
     // doctor finds the same, as its stored pair check.
-    const doctor = await runCli(['doctor', ...schemaArgs], {
+    const doctor = await runCliInProcess(['doctor', ...schemaArgs], {
       env: { ...env, GRANTFLOW_STATE_KEY: 'another key of enough length' },
     });
     expect(doctor.code, doctor.stdout).toBe(2);
@@ -147,7 +149,7 @@ describe.each(['duckdb', 'postgres'])('GRANTFLOW_STATE_KEY (%s)', (dialect) => {
         ? /^warn {2}credentials {2}.*encrypted with GRANTFLOW_STATE_KEY; but the warehouse .* is a DuckDB file: /m
         : /^ok {4}credentials {2}.*encrypted with GRANTFLOW_STATE_KEY$/m,
     );
-    const keyed = await runCli(['doctor', ...schemaArgs], { env: { ...env, GRANTFLOW_STATE_KEY: key } });
+    const keyed = await runCliInProcess(['doctor', ...schemaArgs], { env: { ...env, GRANTFLOW_STATE_KEY: key } });
     expect(keyed.code, keyed.stdout).toBe(0);
     expect(keyed.stdout).toMatch(
       /^ok {4}stored pair {2}the pair stored for .* is encrypted and opens with GRANTFLOW_STATE_KEY$/m,
@@ -175,7 +177,7 @@ describe.each(['duckdb', 'postgres'])('GRANTFLOW_STATE_KEY (%s)', (dialect) => {
       '_grantflow_credentials.refresh_token',
     ]);
 
-    const doctor = await runCli(['doctor', ...schemaArgs], { env });
+    const doctor = await runCliInProcess(['doctor', ...schemaArgs], { env });
     expect(doctor.code, doctor.stdout).toBe(0);
     expect(doctor.stdout).toMatch(
       /^warn {2}credentials {2}.* UNENCRYPTED .*: set GRANTFLOW_STATE_KEY to encrypt them/m,
