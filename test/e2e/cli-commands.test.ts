@@ -1,4 +1,8 @@
-/** The operator's commands as a user runs them: doctor before, status and replay after a sync. */
+/**
+ * The operator's commands as a user runs them: doctor before, status and replay after a sync. They run in process
+ * (runCliInProcess) where what a command does and says is the subject; a real process where it is the process: exit
+ * code and message of bad usage as the OS sees them, and a sync's summary on stdout apart from its log on stderr.
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
@@ -10,6 +14,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { holdDuckDBFile } from '../support/warehouse-fixtures.ts';
+import { runCliInProcess } from '../support/cli-in-process.ts';
 import {
   clusterName,
   dumpWarehouse,
@@ -65,7 +70,7 @@ describe('bad usage', () => {
       try {
         // syncCliArgs gives --rate, the flag that overrides the bad value.
         const args = [...syncCliArgs(sim.url, cwd, { credentials }), '--pipeline', file, '--models', 'false'];
-        const r = await runCli(args, { cwd, env });
+        const r = await runCliInProcess(args, { cwd, env });
         expect(r.code).toBe(2);
         const lines = r.stderr.trim().split('\n');
         expect(lines).toHaveLength(1);
@@ -90,7 +95,7 @@ describe('an empty list where a list is expected', () => {
     await mkdir(cwd);
     try {
       const flag = where.startsWith('--') ? [where, value] : [];
-      const r = await runCli(['sync', ...common, '--warehouse', join(cwd, 'w.duckdb'), ...flag], {
+      const r = await runCliInProcess(['sync', ...common, '--warehouse', join(cwd, 'w.duckdb'), ...flag], {
         cwd,
         env: flag.length ? {} : { [where]: value },
       });
@@ -107,7 +112,7 @@ describe('an empty list where a list is expected', () => {
 
   it.each(['', ' , '])('snapshot --tables "%s" exits 2 in one line, before it opens the warehouse', async (value) => {
     const target = join(dir.path, 'empty-tables.duckdb');
-    const r = await runCli(['snapshot', '--warehouse', target, '--tables', value]);
+    const r = await runCliInProcess(['snapshot', '--warehouse', target, '--tables', value]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toEqual([
       `grantflow: --tables must name at least one table, got "${value}"; leave it out to snapshot every table`,
@@ -127,7 +132,7 @@ describe('a path that cannot be used: one line naming it and what is wrong, exit
   it('sync --warehouse under a regular file names the file in the way', async () => {
     const file = await aFile('warehouse-parent');
     const target = join(file, 'sub', 'w.duckdb');
-    const r = await runCli(['sync', ...common, '--warehouse', target]);
+    const r = await runCliInProcess(['sync', ...common, '--warehouse', target]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toEqual([
       `grantflow: cannot create the directory of DuckDB warehouse ${target} (${file} is a file, not a directory); choose another --warehouse`,
@@ -137,7 +142,7 @@ describe('a path that cannot be used: one line naming it and what is wrong, exit
   it.each(['sync', 'status'])('%s --warehouse naming a directory says so', async (command) => {
     const folder = join(dir.path, `warehouse-folder-${command}`);
     await mkdir(folder);
-    const r = await runCli([command, ...(command === 'sync' ? common : []), '--warehouse', folder]);
+    const r = await runCliInProcess([command, ...(command === 'sync' ? common : []), '--warehouse', folder]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toEqual([
       `grantflow: DuckDB warehouse ${folder} is a directory, not a file; choose another --warehouse`,
@@ -148,7 +153,7 @@ describe('a path that cannot be used: one line naming it and what is wrong, exit
   it('docs dictionary --out naming a directory says so', async () => {
     const folder = join(dir.path, 'out-folder');
     await mkdir(folder);
-    const r = await runCli(['docs', 'dictionary', '--out', folder]);
+    const r = await runCliInProcess(['docs', 'dictionary', '--out', folder]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toEqual([
       `grantflow: cannot write ${folder} (it is a directory, not a file); choose another path with --out`,
@@ -157,12 +162,12 @@ describe('a path that cannot be used: one line naming it and what is wrong, exit
 
   it('a pipeline or credentials file under a regular file names the file in the way', async () => {
     const file = await aFile('settings-parent');
-    const pipelineRun = await runCli(['sync', '--pipeline', join(file, 'p.json')]);
+    const pipelineRun = await runCliInProcess(['sync', '--pipeline', join(file, 'p.json')]);
     expect(pipelineRun.code).toBe(2);
     expect(pipelineRun.stderr.trim().split('\n')).toEqual([
       `grantflow: pipeline file ${join(file, 'p.json')} cannot be read (${file} is a file, not a directory)`,
     ]);
-    const credentialsRun = await runCli(['sync', ...common, '--credentials', join(file, 'c.json')]);
+    const credentialsRun = await runCliInProcess(['sync', ...common, '--credentials', join(file, 'c.json')]);
     expect(credentialsRun.code).toBe(2);
     expect(credentialsRun.stderr.trim().split('\n')).toEqual([
       `grantflow: credentials file ${join(file, 'c.json')} cannot be read (${file} is a file, not a directory)`,
@@ -177,9 +182,12 @@ describe('a warehouse URL that is not a postgres:// one', () => {
       const cwd = join(dir.path, 'url-cwd');
       await mkdir(cwd);
       try {
-        const r = await runCli(['sync', '--site', sim.url, '--credentials', credentials, '--warehouse', target], {
-          cwd,
-        });
+        const r = await runCliInProcess(
+          ['sync', '--site', sim.url, '--credentials', credentials, '--warehouse', target],
+          {
+            cwd,
+          },
+        );
         expect(r.code).toBe(2);
         expect(r.stderr.trim().split('\n')).toEqual([
           'grantflow: --warehouse: must be a DuckDB file path or a postgres:// (or postgresql://) URL; no other kind of URL names a warehouse',
@@ -199,7 +207,7 @@ describe('a Postgres URL whose options set the search path (?options=-c search_p
     const url = new URL(postgresUrl);
     url.searchParams.set('options', `-c statement_timeout=600000 -c search_path=${named.schema}`);
     try {
-      const r = await runCli(
+      const r = await runCliInProcess(
         syncCliArgs(sim.url, dir.path, { warehouse: ['--warehouse', url.toString(), '--schema', flag.schema] }),
       );
       expect(r.code).toBe(2);
@@ -230,7 +238,7 @@ async function schemaExists(url: string, schema: string): Promise<boolean> {
 
 describe('grantflow doctor', () => {
   it('checks everything and writes no warehouse data', async () => {
-    const r = await runCli(['doctor', ...common, '--snapshots', join(dir.path, 'snap')]);
+    const r = await runCliInProcess(['doctor', ...common, '--snapshots', join(dir.path, 'snap')]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     for (const check of ['credentials', 'site', 'warehouse', 'snapshots'])
@@ -242,7 +250,7 @@ describe('grantflow doctor', () => {
   it('checks a Postgres schema that does not exist yet without creating it', async () => {
     const { schema, url, drop } = await postgresSchema();
     try {
-      const r = await runCli(['doctor', ...common, '--warehouse', url, '--schema', schema]);
+      const r = await runCliInProcess(['doctor', ...common, '--warehouse', url, '--schema', schema]);
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toMatch(
         new RegExp(`^ok\\s+warehouse\\s+.*has no schema ${schema} yet; the first sync creates it`, 'm'),
@@ -256,7 +264,7 @@ describe('grantflow doctor', () => {
   it('fails the warehouse check (exit 2) for a DuckDB file whose directory cannot be made, creating nothing', async () => {
     const file = join(dir.path, 'not-a-dir');
     await writeFile(file, 'x');
-    const r = await runCli(['doctor', ...common, '--warehouse', join(file, 'w.duckdb')]);
+    const r = await runCliInProcess(['doctor', ...common, '--warehouse', join(file, 'w.duckdb')]);
     expect(r.code).toBe(2);
     expect(r.stdout).toMatch(/^FAIL\s+warehouse\s+warehouse directory .*not-a-dir is not writable/m);
   });
@@ -269,24 +277,24 @@ describe('grantflow doctor', () => {
     const synced = await syncOnce(sim, { credentials, warehouse: join(own, 'w.duckdb'), models: false });
     expect(synced.status).toBe('succeeded');
     const args = ['--credentials', credentials, ...warehouse, '--snapshots', join(own, 'snapshots')];
-    const same = await runCli(['doctor', '--site', sim.url, ...args]);
+    const same = await runCliInProcess(['doctor', '--site', sim.url, ...args]);
     expect(same.code, same.stdout).toBe(0);
     // The same simulator under another host name: it answers, but it is another site to the warehouse.
     const other = sim.url.replace('127.0.0.1', 'localhost');
     expect(other).not.toBe(sim.url);
-    const r = await runCli(['doctor', '--site', other, ...args]);
+    const r = await runCliInProcess(['doctor', '--site', other, ...args]);
     expect(r.code, r.stdout).toBe(2);
     expect(r.stdout).toMatch(/^ok\s+site\s/m);
     expect(r.stdout).toMatch(
       new RegExp(`^FAIL\\s+warehouse\\s+the warehouse .* holds site ${sim.url}.*--site-moved`, 'm'),
     );
-    expect((await runCli([...syncCliArgs(other, own, { credentials, warehouse })])).code).toBe(2);
+    expect((await runCliInProcess([...syncCliArgs(other, own, { credentials, warehouse })])).code).toBe(2);
   });
 
   it('names the failing check and exits 2 for a corrupt credentials file', async () => {
     const bad = join(dir.path, 'bad.json');
     await writeFile(bad, '{"client_id": ');
-    const r = await runCli([
+    const r = await runCliInProcess([
       'doctor',
       '--site',
       sim.url,
@@ -312,7 +320,7 @@ describe('grantflow doctor with credentials from GRANTFLOW_* variables', () => {
 
   it('checks that the site answers like the API without sending (and so rotating) the credentials', async () => {
     const before = sim.credentials;
-    const r = await runCli(['doctor', '--site', sim.url, ...warehouse()], { env: envCreds() });
+    const r = await runCliInProcess(['doctor', '--site', sim.url, ...warehouse()], { env: envCreds() });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^ok\s+site\s+.*answers like the grant API \(HTTP 401 .*no token was sent/m);
@@ -320,7 +328,7 @@ describe('grantflow doctor with credentials from GRANTFLOW_* variables', () => {
   });
 
   it('fails the site check (exit 2) when nothing answers there', async () => {
-    const r = await runCli(['doctor', '--site', 'http://127.0.0.1:9', ...warehouse()], { env: envCreds() });
+    const r = await runCliInProcess(['doctor', '--site', 'http://127.0.0.1:9', ...warehouse()], { env: envCreds() });
     expect(r.code).toBe(2);
     expect(r.stdout).toMatch(/^FAIL\s+site\s+nothing answers at http:\/\/127\.0\.0\.1:9 \(ECONNREFUSED\)/m);
   });
@@ -333,7 +341,7 @@ describe('grantflow doctor with credentials from GRANTFLOW_* variables', () => {
     await new Promise<void>((done) => web.listen(0, '127.0.0.1', done));
     try {
       const url = `http://127.0.0.1:${(web.address() as AddressInfo).port}`;
-      const r = await runCli(['doctor', '--site', url, ...warehouse()], { env: envCreds() });
+      const r = await runCliInProcess(['doctor', '--site', url, ...warehouse()], { env: envCreds() });
       expect(r.code).toBe(2);
       expect(r.stdout).toMatch(/^FAIL\s+site\s+.* does not answer like the grant API/m);
     } finally {
@@ -360,7 +368,7 @@ describe('grantflow doctor with credentials from GRANTFLOW_* variables', () => {
     await new Promise<void>((done) => web.listen(0, '127.0.0.1', done));
     try {
       const url = `http://127.0.0.1:${(web.address() as AddressInfo).port}`;
-      const r = await runCli(['doctor', '--site', url, ...warehouse()], { env: envCreds() });
+      const r = await runCliInProcess(['doctor', '--site', url, ...warehouse()], { env: envCreds() });
       expect(r.code).toBe(2);
       expect(r.stdout).toMatch(/^FAIL\s+site\s+.* does not answer like the grant API \(HTTP 200 with more than 1 MiB/m);
       expect(written).toBeLessThan(limit);
@@ -371,7 +379,9 @@ describe('grantflow doctor with credentials from GRANTFLOW_* variables', () => {
   });
 
   it('without --site names the missing setting and exits 2', async () => {
-    const r = await runCli(['doctor', '--credentials', credentials, ...warehouse()], { env: { GRANTFLOW_SITE: '' } });
+    const r = await runCliInProcess(['doctor', '--credentials', credentials, ...warehouse()], {
+      env: { GRANTFLOW_SITE: '' },
+    });
     expect(r.code).toBe(2);
     expect(r.stdout).toMatch(/^FAIL\s+site\s+no site: pass --site URL/m);
   });
@@ -398,14 +408,14 @@ describe('a pipeline file in another folder than the working directory', () => {
       }),
     );
     // runCli works in the repository root: nothing of the pipeline lives there.
-    const r = await runCli(['sync', '--pipeline', pipeline]);
+    const r = await runCliInProcess(['sync', '--pipeline', pipeline]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(existsSync(join(dir.path, 'prod', 'w.duckdb'))).toBe(true);
     expect(existsSync(join(dir.path, 'prod', 'raw'))).toBe(true);
 
     await writeFile(pipeline, JSON.stringify({ site: sim.url, credentials: 'missing.json', warehouse: '../w.duckdb' }));
-    const missing = await runCli(['sync', '--pipeline', pipeline]);
+    const missing = await runCliInProcess(['sync', '--pipeline', pipeline]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain(`credentials file ${join(folder, 'missing.json')} does not exist`);
   });
@@ -418,18 +428,21 @@ describe('relative paths from flags, variables and defaults', () => {
     const cwd = join(dir.path, 'relative-cwd');
     await mkdir(cwd);
     try {
-      const status = await runCli(['status', '--warehouse', 'missing.duckdb'], { cwd });
+      const status = await runCliInProcess(['status', '--warehouse', 'missing.duckdb'], { cwd });
       expect(status.code).toBe(2);
       expect(status.stderr.trim()).toBe(
         `grantflow: no warehouse at ${join(cwd, 'missing.duckdb')}; run \`grantflow sync\` first or pass --warehouse`,
       );
-      const sync = await runCli(['sync', '--site', sim.url], { cwd, env: { GRANTFLOW_CREDENTIALS: 'missing.json' } });
+      const sync = await runCliInProcess(['sync', '--site', sim.url], {
+        cwd,
+        env: { GRANTFLOW_CREDENTIALS: 'missing.json' },
+      });
       expect(sync.code).toBe(2);
       expect(sync.stderr.trim()).toBe(`grantflow: credentials file ${join(cwd, 'missing.json')} does not exist`);
-      const replay = await runCli(['replay', '--run', 'nope'], { cwd });
+      const replay = await runCliInProcess(['replay', '--run', 'nope'], { cwd });
       expect(replay.code).toBe(2);
       expect(replay.stderr).toContain(`under ${join(cwd, 'data', 'raw')} `);
-      const doctor = await runCli(['doctor', '--site', sim.url, '--credentials', 'missing.json'], { cwd });
+      const doctor = await runCliInProcess(['doctor', '--site', sim.url, '--credentials', 'missing.json'], { cwd });
       expect(doctor.stdout).toContain(` ${join(cwd, 'data', 'snapshots')} is writable\n`);
       expect(await readdir(cwd)).toEqual([]);
     } finally {
@@ -484,7 +497,7 @@ describe('after a sync', () => {
   });
 
   it('status lists the run, every stream and the row counts', async () => {
-    const r = await runCli(['status', '--warehouse', join(dir.path, 'w.duckdb')]);
+    const r = await runCliInProcess(['status', '--warehouse', join(dir.path, 'w.duckdb')]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(runId);
     expect(r.stdout).toMatch(/succeeded/);
@@ -500,7 +513,9 @@ describe('after a sync', () => {
     const demoDir = join(dir.path, 'rate-demo');
     const target = join(demoDir, 'warehouse.duckdb');
     await (await openWarehouse(target)).close();
-    const r = await runCli(['demo', '--dir', demoDir, '--scale', 'tiny', '--rate', '5000'], { timeoutMs: 60_000 });
+    const r = await runCli(['demo', '--dir', demoDir, '--scale', 'tiny', '--rate', '5000'], {
+      timeoutMs: 60_000,
+    });
     expect(r.signal).toBeNull();
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^grantflow: --rate: .*1000/)]);
@@ -513,7 +528,7 @@ describe('after a sync', () => {
     await (await openWarehouse(target)).close();
     const holder = await holdDuckDBFile(target);
     try {
-      const r = await runCli(['demo', '--dir', demoDir, '--scale', 'tiny']);
+      const r = await runCliInProcess(['demo', '--dir', demoDir, '--scale', 'tiny']);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(`held open by process ${holder.pid}`);
       expect(existsSync(target)).toBe(true);
@@ -526,7 +541,7 @@ describe('after a sync', () => {
     'demo --seed %s is refused as sim refuses it: exit 2, nothing written',
     async (seed) => {
       const demoDir = join(dir.path, `seed-demo${seed}`);
-      const r = await runCli(['demo', '--dir', demoDir, '--scale', 'tiny', '--seed', seed]);
+      const r = await runCliInProcess(['demo', '--dir', demoDir, '--scale', 'tiny', '--seed', seed]);
       expect(r.code).toBe(2);
       expect(r.stderr.trim().split('\n')).toEqual([
         `grantflow: --seed must be an integer from 0 to 4294967295, got "${seed}"`,
@@ -541,7 +556,7 @@ describe('after a sync', () => {
   ])('%s with an output path under a regular file exits 2 with one line', async (...args) => {
     const file = join(dir.path, 'a-file');
     await writeFile(file, 'not a directory');
-    const r = await runCli(args.map((a) => a.replace('PATH', file)));
+    const r = await runCliInProcess(args.map((a) => a.replace('PATH', file)));
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toEqual([
       expect.stringMatching(/^grantflow: (?=.*a-file)(?=.*(not writable|cannot write))/),
@@ -582,14 +597,14 @@ describe('after a sync', () => {
 
   it.each(readOnlyCommands)('%s ignores bad GRANTFLOW_* values of settings it does not use', async (name, used) => {
     const unused = Object.fromEntries(Object.entries(badEnv).filter(([k]) => !used.includes(k)));
-    const r = await runCli(argsOf(name), { env: unused });
+    const r = await runCliInProcess(argsOf(name), { env: unused });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
   });
 
   it.each(readOnlyCommands)('%s still refuses a bad value of each setting it uses (exit 2)', async (name, used) => {
     for (const variable of used) {
-      const r = await runCli(argsOf(name), { env: { [variable]: badEnv[variable] } });
+      const r = await runCliInProcess(argsOf(name), { env: { [variable]: badEnv[variable] } });
       expect(r.code, variable).toBe(2);
       expect(r.stderr.trim().split('\n'), variable).toEqual([
         expect.stringMatching(new RegExp(`^grantflow: environment variable ${variable}\\b`)),
@@ -598,7 +613,7 @@ describe('after a sync', () => {
   });
 
   it.each(['abc', '0', '-5', '2.5'])('status --runs %s is refused (exit 2)', async (runs) => {
-    const r = await runCli(['status', '--warehouse', join(dir.path, 'w.duckdb'), '--runs', runs]);
+    const r = await runCliInProcess(['status', '--warehouse', join(dir.path, 'w.duckdb'), '--runs', runs]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toBe(`grantflow: --runs must be a whole number from 1 up, got "${runs}"`);
   });
@@ -606,7 +621,7 @@ describe('after a sync', () => {
   it('status of a Postgres schema that does not exist exits 2 and creates no schema', async () => {
     const url = postgresUrl;
     const schema = clusterName('status_missing');
-    const r = await runCli(['status', '--warehouse', url, '--schema', schema]);
+    const r = await runCliInProcess(['status', '--warehouse', url, '--schema', schema]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim()).toMatch(new RegExp(`^grantflow: .* has no schema ${schema}; check --schema`));
     expect(await schemaExists(url, schema)).toBe(false);
@@ -618,7 +633,7 @@ describe('after a sync', () => {
       const command = name.split(' ');
       const missing = join(dir.path, 'missing.duckdb');
       const snapshots = join(dir.path, 'missing-snapshots');
-      const r = await runCli([
+      const r = await runCliInProcess([
         ...command,
         '--warehouse',
         missing,
@@ -652,7 +667,7 @@ describe('after a sync', () => {
           ['--warehouse', file],
           ['--warehouse', url, '--schema', schema],
         ]) {
-          const r = await runCli([...name.split(' '), ...target]);
+          const r = await runCliInProcess([...name.split(' '), ...target]);
           expect(r.code, target.join(' ')).toBe(2);
           expect(r.stdout, target.join(' ')).toBe('');
           expect(r.stderr.trim(), target.join(' ')).toMatch(
@@ -680,7 +695,15 @@ describe('after a sync', () => {
   it('replay --run loads the landed pages into a new warehouse equal to the synced one', async () => {
     expect((await readdir(join(dir.path, 'raw', runId))).length).toBeGreaterThan(10);
     const target = join(dir.path, 'replayed.duckdb');
-    const r = await runCli(['replay', '--run', runId, '--raw-dir', join(dir.path, 'raw'), '--warehouse', target]);
+    const r = await runCliInProcess([
+      'replay',
+      '--run',
+      runId,
+      '--raw-dir',
+      join(dir.path, 'raw'),
+      '--warehouse',
+      target,
+    ]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/replayed \d+ records/);
@@ -689,7 +712,15 @@ describe('after a sync', () => {
 
   it('replay of an unknown run exits 2 with a clear message and creates no warehouse', async () => {
     const target = join(dir.path, 'x.duckdb');
-    const r = await runCli(['replay', '--run', 'nope', '--raw-dir', join(dir.path, 'raw'), '--warehouse', target]);
+    const r = await runCliInProcess([
+      'replay',
+      '--run',
+      'nope',
+      '--raw-dir',
+      join(dir.path, 'raw'),
+      '--warehouse',
+      target,
+    ]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/no raw pages for run nope/);
@@ -708,7 +739,7 @@ describe('after a sync', () => {
       ['empty-run', /^grantflow: no raw pages for run empty-run in .*empty-run \(no <stream>\.jsonl\.gz file/],
     ] as const) {
       const target = join(dir.path, 'not-a-run.duckdb');
-      const r = await runCli(['replay', '--run', run, '--raw-dir', raw, '--warehouse', target]);
+      const r = await runCliInProcess(['replay', '--run', run, '--raw-dir', raw, '--warehouse', target]);
       expect(r.code, run).toBe(2);
       expect(r.stdout, run).toBe('');
       expect(r.stderr.trim().split('\n'), run).toHaveLength(1);
