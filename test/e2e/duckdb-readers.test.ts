@@ -18,6 +18,7 @@ import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { allColumns } from '../../src/warehouse/index.ts';
 
 import { holdDuckDBFile } from '../support/warehouse-fixtures.ts';
+import { runCliInProcess } from '../support/cli-in-process.ts';
 
 import { runCli, startSite, syncCliArgs, tempDir, writeCredentials, type CliResult } from '../support/harness.ts';
 import { tables } from '../../src/streams/registry.ts';
@@ -31,7 +32,7 @@ beforeAll(async () => {
   dir = await tempDir();
   await writeCredentials(sim, join(dir.path, 'creds.json'));
   warehouse = join(dir.path, 'warehouse.duckdb');
-  const r = await runCli(syncCliArgs(sim.url, dir.path));
+  const r = await runCliInProcess(syncCliArgs(sim.url, dir.path));
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
 });
@@ -69,7 +70,7 @@ describe('a DuckDB warehouse an analyst holds open read-only', () => {
   it.each(readCommands)('%s runs alongside it (exit 0) and leaves no lock note behind', async (_name, command) => {
     const holder = await holdDuckDBFile(warehouse, { readOnly: true });
     try {
-      const r = await runCli(args(command));
+      const r = await runCliInProcess(args(command));
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       expect(alive(holder.pid)).toBe(true);
@@ -82,7 +83,7 @@ describe('a DuckDB warehouse an analyst holds open read-only', () => {
   it('a sync is still refused while the analyst holds it (exit 1, naming the process)', async () => {
     const holder = await holdDuckDBFile(warehouse, { readOnly: true });
     try {
-      const r = await runCli(syncCliArgs(sim.url, dir.path));
+      const r = await runCliInProcess(syncCliArgs(sim.url, dir.path));
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(`held open by process ${holder.pid}, not a grantflow run`);
     } finally {
@@ -122,7 +123,7 @@ describe('a DuckDB warehouse two grantflow readers hold open', () => {
     const second = await pausedSnapshot('second');
     let finished = false;
     try {
-      const both = await runCli(syncCliArgs(sim.url, dir.path));
+      const both = await runCliInProcess(syncCliArgs(sim.url, dir.path));
       expect(both.code).toBe(1);
       const named = /in use by another grantflow run \(pid (\d+), grantflow snapshot \(pid (\d+)\)\)/.exec(both.stderr);
       expect(named, both.stderr).not.toBeNull();
@@ -131,7 +132,7 @@ describe('a DuckDB warehouse two grantflow readers hold open', () => {
 
       const firstDone = await first.finish();
       expect(firstDone.code, firstDone.stderr).toBe(0);
-      const one = await runCli(syncCliArgs(sim.url, dir.path));
+      const one = await runCliInProcess(syncCliArgs(sim.url, dir.path));
       expect(one.code).toBe(1);
       expect(one.stderr.trim().split('\n')).toEqual([
         `grantflow: warehouse ${warehouse} is in use by another grantflow run ` +
@@ -168,7 +169,7 @@ describe('a grantflow run that has opened the file but not yet written its note'
     });
     await Promise.race([paused, snapshot.then((r) => Promise.reject(new Error(`snapshot ended early: ${r.stderr}`)))]);
     expect(lockNotes()).toEqual([]);
-    const refused = await runCli(syncCliArgs(sim.url, dir.path));
+    const refused = await runCliInProcess(syncCliArgs(sim.url, dir.path));
     expect(refused.code).toBe(1);
     expect(refused.stderr.trim().split('\n')).toEqual([
       `grantflow: warehouse ${warehouse} is in use by another grantflow run ` +
@@ -184,7 +185,7 @@ describe('a DuckDB warehouse a writer holds open', () => {
   it.each(readCommands)('%s is refused in one line, exit 1, naming the process', async (_name, command) => {
     const holder = await holdDuckDBFile(warehouse);
     try {
-      const r = await runCli(args(command));
+      const r = await runCliInProcess(args(command));
       expect(r.code).toBe(1);
       expect(r.stderr.trim().split('\n')).toEqual([
         `grantflow: warehouse ${warehouse} is held open for writing by process ${holder.pid}, not a grantflow run ` +
@@ -224,7 +225,7 @@ describe('models test on a warehouse an older version wrote (a column missing)',
 
     const holder = await holdDuckDBFile(warehouse, { readOnly: true });
     try {
-      const r = await runCli(args(['models', 'test']));
+      const r = await runCliInProcess(args(['models', 'test']));
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(`held open by process ${holder.pid}, not a grantflow run`);
     } finally {
@@ -232,7 +233,7 @@ describe('models test on a warehouse an older version wrote (a column missing)',
     }
     expect(await columnExists()).toBe(false);
 
-    const r = await runCli(args(['models', 'test']));
+    const r = await runCliInProcess(args(['models', 'test']));
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(await columnExists()).toBe(true);
