@@ -9,13 +9,13 @@ import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import {
   postgresUrl,
   postgresUrlAs,
-  runCli,
   startSite,
   syncCliArgs,
   tempDir,
   writeCredentials,
   clusterName,
 } from '../support/harness.ts';
+import { runCliInProcess } from '../support/cli-in-process.ts';
 
 const prefix = clusterName('roles');
 const owner = `${prefix}_owner`;
@@ -72,14 +72,14 @@ describe('a role that owns only its schema', () => {
     );
     expect(rows[0]?.ok).toBe(false);
     // Without its models' schema, which it may not create: refused before anything is written, naming the statement.
-    const refused = await runCli(syncCliArgs(sim.url, dir.path, { warehouse: warehouseAs(owner) }));
+    const refused = await runCliInProcess(syncCliArgs(sim.url, dir.path, { warehouse: warehouseAs(owner) }));
     expect(refused.code).toBe(2);
     expect(refused.stderr.trim().split('\n')).toHaveLength(1);
     expect(refused.stderr).toContain(`CREATE SCHEMA "${schema}_analytics" AUTHORIZATION "${owner}"`);
     expect(await tablesOwnedBy(owner)).toEqual([]);
     await admin.query(`CREATE SCHEMA ${schema}_analytics AUTHORIZATION ${owner}`);
     await admin.query(`GRANT USAGE, CREATE ON SCHEMA ${schema}_analytics TO ${other}`);
-    const r = await runCli(syncCliArgs(sim.url, dir.path, { warehouse: warehouseAs(owner) }));
+    const r = await runCliInProcess(syncCliArgs(sim.url, dir.path, { warehouse: warehouseAs(owner) }));
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(await runCount()).toBe(1);
@@ -96,7 +96,7 @@ describe("a role with CREATE on the schema but not owning grantflow's tables", (
   };
 
   it('sync exits 2 with one line naming the owner and the grant, before anything is written', async () => {
-    const r = await runCli(syncCliArgs(sim.url, dir.path, { warehouse: warehouseAs(other) }));
+    const r = await runCliInProcess(syncCliArgs(sim.url, dir.path, { warehouse: warehouseAs(other) }));
     expect(r.code).toBe(2);
     refusal(r.stderr);
     expect(await tablesOwnedBy(other)).toEqual([]);
@@ -104,14 +104,14 @@ describe("a role with CREATE on the schema but not owning grantflow's tables", (
   });
 
   it('models run exits 2 the same way', async () => {
-    const r = await runCli(['models', 'run', ...warehouseAs(other)]);
+    const r = await runCliInProcess(['models', 'run', ...warehouseAs(other)]);
     expect(r.code).toBe(2);
     refusal(r.stderr);
     expect(await tablesOwnedBy(other)).toEqual([]);
   });
 
   it('doctor reports it as a failed warehouse check (exit 2) instead of "writable"', async () => {
-    const r = await runCli([
+    const r = await runCliInProcess([
       'doctor',
       '--site',
       sim.url,
@@ -128,7 +128,7 @@ describe("a role with CREATE on the schema but not owning grantflow's tables", (
   });
 
   it('status without SELECT on the tables exits 2 with one line naming the table and its GRANT, not a stack trace', async () => {
-    const r = await runCli(['status', ...warehouseAs(other)]);
+    const r = await runCliInProcess(['status', ...warehouseAs(other)]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toEqual([
       expect.stringContaining('the Postgres role lacks a privilege grantflow needs: permission denied for table'),
@@ -138,7 +138,12 @@ describe("a role with CREATE on the schema but not owning grantflow's tables", (
   });
 
   it('snapshot without SELECT on the tables exits 2 naming the privilege and its GRANT, not "no tables yet"', async () => {
-    const r = await runCli(['snapshot', ...warehouseAs(other), '--snapshots', join(dir.path, 'snapshots-other')]);
+    const r = await runCliInProcess([
+      'snapshot',
+      ...warehouseAs(other),
+      '--snapshots',
+      join(dir.path, 'snapshots-other'),
+    ]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toEqual([
       expect.stringMatching(
@@ -157,7 +162,7 @@ describe("a role with CREATE on the schema but not owning grantflow's tables", (
     await admin.query(`REVOKE USAGE ON SCHEMA ${schema} FROM ${other}`);
     try {
       for (const command of [['status'], ['snapshot', '--snapshots', join(dir.path, 'snapshots-other')]]) {
-        const r = await runCli([...command, ...warehouseAs(other)]);
+        const r = await runCliInProcess([...command, ...warehouseAs(other)]);
         expect(r.code).toBe(2);
         expect(r.stderr.trim().split('\n')).toEqual([
           expect.stringContaining(`schema ${schema}: role ${other} may not use it`),
@@ -172,7 +177,7 @@ describe("a role with CREATE on the schema but not owning grantflow's tables", (
   it('once a member of the owning role, it syncs', async () => {
     await admin.query(`GRANT ${owner} TO ${other}`);
     try {
-      const r = await runCli(syncCliArgs(sim.url, dir.path, { warehouse: warehouseAs(other) }));
+      const r = await runCliInProcess(syncCliArgs(sim.url, dir.path, { warehouse: warehouseAs(other) }));
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       expect(await runCount()).toBe(2);
