@@ -13,13 +13,13 @@ import {
   modelNames,
   postgresUrl,
   postgresUrlAs,
-  runCli,
   startSite,
   syncCliArgs,
   tempDir,
   writeCredentials,
   clusterName,
 } from '../support/harness.ts';
+import { runCliInProcess } from '../support/cli-in-process.ts';
 
 const prefix = clusterName('model_owner');
 const grantflow = `${prefix}_gf`;
@@ -41,7 +41,7 @@ beforeAll(async () => {
   sim = await startSite({ scale: 'tiny', seed: 47 });
   dir = await tempDir();
   await writeCredentials(sim, join(dir.path, 'creds.json'));
-  const first = await runCli(syncCliArgs(sim.url, dir.path, { warehouse }));
+  const first = await runCliInProcess(syncCliArgs(sim.url, dir.path, { warehouse }));
   if (first.code !== 0) throw new Error(`the first sync failed: ${first.stderr}`);
 });
 
@@ -91,20 +91,20 @@ it('a model table another role owns: sync, models run and doctor refuse before w
   const versions = await modelRowVersions();
   const runs = await runCount();
 
-  const sync = await runCli(syncCliArgs(sim.url, dir.path, { warehouse }));
+  const sync = await runCliInProcess(syncCliArgs(sim.url, dir.path, { warehouse }));
   expect(sync.code, sync.stderr).toBe(2);
   expect(sync.stderr.trim().split('\n')).toHaveLength(1);
   expectRefusal(sync.stderr.trim());
   expect(await runCount()).toBe(runs);
 
-  const models = await runCli(['models', 'run', ...warehouse]);
+  const models = await runCliInProcess(['models', 'run', ...warehouse]);
   expect(models.code, models.stderr).toBe(2);
   expect(models.stderr.trim().split('\n')).toHaveLength(1);
   expectRefusal(models.stderr.trim());
   // No model was rebuilt, not even those before award_rates.
   expect(await modelRowVersions()).toEqual(versions);
 
-  const doctor = await runCli([
+  const doctor = await runCliInProcess([
     'doctor',
     '--site',
     sim.url,
@@ -120,12 +120,12 @@ it('a model table another role owns: sync, models run and doctor refuse before w
   const fix = expectRefusal(line);
 
   // A sync that rebuilds no model does not need it.
-  const noModels = await runCli([...syncCliArgs(sim.url, dir.path, { warehouse }), '--models', 'false']);
+  const noModels = await runCliInProcess([...syncCliArgs(sim.url, dir.path, { warehouse }), '--models', 'false']);
   expect(noModels.code, noModels.stderr).toBe(0);
   expect(await runCount()).toBe(runs + 1);
 
   await admin.query(fix);
-  const fixed = await runCli(syncCliArgs(sim.url, dir.path, { warehouse }));
+  const fixed = await runCliInProcess(syncCliArgs(sim.url, dir.path, { warehouse }));
   expect(fixed.stderr).toBe('');
   expect(fixed.code).toBe(0);
   const rebuilt = await modelRowVersions();
