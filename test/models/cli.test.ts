@@ -1,42 +1,22 @@
-import { execFile } from 'node:child_process';
-
 import { clusterName, postgresUrl } from '../support/postgres.ts';
 
 import { existsSync, writeFileSync } from 'node:fs';
 
 import { join } from 'node:path';
 
-import { promisify } from 'node:util';
-
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { openWarehouse } from '../../src/warehouse/index.ts';
 
 import { loadSmallSite } from '../support/model-fixtures.ts';
-import { countCliStart } from '../support/cli-count.ts';
+import { runCliInProcess } from '../support/cli-in-process.ts';
+import type { CliResult } from '../support/harness.ts';
 import { tempDir } from '../support/temp-dir.ts';
-import { cliPath } from '../../src/util/package-root.ts';
 import { tables } from '../../src/streams/registry.ts';
 
-const execFileP = promisify(execFile);
-
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function cli(args: string[]): Promise<Outcome> {
-  countCliStart();
-  try {
-    const { stdout, stderr } = await execFileP('node', [cliPath, ...args], {
-      env: { ...process.env, GRANTFLOW_LOG_LEVEL: 'silent' },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (e) {
-    const err = e as { code: number; stdout: string; stderr: string };
-    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
-  }
+/** The commands run in this process: their result and what they print is the subject here, not the process. */
+function cli(args: string[]): Promise<CliResult> {
+  return runCliInProcess(args, { env: { GRANTFLOW_LOG_LEVEL: 'silent' } });
 }
 
 describe('grantflow models / snapshot commands', () => {
