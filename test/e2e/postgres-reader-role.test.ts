@@ -10,7 +10,8 @@ import { openWarehouse } from '../../src/warehouse/index.ts';
 
 import { loadSmallSite } from '../support/model-fixtures.ts';
 
-import { postgresUrl, postgresUrlAs, runCli, clusterName } from '../support/harness.ts';
+import { postgresUrl, postgresUrlAs, clusterName } from '../support/harness.ts';
+import { runCliInProcess } from '../support/cli-in-process.ts';
 import { tables } from '../../src/streams/registry.ts';
 
 const prefix = clusterName('reader');
@@ -53,7 +54,7 @@ afterAll(async () => {
 
 it('a role that may only read runs the data tests, and leaves every table as it was', async () => {
   const before = await tableNames();
-  const r = await runCli(modelsTest);
+  const r = await runCliInProcess(modelsTest);
   expect(r.code, r.stderr).toBe(0);
   expect(r.stdout).toMatch(/^\d+ passed, 0 failed, \d+ warnings$/m);
   expect(r.stdout).not.toContain('ERROR');
@@ -63,7 +64,7 @@ it('a role that may only read runs the data tests, and leaves every table as it 
 it('a table the reader may not read: refused naming the missing SELECT, not a migration asking for CREATE', async () => {
   await admin.query(`REVOKE SELECT ON ${schema}.programs FROM ${reader}`);
   try {
-    const r = await runCli(modelsTest);
+    const r = await runCliInProcess(modelsTest);
     expect(r.code).toBe(2);
     const lines = r.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
@@ -78,7 +79,7 @@ it('a table the reader may not read: refused naming the missing SELECT, not a mi
 it('no SELECT on the runs table: refused naming it and the GRANT, not "holds no grantflow data yet"', async () => {
   await admin.query(`REVOKE SELECT ON ${schema}._grantflow_runs FROM ${reader}`);
   try {
-    const r = await runCli(modelsTest);
+    const r = await runCliInProcess(modelsTest);
     expect(r.code).toBe(2);
     const lines = r.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
@@ -92,7 +93,7 @@ it('no SELECT on the runs table: refused naming it and the GRANT, not "holds no 
 it('a warehouse to migrate first: the reader is refused at once, naming the privilege and why, with nothing written', async () => {
   // An older version's warehouse: one column missing.
   await admin.query(`ALTER TABLE ${schema}.programs DROP COLUMN balance CASCADE`);
-  const r = await runCli(modelsTest);
+  const r = await runCliInProcess(modelsTest);
   expect(r.code).toBe(2);
   const lines = r.stderr.trim().split('\n');
   expect(lines).toHaveLength(1);
