@@ -19,7 +19,6 @@ import { silentLogger } from '../../src/util/logger.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import {
   postgresSchema,
-  runCli,
   siteWithWarehouse,
   startSite,
   syncCliArgs,
@@ -29,6 +28,7 @@ import {
   writeCredentials,
 } from '../support/harness.ts';
 import { suiteDuckdbThreads } from '../support/suite-duckdb.ts';
+import { runCliInProcess } from '../support/cli-in-process.ts';
 
 let sim: SimulatorHandle;
 let dir: { path: string; remove: () => Promise<void> };
@@ -59,7 +59,7 @@ describe('grantflow doctor, the client id and secret', () => {
     });
     const before = sim.control.tokenCounts();
     const live = sim.credentials;
-    const r = await runCli(doctorArgs([], wrong));
+    const r = await runCliInProcess(doctorArgs([], wrong));
     expect(r.code, r.stdout + r.stderr).toBe(2);
     expect(r.stdout).toMatch(
       /^FAIL {2}client {7}the site rejected the client id \/ client secret \(invalid_client, checked with a made-up refresh token, so nothing was rotated\); .* put them in .*wrong-secret\.json$/m,
@@ -85,7 +85,9 @@ describe('grantflow doctor, the client id and secret', () => {
       GRANTFLOW_ACCESS_TOKEN: live.access_token,
       GRANTFLOW_REFRESH_TOKEN: live.refresh_token,
     };
-    const r = await runCli(['doctor', '--site', sim.url, '--warehouse', join(dir.path, 'env.duckdb')], { env });
+    const r = await runCliInProcess(['doctor', '--site', sim.url, '--warehouse', join(dir.path, 'env.duckdb')], {
+      env,
+    });
     expect(r.code, r.stdout + r.stderr).toBe(2);
     expect(r.stdout).toMatch(/^FAIL {2}client {7}.*\(invalid_client.*update the CI secrets GRANTFLOW_CLIENT_ID/m);
     expect(sim.control.tokenCounts().rotated ?? 0).toBe(before.rotated ?? 0);
@@ -94,7 +96,7 @@ describe('grantflow doctor, the client id and secret', () => {
 
   it('the right ones: ok, told apart by invalid_grant for a made-up refresh token, nothing rotated', async () => {
     const before = sim.control.tokenCounts();
-    const r = await runCli(doctorArgs());
+    const r = await runCliInProcess(doctorArgs());
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stderr).toBe('');
     expect(r.stdout).toMatch(/^ok {4}client {7}the site knows the client id and secret/m);
@@ -133,7 +135,9 @@ describe('grantflow doctor, a site whose token endpoint answers otherwise than t
   it('invalid_client with the status RFC 6749 gives it (401) fails the check too', async () => {
     const site = await fakeSite({ status: 401, body: '{"error": "invalid_client"}' });
     try {
-      const r = await runCli(['doctor', '--site', site.url, '--warehouse', join(dir.path, 'fake.duckdb')], { env });
+      const r = await runCliInProcess(['doctor', '--site', site.url, '--warehouse', join(dir.path, 'fake.duckdb')], {
+        env,
+      });
       expect(r.code, r.stdout).toBe(2);
       expect(r.stdout).toMatch(/^FAIL {2}client {7}the site rejected the client id \/ client secret \(invalid_client/m);
     } finally {
@@ -144,7 +148,9 @@ describe('grantflow doctor, a site whose token endpoint answers otherwise than t
   it('an answer that tells neither is a warning (exit 0), naming what the site said', async () => {
     const site = await fakeSite({ status: 400, body: '{"error": "invalid_request"}' });
     try {
-      const r = await runCli(['doctor', '--site', site.url, '--warehouse', join(dir.path, 'fake.duckdb')], { env });
+      const r = await runCliInProcess(['doctor', '--site', site.url, '--warehouse', join(dir.path, 'fake.duckdb')], {
+        env,
+      });
       expect(r.code, r.stdout).toBe(0);
       expect(r.stdout).toMatch(
         /^warn {2}client {7}could not tell whether the client id and secret are right: the token endpoint answered a made-up refresh token with HTTP 400 \(invalid_request\)/m,
@@ -175,12 +181,12 @@ describe('grantflow doctor, the settings of a sync', () => {
       ...['--per-page', '50', '--concurrency', '2', '--site-time-zone', 'Europe/Paris', '--retain-snapshots', '3'],
       ...['--models', 'false', '--land-raw', 'true', '--site-moved', '--duckdb-memory-limit', '128MB'],
     ];
-    const r = await runCli(doctorArgs(pasted));
+    const r = await runCliInProcess(doctorArgs(pasted));
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^ok {4}streams {6}applications, application_tasks, full refresh$/m);
     expect(r.stdout).toContain(`ok    raw pages    ${join(dir.path, 'raw')} is writable\n`);
 
-    const typo = await runCli(doctorArgs(['--streams', 'applicatons']));
+    const typo = await runCliInProcess(doctorArgs(['--streams', 'applicatons']));
     expect(typo.code).toBe(2);
     expect(typo.stdout).toMatch(/^FAIL {2}streams {6}unknown stream "applicatons"; known streams: /m);
   });
@@ -188,10 +194,10 @@ describe('grantflow doctor, the settings of a sync', () => {
   it('fails the raw pages check (exit 2) for a directory that cannot be made', async () => {
     const file = join(dir.path, 'a-file');
     await writeFile(file, 'x');
-    const r = await runCli(doctorArgs(['--raw-dir', join(file, 'raw')]));
+    const r = await runCliInProcess(doctorArgs(['--raw-dir', join(file, 'raw')]));
     expect(r.code).toBe(2);
     expect(r.stdout).toMatch(/^FAIL {2}raw pages {4}raw page directory .*a-file\/raw is not writable/m);
-    const off = await runCli(doctorArgs(['--raw-dir', join(file, 'raw'), '--land-raw', 'false']));
+    const off = await runCliInProcess(doctorArgs(['--raw-dir', join(file, 'raw'), '--land-raw', 'false']));
     expect(off.code, off.stdout).toBe(0);
     expect(off.stdout).toMatch(/^ok {4}raw pages {4}not kept \(--land-raw false\)$/m);
   });
@@ -201,7 +207,7 @@ describe('grantflow doctor, the settings of a sync', () => {
     await mkdir(shared);
     const open = await writeCredentials(sim, join(shared, 'creds.json'));
     await chmod(open, 0o644);
-    const r = await runCli(doctorArgs([], open));
+    const r = await runCliInProcess(doctorArgs([], open));
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toMatch(
       /^warn {2}credentials {2}.*shared\/creds\.json \(mode 644\): other users may read or change it; run chmod 600 /m,
@@ -233,12 +239,12 @@ describe('grantflow doctor, the site time zone', () => {
         '--site-time-zone',
         zone,
       ];
-      const same = await runCli(args('UTC'));
+      const same = await runCliInProcess(args('UTC'));
       expect(same.code, same.stdout + same.stderr).toBe(0);
       expect(same.stdout).toContain(
         `ok    time zone    timestamps without a zone are read in UTC (--site-time-zone); the last run (${result.runId}) read ${naive} without a zone in UTC\n`,
       );
-      const other = await runCli(args('Europe/Paris'));
+      const other = await runCliInProcess(args('Europe/Paris'));
       expect(other.code, other.stdout + other.stderr).toBe(0);
       expect(other.stdout).toContain(
         `warn  time zone    the last run (${result.runId}) read ${naive} without a zone in UTC, but this setup reads them in Europe/Paris: one of the two is wrong\n`,
@@ -260,7 +266,7 @@ describe('grantflow doctor with an expired access token refreshes nothing', () =
       site.sim.control.expireAccessTokens();
       const before = site.sim.control.tokenCounts();
       const live = site.sim.credentials;
-      const r = await runCli([
+      const r = await runCliInProcess([
         ...['doctor', '--site', site.sim.url, '--credentials', copy, '--warehouse', site.warehouse],
         ...['--snapshot', 'false', '--land-raw', 'false'],
       ]);
@@ -337,7 +343,7 @@ describe('grantflow doctor with an expired access token refreshes nothing', () =
           const before = sim.control.tokenCounts();
           const live = sim.credentials;
 
-          const r = await runCli(
+          const r = await runCliInProcess(
             [
               ...['doctor', '--site', sim.url, '--warehouse', warehouse, ...schemaArgs],
               ...['--snapshot', 'false', '--land-raw', 'false', '--raw-dir', join(runner.path, 'raw')],
@@ -389,7 +395,10 @@ describe('grantflow doctor, a site where nothing answers', () => {
       GRANTFLOW_ACCESS_TOKEN: 'access-value-0123456789',
       GRANTFLOW_REFRESH_TOKEN: 'refresh-value-0123456789',
     };
-    for (const r of [await runCli([...args, '--credentials', credentials]), await runCli(args, { env })]) {
+    for (const r of [
+      await runCliInProcess([...args, '--credentials', credentials]),
+      await runCliInProcess(args, { env }),
+    ]) {
       expect(r.code, r.stdout + r.stderr).toBe(2);
       const client = /^FAIL {2}client {7}(.*)$/m.exec(r.stdout)?.[1];
       const site = /^FAIL {2}site {9}(.*)$/m.exec(r.stdout)?.[1];
@@ -402,7 +411,7 @@ describe('grantflow doctor, a site where nothing answers', () => {
     await new Promise<void>((done) => hangUp.listen(0, '127.0.0.1', done));
     try {
       const url = `http://127.0.0.1:${(hangUp.address() as AddressInfo).port}`;
-      const r = await runCli([
+      const r = await runCliInProcess([
         'doctor',
         '--site',
         url,
