@@ -29,15 +29,8 @@ import type { SimulatorHandle } from '../../src/simulator/index.ts';
 
 import { hasMetadata } from '../../src/warehouse/index.ts';
 
-import {
-  postgresSchema,
-  postgresUrl,
-  runCli,
-  startSite,
-  syncOnce,
-  tempDir,
-  writeCredentials,
-} from '../support/harness.ts';
+import { postgresSchema, postgresUrl, startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
+import { runCliInProcess } from '../support/cli-in-process.ts';
 import { tables } from '../../src/streams/registry.ts';
 
 const fixture = new URL('../fixtures/postgres-9bd5c27-tiny-seed3.sql.gz', import.meta.url);
@@ -259,15 +252,15 @@ describe('a Postgres warehouse grantflow 9bd5c27 wrote, synced by the current co
 
   it('answers status and runs and tests the models', async () => {
     const target = ['--warehouse', postgresUrl, '--schema', upgraded.schema];
-    const status = await runCli(['status', ...target]);
+    const status = await runCliInProcess(['status', ...target]);
     expect(status.stderr).toBe('');
     expect(status.code).toBe(0);
     expect(status.stdout).toContain(upgrade.runId);
-    const models = await runCli(['models', 'run', ...target]);
+    const models = await runCliInProcess(['models', 'run', ...target]);
     expect(models.stderr).toBe('');
     expect(models.code).toBe(0);
     expect(models.stdout).toContain(`${loadModels().length} models built`);
-    const dataTests = await runCli(['models', 'test', ...target]);
+    const dataTests = await runCliInProcess(['models', 'test', ...target]);
     expect(dataTests.code).toBe(0);
     expect(dataTests.stdout).toMatch(/ 0 failed/);
   });
