@@ -11,7 +11,8 @@ import type { CellValue } from '../../src/normalize/table-def.ts';
 import type { SyncResult } from '../../src/pipeline/sync.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { postgresSchema, runCli, startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
+import { postgresSchema, startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
+import { runCliInProcess } from '../support/cli-in-process.ts';
 
 const userModel = `-- description: Award rate of the programs with a decision, from the built-in award_rates.
 -- column program_id bigint: Program.
@@ -87,7 +88,7 @@ describe.each(['duckdb', 'postgres'] as const)('user models on %s', (dialect) =>
     // A row no build of award_rates makes: still there after, so award_rates was not rebuilt; in decided_rates
     // after, so decided_rates was, from the award_rates it found.
     await exec('INSERT INTO award_rates (program_id, award_rate) VALUES (-1, 0.5)');
-    const run = await runCli([
+    const run = await runCliInProcess([
       'models',
       'run',
       '--select',
@@ -107,7 +108,7 @@ describe.each(['duckdb', 'postgres'] as const)('user models on %s', (dialect) =>
     await writeFile(join(modelsDir, 'tests', 'rates_below_two.sql'), failingTest);
     try {
       const failing = await query('SELECT program_id, award_rate FROM decided_rates');
-      const test = await runCli(['models', 'test', '--models-dir', modelsDir, ...warehouseArgs]);
+      const test = await runCliInProcess(['models', 'test', '--models-dir', modelsDir, ...warehouseArgs]);
       expect(test.code, test.stderr).toBe(1);
       const lines = test.stdout.trimEnd().split('\n');
       const start = lines.indexOf(`not passed (1):`);
