@@ -14,7 +14,8 @@ import { openWarehouse } from '../../src/warehouse/index.ts';
 
 import { load, smallSite } from '../support/model-fixtures.ts';
 
-import { postgresUrl, runCli, clusterName } from '../support/harness.ts';
+import { postgresUrl, clusterName } from '../support/harness.ts';
+import { runCliInProcess } from '../support/cli-in-process.ts';
 import { tables } from '../../src/streams/registry.ts';
 
 // Its own database: this needs a warehouse in `public`, which the shared test database leaves to others.
@@ -52,7 +53,7 @@ afterAll(async () => {
 
 it('status of the second schema counts its own tables, and shows a table it lacks as missing', async () => {
   expect(funds).toBeGreaterThan(0);
-  const r = await runCli(['status', '--warehouse', url.toString(), '--schema', 'second']);
+  const r = await runCliInProcess(['status', '--warehouse', url.toString(), '--schema', 'second']);
   expect(r.code, r.stderr).toBe(0);
   expect(r.stdout).toContain('run-second');
   expect(r.stdout).not.toContain('run-public');
@@ -98,7 +99,7 @@ it('each warehouse keeps its models in its own analytics schema, built from its 
   } finally {
     await db.end();
   }
-  const r = await runCli(['status', '--warehouse', url.toString(), '--schema', 'second']);
+  const r = await runCliInProcess(['status', '--warehouse', url.toString(), '--schema', 'second']);
   expect(r.code, r.stderr).toBe(0);
   expect(r.stdout).toMatch(
     new RegExp(`^models \\(schema second_analytics, rows\\):\\n {2}award_rates +${secondPrograms}$`, 'm'),
