@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { silentLogger } from '../../src/util/logger.ts';
-import { runCli, siteWithWarehouse, syncCliArgs } from '../support/harness.ts';
+import { siteWithWarehouse, syncCliArgs } from '../support/harness.ts';
+import { runCliInProcess } from '../support/cli-in-process.ts';
 
 let site: Awaited<ReturnType<typeof siteWithWarehouse>>;
 beforeAll(async () => {
@@ -21,7 +22,7 @@ it('a snapshot that cannot be written ends the run partial and recorded, not run
   mkdirSync(snapshots, { recursive: true });
   writeFileSync(join(snapshots, 'applications'), 'not a folder');
   const args = syncCliArgs(site.sim.url, site.dir, { snapshot: true });
-  const r = await runCli(args);
+  const r = await runCliInProcess(args);
   expect(r.code, r.stderr).toBe(1);
   expect(r.stderr).not.toMatch(/a bug/);
   expect(r.stdout).toMatch(/snapshots: FAILED: .*applications/);
@@ -40,7 +41,7 @@ it('a snapshot that cannot be written ends the run partial and recorded, not run
   } finally {
     await warehouse.close();
   }
-  const status = await runCli(['status', '--warehouse', join(site.dir, 'warehouse.duckdb')]);
+  const status = await runCliInProcess(['status', '--warehouse', join(site.dir, 'warehouse.duckdb')]);
   expect(status.stdout).toMatch(/ partial /);
   expect(status.stdout).not.toMatch(/ running /);
   // ... and says why under the run.
