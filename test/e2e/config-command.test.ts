@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runCli, tempDir } from '../support/harness.ts';
+import { tempDir } from '../support/harness.ts';
+import { runCliInProcess } from '../support/cli-in-process.ts';
 
 let dir: Awaited<ReturnType<typeof tempDir>>;
 beforeAll(async () => {
@@ -29,7 +30,7 @@ describe('grantflow config', () => {
     await writeFile(pipeline, JSON.stringify({ concurrency: 3, siteTimeZone: 'Europe/Berlin' }));
     const password = 'pw-that-must-not-show';
     const clientSecret = 'client-secret-that-must-not-show';
-    const r = await runCli(
+    const r = await runCliInProcess(
       ['config', '--pipeline', pipeline, '--rate', '7', '--warehouse', `postgres://grants:${password}@db.example/dw`],
       { env: { GRANTFLOW_PER_PAGE: '50', GRANTFLOW_CLIENT_SECRET: clientSecret, GRANTFLOW_RATE: '3' } },
     );
@@ -52,7 +53,7 @@ describe('grantflow config', () => {
   });
 
   it('refuses a bad value as sync does: one line, exit 2', async () => {
-    const r = await runCli(['config'], { env: { GRANTFLOW_RATE: 'fast' } });
+    const r = await runCliInProcess(['config'], { env: { GRANTFLOW_RATE: 'fast' } });
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr.trim().split('\n')).toEqual([
