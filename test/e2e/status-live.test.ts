@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { liveProgressPath } from '../../src/pipeline/live-progress-file.ts';
 import { runCli, startSite, syncCliArgs, tempDir, writeCredentials } from '../support/harness.ts';
+import { runCliInProcess } from '../support/cli-in-process.ts';
 
 let sim: SimulatorHandle;
 let dir: Awaited<ReturnType<typeof tempDir>>;
@@ -35,7 +36,7 @@ describe('status during a DuckDB sync', () => {
     });
     await until(() => existsSync(liveProgressPath(warehouse)) && existsSync(`${warehouse}.lock`));
 
-    const status = await runCli(['status', '--warehouse', warehouse]);
+    const status = await runCliInProcess(['status', '--warehouse', warehouse]);
     expect(status.stderr).toBe('');
     expect(status.code).toBe(0);
     expect(status.stdout.match(/pid \d+/g)).toEqual([`pid ${pid}`]);
@@ -46,7 +47,7 @@ describe('status during a DuckDB sync', () => {
     expect((await sync).code).toBe(1);
     // The run ended: its progress file is gone and status reads the warehouse itself.
     expect(existsSync(liveProgressPath(warehouse))).toBe(false);
-    const after = await runCli(['status', '--warehouse', warehouse]);
+    const after = await runCliInProcess(['status', '--warehouse', warehouse]);
     expect(after.code).toBe(0);
     expect(after.stdout).toMatch(/interrupted/);
     expect(after.stdout).not.toMatch(/held by a running sync/);
