@@ -1,6 +1,7 @@
 /** `grantflow reset --streams x`: the next sync reads x whole, as the simulator's request counts show. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, siteWithWarehouse, syncOnce } from '../support/harness.ts';
+import { siteWithWarehouse, syncOnce } from '../support/harness.ts';
+import { runCliInProcess } from '../support/cli-in-process.ts';
 
 let site: Awaited<ReturnType<typeof siteWithWarehouse>>;
 beforeAll(async () => {
@@ -28,7 +29,7 @@ describe('grantflow reset --streams', () => {
     expect(sim.control.counts().byTemplate[tasks] ?? 0).toBe(0);
     const activityPagesIncremental = sim.control.counts().byTemplate[activity] ?? 0;
 
-    const reset = await runCli(['reset', '--streams', 'application_tasks,activity', '--warehouse', warehouse]);
+    const reset = await runCliInProcess(['reset', '--streams', 'application_tasks,activity', '--warehouse', warehouse]);
     expect(reset.stderr).toBe('');
     expect(reset.code).toBe(0);
     expect(reset.stdout).toMatch(
@@ -49,11 +50,11 @@ describe('grantflow reset --streams', () => {
   });
 
   it('refuses an unknown stream and a missing --streams with one line, exit 2', async () => {
-    const unknown = await runCli(['reset', '--streams', 'nope', '--warehouse', site.warehouse]);
+    const unknown = await runCliInProcess(['reset', '--streams', 'nope', '--warehouse', site.warehouse]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr.trim().split('\n')).toHaveLength(1);
     expect(unknown.stderr).toMatch(/nope/);
-    const missing = await runCli(['reset', '--warehouse', site.warehouse]);
+    const missing = await runCliInProcess(['reset', '--warehouse', site.warehouse]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/^grantflow: --streams is required/);
   });
