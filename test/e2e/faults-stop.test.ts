@@ -25,6 +25,7 @@ import {
   assertNoSecretsLeaked,
   checkSnapshotDir,
   cli,
+  cliInProcess,
   expectSameWarehouse,
   recordIssuedSecrets,
 } from '../support/faults.ts';
@@ -90,7 +91,7 @@ describe('a sync stopped mid-run', () => {
     const run = await lastRun(warehouse);
     expect(run.status).toBe('interrupted');
 
-    const next = await cli(args);
+    const next = await cliInProcess(args);
     expect(next.code, next.stderr).toBe(0);
     expect(next.stdout).toMatch(/\(resumed\)/);
     await expectSameWarehouse(warehouse, reference);
@@ -122,7 +123,7 @@ describe('a sync stopped mid-run', () => {
     expect(stopped.stopped.stderr).toMatch(/\ngrantflow: interrupted by SIGTERM; [^\n]* resumes run \S+\n$/);
     expect((await lastRun(warehouse)).status).toBe('interrupted');
 
-    const next = await cli(args);
+    const next = await cliInProcess(args);
     expect(next.code, next.stderr).toBe(0);
     expect(next.stdout).toMatch(/\(resumed\)/);
     await expectSameWarehouse(warehouse, reference);
@@ -145,7 +146,7 @@ describe('a sync stopped mid-run', () => {
     await import('node:fs/promises').then((fs) =>
       fs.writeFile(site.credentials, JSON.stringify(sim.control.issueCredentials()), { mode: 0o600 }),
     );
-    const next = await cli(args);
+    const next = await cliInProcess(args);
     expect(next.code, next.stderr).toBe(0);
     expect(next.stdout).toMatch(/\(resumed\)/);
     await expectSameWarehouse(warehouse, reference);
@@ -174,7 +175,7 @@ describe('a sync stopped mid-run', () => {
       } finally {
         await client.end();
       }
-      const failed = await cli(args);
+      const failed = await cliInProcess(args);
       expect(failed.code, failed.stderr).toBe(1);
       const w = await openWarehouse(pgSchema.url, { schema: pgSchema.schema, logger: silentLogger });
       try {
@@ -259,7 +260,7 @@ describe('a sync signalled once its extraction is over', () => {
       if (earlier) expect(built.sort()).toEqual([...modelNames].sort());
       expect(snapshotState(snapshots)).toEqual(before);
 
-      const next = await cli(args);
+      const next = await cliInProcess(args);
       expect(next.code, next.stderr).toBe(0);
       expect(next.stdout).toMatch(/\(resumed\)/);
       expect((await lastRun(warehouse)).status).toBe('succeeded');

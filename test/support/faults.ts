@@ -34,6 +34,7 @@ import {
   type CliResult,
   type TableDump,
 } from './harness.ts';
+import { runCliInProcess } from './cli-in-process.ts';
 import { tables } from '../../src/streams/registry.ts';
 
 /** Every client secret and token any simulator in this process issued (the token store is wrapped once). */
@@ -65,6 +66,16 @@ export const outputs: string[] = [];
 
 export async function cli(args: readonly string[], options: Parameters<typeof runCli>[1] = {}): Promise<CliResult> {
   const result = await runCli(args, options);
+  outputs.push(result.stdout, result.stderr);
+  return result;
+}
+
+/** `cli` in the test's process (runCliInProcess), for a run whose result is the subject rather than the process. */
+export async function cliInProcess(
+  args: readonly string[],
+  options: Parameters<typeof runCliInProcess>[1] = {},
+): Promise<CliResult> {
+  const result = await runCliInProcess(args, options);
   outputs.push(result.stdout, result.stderr);
   return result;
 }
