@@ -17,6 +17,7 @@ import {
   writeCredentials,
   syncCliArgs,
 } from '../support/harness.ts';
+import { runCliInProcess } from '../support/cli-in-process.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -92,7 +93,7 @@ describe('tokens that expire every second', () => {
     });
     expect(killedAfterRefresh).toBe(true);
     expect(first.signal).toBe('SIGKILL');
-    const second = await runCli(args);
+    const second = await runCliInProcess(args);
     expect(second.stderr).not.toMatch(/regenerate|invalid_grant/);
     expect(second.code).toBe(0);
     expect(second.stdout).toMatch(/SUCCEEDED/);
