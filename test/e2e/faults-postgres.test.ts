@@ -22,6 +22,7 @@ import {
   assertNoSecretsLeaked,
   checkCredentialsFile,
   cli,
+  cliInProcess,
   expectSameWarehouse,
   recordIssuedSecrets,
 } from '../support/faults.ts';
@@ -130,7 +131,7 @@ describe('Postgres connection killed during a load transaction', () => {
     const before = victim.streamsBefore.find((r) => r.stream === stream) ?? null;
     expect(after.find((r) => r.stream === stream) ?? null).toEqual(before);
 
-    const rerun = await cli(args);
+    const rerun = await cliInProcess(args);
     expect(rerun.code, rerun.stderr).toBe(0);
     await expectSameWarehouse(schema.url, reference, { schema: schema.schema });
     checkCredentialsFile(creds);
