@@ -25,6 +25,7 @@ import {
   checkCredentialsFile,
   checkSnapshotDir,
   cli,
+  cliInProcess,
   expectSameWarehouse,
   killOnStderr,
   killWhen,
@@ -125,13 +126,13 @@ describe('SIGKILL at seeded moments, then a normal sync', () => {
       if (afterKill.refresh_token !== sim.credentials.refresh_token) {
         // Killed with the refresh in flight: the site rotated the pair after the client died, so the file's
         // pair is dead (no client can avoid this with rotating refresh tokens). The next run says so, exit 2.
-        const refused = await cli(syncArgs(dir, snapshot));
+        const refused = await cliInProcess(syncArgs(dir, snapshot));
         expect(refused.code).toBe(2);
         expect(refused.stderr).toMatch(/^grantflow: .*invalid_grant.*\n$/);
         await writeCredentials(sim, credsPath); // an administrator issues the pair again
       }
 
-      const rerun = await cli(syncArgs(dir, snapshot));
+      const rerun = await cliInProcess(syncArgs(dir, snapshot));
       expect(rerun.code, rerun.stderr).toBe(0);
       await expectSameWarehouse(join(dir, 'warehouse.duckdb'), reference);
       checkCredentialsFile(credsPath);
@@ -144,7 +145,7 @@ describe('SIGKILL at seeded moments, then a normal sync', () => {
   );
 
   it('the credentials file left by the last case works for a further sync', async () => {
-    const again = await cli(syncArgs(lastDir, false));
+    const again = await cliInProcess(syncArgs(lastDir, false));
     expect(again.code, again.stderr).toBe(0);
     checkCredentialsFile(join(lastDir, 'creds.json'));
     await expectSameWarehouse(join(lastDir, 'warehouse.duckdb'), reference);
@@ -175,7 +176,7 @@ describe('SIGKILL right after a commit, then a normal sync, then a replay of the
     });
     expect(killed.signal, `the kill landed before the run ended (${killed.stderr.slice(-300)})`).toBe('SIGKILL');
 
-    const rerun = await cli(syncArgs(dir, false));
+    const rerun = await cliInProcess(syncArgs(dir, false));
     expect(rerun.code, rerun.stderr).toBe(0);
     expect(rerun.stdout).toMatch(/\(resumed\)/);
     const warehouse = join(dir, 'warehouse.duckdb');
@@ -187,7 +188,7 @@ describe('SIGKILL right after a commit, then a normal sync, then a replay of the
     const runs = await w.listRuns(10).finally(() => w.close());
     expect(runs).toHaveLength(1);
     const replayed = join(dir, 'replayed.duckdb');
-    const replay = await cli([
+    const replay = await cliInProcess([
       'replay',
       '--run',
       runs[0]!.runId,
@@ -210,7 +211,7 @@ describe.each(['duckdb', 'postgres'])('grantflow status after a SIGKILL (%s)', (
     const pgSchema = dialect === 'postgres' ? await postgresSchema() : null;
     const target = pgSchema ? ['--warehouse', pgSchema.url, '--schema', pgSchema.schema] : undefined;
     const status = (): Promise<Awaited<ReturnType<typeof cli>>> =>
-      cli(['status', ...(target ?? ['--warehouse', join(dir, 'warehouse.duckdb')])]);
+      cliInProcess(['status', ...(target ?? ['--warehouse', join(dir, 'warehouse.duckdb')])]);
     const died = /running .*\n +why: no sync is running it: it was killed or crashed, and the next sync resumes it\n/;
     try {
       sim.control.setLatency({ ms: 10 });
