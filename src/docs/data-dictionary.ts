@@ -2,11 +2,12 @@ import { metadataColumns, type ColumnDef, type TableDef } from '../normalize/tab
 
 import { enums, type EnumName } from '../normalize/enums.ts';
 
-import { loadModels, modelTableDefs } from '../models/model-files.ts';
+import { loadModels, modelTableDefs, type ModelColumn } from '../models/model-files.ts';
 
 import { bookkeepingTables } from '../warehouse/bookkeeping-tables.ts';
 
-import { currentViewName, sqlType } from '../warehouse/ddl.ts';
+import { currentViewName } from '../warehouse/ddl.ts';
+import { sqlDialects } from '../warehouse/dialects.ts';
 import { tables as catalog } from '../streams/registry.ts';
 import { packagePath } from '../util/package-root.ts';
 
@@ -24,13 +25,11 @@ export function enumText(name: string): string {
   return `\`${name}\`: ${values.join(', ')}`;
 }
 
-/** A column's type as the dictionary writes it: the catalog type, then DuckDB's and Postgres' SQL types. */
+/** A column's type as the dictionary writes it: the catalog type, then each engine's SQL type (DuckDB / Postgres). */
 export function columnTypeText(c: ColumnDef): string {
-  // Model columns carry the exact type their SQL casts to (e.g. DECIMAL(9,6)); Postgres spells DECIMAL as NUMERIC.
-  const declared = 'sqlType' in c && typeof c.sqlType === 'string' ? c.sqlType : null;
-  return declared
-    ? `${c.type} (${declared} / ${declared.replace('DECIMAL', 'NUMERIC').replace('VARCHAR', 'TEXT').replace('DOUBLE', 'DOUBLE PRECISION')})`
-    : `${c.type} (${sqlType('duckdb', c.type)} / ${sqlType('postgres', c.type)})`;
+  // A model column may carry a precision of its own (e.g. DECIMAL(9,6)), which each engine spells its way.
+  const decimal = 'decimal' in c ? (c as ModelColumn).decimal : undefined;
+  return `${c.type} (${sqlDialects.map((d) => d.sqlType(c.type, decimal)).join(' / ')})`;
 }
 
 /** PK, not null, or nothing. */

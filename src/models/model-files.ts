@@ -4,9 +4,9 @@ import { basename, join } from 'node:path';
 
 import { columnTypes, type ColumnDef, type ColumnType, type TableDef } from '../normalize/table-def.ts';
 
-import type { Dialect } from '../warehouse/types.ts';
+import { dialects, type DecimalPrecision, type Dialect } from '../warehouse/types.ts';
 
-import { sqlType as warehouseSqlType } from '../warehouse/ddl.ts';
+import { sqlDialects } from '../warehouse/dialects.ts';
 
 import { ConfigError } from '../util/errors.ts';
 
@@ -17,9 +17,13 @@ import { packagePath } from '../util/package-root.ts';
 /** `models/` at the package root, next to `src/`. */
 export const defaultModelsDir = packagePath('models');
 
-/** A model column: the catalog fields plus the exact SQL type the model casts it to (e.g. DECIMAL(9,6)). */
+/**
+ * A model column: the catalog fields plus the exact SQL type the model casts it to (e.g. DECIMAL(9,6)), as the first
+ * of `sqlDialects` spells it; `decimal` when the header gives a precision of its own.
+ */
 export interface ModelColumn extends ColumnDef {
   readonly sqlType: string;
+  readonly decimal?: DecimalPrecision;
 }
 
 export interface ModelDef {
@@ -71,11 +75,10 @@ function parseHeader(text: string, file: string): Header {
       if (!(columnTypes as readonly string[]).includes(type)) {
         throw new ConfigError(`${file}: column ${name} has unknown type "${type}" (one of ${columnTypes.join(', ')})`);
       }
-      const sqlType =
-        precision !== undefined && type === 'decimal'
-          ? `DECIMAL(${precision},${scale})`
-          : warehouseSqlType('duckdb', type as ColumnType);
-      header.columns.push({ name, type: type as ColumnType, description, sqlType });
+      const decimal =
+        precision !== undefined && type === 'decimal' ? { precision: Number(precision), scale: Number(scale) } : null;
+      const sqlType = sqlDialects[0].sqlType(type as ColumnType, decimal ?? undefined);
+      header.columns.push({ name, type: type as ColumnType, description, sqlType, ...(decimal ? { decimal } : {}) });
       continue;
     }
     // A mistyped header line would otherwise be dropped without a word (a column left out of the dictionary).
@@ -138,10 +141,9 @@ export function loadModels(dir: string = defaultModelsDir, visible: readonly str
       const v = `${name}.${d}.sql`;
       return files.includes(v) ? parseHeader(readFileSync(join(dir, v), 'utf8'), join(dir, v)).body : shared.body;
     };
-    const sql = { duckdb: variant('duckdb'), postgres: variant('postgres') };
-    const mentioned = names.filter(
-      (other) => other !== name && new RegExp(`\\b${other}\\b`).test(`${sql.duckdb}\n${sql.postgres}`),
-    );
+    const sql = Object.fromEntries(dialects.map((d) => [d, variant(d)])) as Record<Dialect, string>;
+    const every = Object.values(sql).join('\n');
+    const mentioned = names.filter((other) => other !== name && new RegExp(`\\b${other}\\b`).test(every));
     for (const dep of shared.dependsOn) {
       if (!names.includes(dep)) throw new ConfigError(`model ${name} depends on unknown model ${dep}`);
     }

@@ -27,5 +27,5 @@ export async function migrateWithPromotions(
   catalog: StreamCatalog = defaultCatalog,
 ): Promise<void> {
   await warehouse.migrate(promotedCatalog(catalog.tables, promotions));
-  for (const p of promotions) await warehouse.exec(backfillSql(warehouse.dialect, warehouse.qualify(p.table), p));
+  for (const p of promotions) await warehouse.exec(backfillSql(warehouse.sqlDialect, warehouse.qualify(p.table), p));
 }

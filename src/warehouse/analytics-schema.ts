@@ -4,7 +4,7 @@
  * (`main` in DuckDB, `public` in Postgres), `<schema>_analytics` beside any other (a Postgres `--schema`, a portfolio
  * site's `site_<name>`), so two warehouses of one database or file keep their models apart (docs/postgres.md).
  */
-export function analyticsSchemaFor(schema: string, defaultSchema: 'main' | 'public' = 'public'): string {
+export function analyticsSchemaFor(schema: string, defaultSchema = 'public'): string {
   return schema === defaultSchema ? 'analytics' : `${schema}_analytics`;
 }
 

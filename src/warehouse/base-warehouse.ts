@@ -9,11 +9,26 @@ import { StagingLoadUnit, type StagingBackend } from './load-unit.ts';
 import { applyCatalog, migrationPending, runMigrations } from './migrations.ts';
 import type { ResultRow, SqlRunner } from './sql-runner.ts';
 import { ident } from './values.ts';
-import type { Dialect, LoadUnit, LockWait, RunRecord, StatementResult, StoredCredentials, Warehouse } from './types.ts';
+import type {
+  Dialect,
+  LoadUnit,
+  ParquetCompression,
+  ParquetExport,
+  ViewKeys,
+  SqlDialect,
+  LockWait,
+  RunRecord,
+  StatementResult,
+  StoredCredentials,
+  Warehouse,
+} from './types.ts';
 
 /** What differs between DuckDB and Postgres; everything else is shared here. */
 export abstract class BaseWarehouse implements Warehouse {
-  abstract readonly dialect: Dialect;
+  abstract readonly sqlDialect: SqlDialect;
+  get dialect(): Dialect {
+    return this.sqlDialect.name;
+  }
   abstract readonly description: string;
   abstract readonly inProcess: boolean;
   /** Schema holding the tables, as information_schema names it. */
@@ -61,6 +76,7 @@ export abstract class BaseWarehouse implements Warehouse {
   abstract nameHolder(owner: string): Promise<void>;
   abstract runLockHeld(): Promise<boolean>;
   abstract close(): Promise<void>;
+  abstract openParquetExport(compression: ParquetCompression, viewKeys?: ViewKeys): Promise<ParquetExport>;
 
   execExclusive(sql: string, table: string, what: string, wait?: LockWait): Promise<void> {
     return this.waitingForLocks(
@@ -89,7 +105,7 @@ export abstract class BaseWarehouse implements Warehouse {
   async migrateBookkeeping(wait?: LockWait): Promise<void> {
     await this.alteringTables(
       this.qualify('_grantflow_migrations'),
-      (lockTimeout) => runMigrations(this.migrationDb, this.migrationSchema, lockTimeout),
+      (lockTimeout) => runMigrations(this.migrationDb, this.migrationSchema, this.sqlDialect, lockTimeout),
       wait,
     );
   }
@@ -100,7 +116,7 @@ export abstract class BaseWarehouse implements Warehouse {
       this.qualify('_grantflow_catalog'),
       (lockTimeout) =>
         this.transaction((runner) =>
-          applyCatalog(runner, this.dialect, tables, (t) => this.qualify(t), this.schemaName, lockTimeout),
+          applyCatalog(runner, this.sqlDialect, tables, (t) => this.qualify(t), this.schemaName, lockTimeout),
         ),
       wait,
     );
@@ -113,7 +129,14 @@ export abstract class BaseWarehouse implements Warehouse {
   }
 
   needsMigration(tables: readonly TableDef[]): Promise<boolean> {
-    return migrationPending(this.migrationDb, this.migrationSchema, this.runner(), tables, this.schemaName);
+    return migrationPending(
+      this.migrationDb,
+      this.migrationSchema,
+      this.sqlDialect,
+      this.runner(),
+      tables,
+      this.schemaName,
+    );
   }
 
   async openLoad(): Promise<LoadUnit> {

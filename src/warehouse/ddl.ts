@@ -1,35 +1,7 @@
 import { createHash } from 'node:crypto';
-import { metadataColumns, type ColumnDef, type ColumnType, type TableDef } from '../normalize/table-def.ts';
-import type { Dialect } from './types.ts';
+import { metadataColumns, type ColumnDef, type TableDef } from '../normalize/table-def.ts';
+import type { SqlDialect } from './types.ts';
 import { ident } from './values.ts';
-
-const sqlTypes: Record<Dialect, Record<ColumnType, string>> = {
-  duckdb: {
-    bigint: 'BIGINT',
-    integer: 'INTEGER',
-    double: 'DOUBLE',
-    decimal: 'DECIMAL(18,2)',
-    text: 'VARCHAR',
-    boolean: 'BOOLEAN',
-    timestamptz: 'TIMESTAMPTZ',
-    json: 'JSON',
-  },
-  postgres: {
-    bigint: 'BIGINT',
-    integer: 'INTEGER',
-    double: 'DOUBLE PRECISION',
-    decimal: 'NUMERIC(18,2)',
-    text: 'TEXT',
-    boolean: 'BOOLEAN',
-    timestamptz: 'TIMESTAMPTZ',
-    // json, not jsonb: `_raw` must round-trip byte for byte.
-    json: 'JSON',
-  },
-};
-
-export function sqlType(dialect: Dialect, type: ColumnType): string {
-  return sqlTypes[dialect][type];
-}
 
 /** Whether rows of this table carry the metadata columns (_raw, _extracted_at, ...). */
 export function hasMetadata(table: TableDef): boolean {
@@ -60,17 +32,15 @@ export function createCurrentViewSql(qualifiedView: string, qualifiedTable: stri
   return `CREATE OR REPLACE VIEW ${qualifiedView} AS SELECT * FROM ${qualifiedTable} WHERE _deleted_at IS NULL`;
 }
 
-function columnSql(dialect: Dialect, c: ColumnDef, pk: ReadonlySet<string>): string {
-  return `${ident(c.name)} ${sqlType(dialect, c.type)}${c.notNull || pk.has(c.name) ? ' NOT NULL' : ''}`;
+function columnSql(dialect: SqlDialect, c: ColumnDef, pk: ReadonlySet<string>): string {
+  return `${ident(c.name)} ${dialect.sqlType(c.type)}${c.notNull || pk.has(c.name) ? ' NOT NULL' : ''}`;
 }
 
 /** `qualified` is the (schema-qualified, quoted) table name. */
-export function createTableSql(dialect: Dialect, table: TableDef, qualified: string): string {
+export function createTableSql(dialect: SqlDialect, table: TableDef, qualified: string): string {
   const pk = new Set(table.primaryKey);
   const cols = allColumns(table).map((c) => `  ${columnSql(dialect, c, pk)}`);
-  // DuckDB keeps primary-key indexes (ART) in memory and maintains them on every insert: ~165 MB and 2.6x slower
-  // inserts per 2M composite keys. Its tables declare none; the merge keeps keys unique and data tests check it.
-  if (table.primaryKey.length > 0 && dialect === 'postgres') {
+  if (table.primaryKey.length > 0 && dialect.declaresPrimaryKey) {
     cols.push(`  PRIMARY KEY (${table.primaryKey.map(ident).join(', ')})`);
   }
   return `CREATE TABLE IF NOT EXISTS ${qualified} (\n${cols.join(',\n')}\n)`;
@@ -80,8 +50,8 @@ export function createTableSql(dialect: Dialect, table: TableDef, qualified: str
  * A column added to an existing table is always nullable: existing rows have no value for it, and
  * neither DuckDB nor Postgres can add a NOT NULL column without a default.
  */
-export function addColumnSql(dialect: Dialect, qualified: string, c: ColumnDef): string {
-  return `ALTER TABLE ${qualified} ADD COLUMN ${ident(c.name)} ${sqlType(dialect, c.type)}`;
+export function addColumnSql(dialect: SqlDialect, qualified: string, c: ColumnDef): string {
+  return `ALTER TABLE ${qualified} ADD COLUMN ${ident(c.name)} ${dialect.sqlType(c.type)}`;
 }
 
 /** Stable fingerprint of the catalog's shape (names, kinds, columns, types, keys), not its descriptions. */

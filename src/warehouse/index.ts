@@ -12,7 +12,8 @@ import type { LockWait, Warehouse } from './types.ts';
 import { analyticsSchemaFor, maxSchemaLengthWithAnalytics } from './analytics-schema.ts';
 
 export type * from './types.ts';
-export { allColumns, catalogFingerprint, hasMetadata, sqlType } from './ddl.ts';
+export { allColumns, catalogFingerprint, hasMetadata } from './ddl.ts';
+export { sqlDialects } from './dialects.ts';
 export { readLockInfo as duckdbLockHolder } from './duckdb/lock.ts';
 export { syncedBefore } from './synced-before.ts';
 export { analyticsSchemaFor } from './analytics-schema.ts';

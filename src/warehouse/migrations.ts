@@ -11,9 +11,8 @@ import {
   createTableSql,
   currentViewName,
 } from './ddl.ts';
-import { isLockTimeout, onTable } from './postgres/lock-wait.ts';
 import type { SqlRunner } from './sql-runner.ts';
-import type { Dialect } from './types.ts';
+import type { SqlDialect } from './types.ts';
 import { ident } from './values.ts';
 import { packagePath } from '../util/package-root.ts';
 
@@ -23,11 +22,25 @@ const sqlDir = packagePath('sql');
 const alteredTable = /^ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(\S+)/i;
 
 /**
+ * Runs a statement about `table` (qualified), marking a lock timeout it meets with that table: an attempt of several
+ * statements (a migration altering several tables) then tells the lock wait (postgres/lock-wait.ts) whose holders
+ * to name.
+ */
+async function onTable<T>(dialect: SqlDialect, table: string, statement: () => Promise<T>): Promise<T> {
+  try {
+    return await statement();
+  } catch (e) {
+    if (dialect.isLockTimeout(e)) Object.assign(e as object, { lockedTable: table });
+    throw e;
+  }
+}
+
+/**
  * Versioned migrations: hand-written SQL in sql/, shared by both dialects. `lockTimeout` (Postgres, see
  * postgres/lock-wait.ts) bounds each lock wait; all pending migrations run in one transaction (Kysely's Migrator, as
  * Postgres has transactional DDL), so one that times out leaves none of them applied.
  */
-function sqlMigration(file: string, schemaPrefix: string, lockTimeout: string | null): Migration {
+function sqlMigration(file: string, schemaPrefix: string, dialect: SqlDialect, lockTimeout: string | null): Migration {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       if (lockTimeout !== null) await sql.raw(lockTimeout).execute(db);
@@ -36,7 +49,7 @@ function sqlMigration(file: string, schemaPrefix: string, lockTimeout: string | 
         const body = statement.replace(/^\s*--.*$/gm, '').trim();
         if (!body) continue;
         const table = alteredTable.exec(body)?.[1];
-        await (table ? onTable(table, () => sql.raw(body).execute(db)) : sql.raw(body).execute(db));
+        await (table ? onTable(dialect, table, () => sql.raw(body).execute(db)) : sql.raw(body).execute(db));
       }
     },
   };
@@ -45,10 +58,12 @@ function sqlMigration(file: string, schemaPrefix: string, lockTimeout: string | 
 class SqlFileProvider implements MigrationProvider {
   constructor(
     private readonly schemaPrefix: string,
+    private readonly dialect: SqlDialect,
     private readonly lockTimeout: string | null,
   ) {}
   async getMigrations(): Promise<Record<string, Migration>> {
-    const migration = (file: string): Migration => sqlMigration(file, this.schemaPrefix, this.lockTimeout);
+    const migration = (file: string): Migration =>
+      sqlMigration(file, this.schemaPrefix, this.dialect, this.lockTimeout);
     return {
       '001_bookkeeping': migration('001_bookkeeping.sql'),
       '002_catalog': migration('002_catalog.sql'),
@@ -58,10 +73,15 @@ class SqlFileProvider implements MigrationProvider {
   }
 }
 
-function migrator(db: Kysely<unknown>, schema: string | null, lockTimeout: string | null = null): Migrator {
+function migrator(
+  db: Kysely<unknown>,
+  schema: string | null,
+  dialect: SqlDialect,
+  lockTimeout: string | null = null,
+): Migrator {
   return new Migrator({
     db,
-    provider: new SqlFileProvider(schema === null ? '' : `${ident(schema)}.`, lockTimeout),
+    provider: new SqlFileProvider(schema === null ? '' : `${ident(schema)}.`, dialect, lockTimeout),
     migrationTableName: '_grantflow_migrations',
     migrationLockTableName: '_grantflow_migrations_lock',
     ...(schema === null ? {} : { migrationTableSchema: schema }),
@@ -75,11 +95,12 @@ function migrator(db: Kysely<unknown>, schema: string | null, lockTimeout: strin
 export async function runMigrations(
   db: Kysely<unknown>,
   schema: string | null,
+  dialect: SqlDialect,
   lockTimeout: string | null = null,
 ): Promise<void> {
-  const { error, results } = await migrator(db, schema, lockTimeout).migrateToLatest();
+  const { error, results } = await migrator(db, schema, dialect, lockTimeout).migrateToLatest();
   if (error) {
-    if (isLockTimeout(error)) throw error;
+    if (dialect.isLockTimeout(error)) throw error;
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
     // A missing Postgres privilege (42501) is the setup's fault, named in one line, exit 2, as open() does.
     if ((error as { code?: unknown }).code === '42501')
@@ -104,7 +125,7 @@ export async function runMigrations(
  */
 export async function applyCatalog(
   runner: SqlRunner,
-  dialect: Dialect,
+  dialect: SqlDialect,
   tables: readonly TableDef[],
   qualify: (name: string) => string,
   schemaName: string,
@@ -123,7 +144,7 @@ export async function applyCatalog(
     } else {
       for (const c of allColumns(table)) {
         if (have.has(c.name)) continue;
-        await onTable(qualify(table.name), () => runner.run(addColumnSql(dialect, qualify(table.name), c)));
+        await onTable(dialect, qualify(table.name), () => runner.run(addColumnSql(dialect, qualify(table.name), c)));
         added.push(`${table.name}.${c.name}`);
       }
     }
@@ -168,11 +189,12 @@ async function existingColumns(runner: SqlRunner, schemaName: string): Promise<M
 export async function migrationPending(
   db: Kysely<unknown>,
   schema: string | null,
+  dialect: SqlDialect,
   runner: SqlRunner,
   tables: readonly TableDef[],
   schemaName: string,
 ): Promise<boolean> {
-  if ((await migrator(db, schema).getMigrations()).some((m) => m.executedAt === undefined)) return true;
+  if ((await migrator(db, schema, dialect).getMigrations()).some((m) => m.executedAt === undefined)) return true;
   const existing = await existingColumns(runner, schemaName);
   return tables.some((table) => {
     const have = existing.get(table.name);

@@ -1,10 +1,39 @@
 import type { UnknownFieldRow } from './unknown-field-row.ts';
 import type { JsonValue } from '../util/json.ts';
-import type { CellValue, Row, TableDef } from '../normalize/table-def.ts';
+import type { CellValue, ColumnType, Row, TableDef } from '../normalize/table-def.ts';
 import type { Cascade } from '../normalize/cascade.ts';
+import type { PromotionType } from '../normalize/promotions.ts';
 
 export const dialects = ['duckdb', 'postgres'] as const;
 export type Dialect = (typeof dialects)[number];
+
+/** A model column's own precision and scale (`-- column rate decimal(9,6): ...`). */
+export interface DecimalPrecision {
+  readonly precision: number;
+  readonly scale: number;
+}
+
+/**
+ * What an engine's SQL spells its own way, known without a connection. Each dialect folder has one
+ * (`sql-dialect.ts`, listed by dialects.ts); shared code (DDL, migrations, promoted columns, the data dictionary)
+ * asks it rather than naming the engine.
+ */
+export interface SqlDialect {
+  readonly name: Dialect;
+  /** The schema that holds tables when none is chosen (DuckDB `main`, Postgres `public`). */
+  readonly defaultSchema: string;
+  /** Whether a table declares its primary key (DuckDB's do not: see duckdb/sql-dialect.ts). */
+  readonly declaresPrimaryKey: boolean;
+  /** The SQL type a column of catalog type `type` is stored as; `decimal` with a precision of its own if given. */
+  sqlType(type: ColumnType, decimal?: DecimalPrecision): string;
+  /**
+   * An expression reading the JSON value at `path` of `_raw` as `promotedValue` does (normalize/promotions.ts):
+   * NULL when the value has another shape.
+   */
+  rawValue(path: readonly string[], type: PromotionType): string;
+  /** Whether `error` is a statement giving up on a lock under its lock timeout (never on DuckDB, which sets none). */
+  isLockTimeout(error: unknown): boolean;
+}
 
 /**
  * How grantflow waits for a table lock that readers hold. A statement that drops or alters a table (a model whose
@@ -122,8 +151,36 @@ export interface StatementResult {
   readonly rows: readonly (readonly CellValue[])[];
 }
 
+export type ParquetCompression = 'zstd' | 'snappy' | 'uncompressed';
+
+export interface ParquetFileInfo {
+  readonly rows: number;
+  readonly schema: readonly { readonly name: string; readonly type: string }[];
+}
+
+/** Per view, columns that order its rows uniquely: Postgres pages a view's rows by them (postgres/parquet-export.ts). */
+export type ViewKeys = Readonly<Record<string, readonly string[]>>;
+
+/** A table or view to export: the schema it is in, its name, and both together, quoted. */
+export interface TableSource {
+  readonly schema: string;
+  readonly table: string;
+  readonly qualified: string;
+}
+
+/** Writes warehouse tables to Parquet files with DuckDB's built-in writer, whatever the warehouse engine. */
+export interface ParquetExport {
+  /** False when the engine shows no column of `source` (a table the role may not see): nothing is written. */
+  write(source: TableSource, path: string): Promise<boolean>;
+  /** Rows and column types as the written file declares them. */
+  inspect(path: string): Promise<ParquetFileInfo>;
+  close(): Promise<void>;
+}
+
 export interface Warehouse {
   readonly dialect: Dialect;
+  /** How this engine spells what differs (types, keys, JSON paths): shared SQL asks it instead of naming the engine. */
+  readonly sqlDialect: SqlDialect;
   /**
    * The engine runs inside this process (DuckDB) rather than in a server of its own (Postgres): it reads and writes
    * local files with its own SQL (a Parquet `COPY ... TO`), and its threads share this process's cores with the
@@ -243,6 +300,9 @@ export interface Warehouse {
   schemaTables(): Promise<Map<string, boolean>>;
   /** As schemaTables, for the analytics schema (the model tables); empty while it does not exist. */
   modelTables(): Promise<Map<string, boolean>>;
+
+  /** A writer of Parquet files from this warehouse's tables (snapshots). */
+  openParquetExport(compression: ParquetCompression, viewKeys?: ViewKeys): Promise<ParquetExport>;
 
   close(): Promise<void>;
 }

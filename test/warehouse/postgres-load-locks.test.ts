@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
-import { copyPostgresTable } from '../../src/snapshot/postgres-copy.ts';
+import { copyPostgresTable } from '../../src/warehouse/postgres/parquet-export.ts';
 import { GrantflowError } from '../../src/util/errors.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
 import {
@@ -236,7 +236,9 @@ it("a snapshot's read of a model table locked by another session: bounded, and t
   await analyst.query('BEGIN');
   try {
     await analyst.query(`LOCK TABLE ${schema}.thing_rates IN ACCESS EXCLUSIVE MODE`);
-    const failed = await failure(copyPostgresTable(wh, duck, 'thing_rates', 'staged'));
+    const failed = await failure(
+      copyPostgresTable(wh, duck, { schema, table: 'thing_rates', qualified: wh.qualify('thing_rates') }, 'staged'),
+    );
     expect((failed as GrantflowError).code).toBe('lock_wait');
     expect((failed as GrantflowError).message).toMatch(
       new RegExp(

@@ -1,6 +1,7 @@
 import type { DuckDBAppender } from '@duckdb/node-api';
 import type { CellValue, Row, TableDef } from '../../normalize/table-def.ts';
-import { allColumns, sqlType } from '../ddl.ts';
+import { allColumns } from '../ddl.ts';
+import { duckdbSql } from './sql-dialect.ts';
 import type { Staging, StagingBackend, TransactionAbout } from '../load-unit.ts';
 import { seqColumn, type SqlStatement } from '../merge-sql.ts';
 import type { SqlRunner } from '../sql-runner.ts';
@@ -58,7 +59,7 @@ export class DuckDBStaging implements StagingBackend {
   async createStaging(table: TableDef, _mode: StagedMerge, columns: readonly string[]): Promise<string> {
     stagingCounter += 1;
     const name = `_gf_stg_${stagingCounter}`;
-    const types = new Map(allColumns(table).map((c) => [c.name, sqlType('duckdb', c.type)]));
+    const types = new Map(allColumns(table).map((c) => [c.name, duckdbSql.sqlType(c.type)]));
     const cols = columns.map((c) => `${ident(c)} ${types.get(c) ?? 'VARCHAR'}`);
     const session = await this.session();
     await session.run(`CREATE TEMP TABLE ${ident(name)} (${cols.join(', ')}, ${ident(seqColumn)} BIGINT)`);

@@ -6,6 +6,7 @@ import { SchemaNotYetCreated } from '../schema-not-yet-created.ts';
 import { BaseWarehouse } from '../base-warehouse.ts';
 import type { BookkeepingDb } from '../bookkeeping.ts';
 import type { StagingBackend } from '../load-unit.ts';
+import type { ParquetCompression, ParquetExport } from '../types.ts';
 import type { SqlRunner } from '../sql-runner.ts';
 import { ident, literal } from '../values.ts';
 import { analyticsSchemaFor } from '../analytics-schema.ts';
@@ -16,9 +17,10 @@ import { DuckDBSession } from './session.ts';
 import { DuckDBStaging } from './staging.ts';
 import { readStatement } from './read-statement.ts';
 import type { StatementResult } from '../types.ts';
+import { duckdbSql } from './sql-dialect.ts';
 
 export class DuckDBWarehouse extends BaseWarehouse {
-  readonly dialect = 'duckdb' as const;
+  readonly sqlDialect = duckdbSql;
   readonly inProcess = true;
   readonly description: string;
   protected readonly schemaName: string;
@@ -41,7 +43,7 @@ export class DuckDBWarehouse extends BaseWarehouse {
   ) {
     super(logger);
     this.schemaName = schema;
-    this.analyticsSchema = analyticsSchemaFor(schema, 'main');
+    this.analyticsSchema = analyticsSchemaFor(schema, duckdbSql.defaultSchema);
     this.migrationSchema = schema === 'main' ? null : schema;
     this.description = schema === 'main' ? path : `${path} (schema ${schema})`;
     this.lock = new RunLock(path, readOnly, logger, schema);
@@ -213,6 +215,11 @@ export class DuckDBWarehouse extends BaseWarehouse {
 
   runLockHeld(): Promise<boolean> {
     return Promise.resolve(RunLock.heldHere(this.path, this.schemaName));
+  }
+
+  async openParquetExport(compression: ParquetCompression): Promise<ParquetExport> {
+    const { DuckDBParquetExport } = await import('./parquet-export.ts');
+    return new DuckDBParquetExport(this, compression);
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,6 @@
 import type { SqlRunner } from '../sql-runner.ts';
 import { literal } from '../values.ts';
-import { isLockTimeout } from './lock-wait.ts';
+import { isLockTimeout } from './sql-dialect.ts';
 
 /**
  * A table is re-analyzed once it holds more than this many times the pages its statistics were taken at. Row

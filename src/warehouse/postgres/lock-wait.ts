@@ -2,6 +2,7 @@ import { GrantflowError, ExitCode, throwIfStopped } from '../../util/errors.ts';
 import type { Logger } from '../../util/logger.ts';
 import type { SqlRunner } from '../sql-runner.ts';
 import type { LockWait } from '../types.ts';
+import { isLockTimeout } from './sql-dialect.ts';
 
 export type { LockWait };
 
@@ -24,23 +25,6 @@ const logEveryMs = 30_000;
 /** `lock_timeout` for the current transaction only: a statement before the ones that take the lock. */
 export function lockTimeoutStatement(wait: LockWait): string {
   return `SELECT set_config('lock_timeout', '${Math.max(1, Math.round(wait.attemptMs))}ms', true)`;
-}
-
-export function isLockTimeout(e: unknown): boolean {
-  return (e as { code?: unknown } | null)?.code === '55P03';
-}
-
-/**
- * Runs a statement about `table` (qualified), marking a lock timeout it meets with that table: an attempt of several
- * statements (a migration altering several tables) then tells withLockWait which table's holders to name.
- */
-export async function onTable<T>(table: string, statement: () => Promise<T>): Promise<T> {
-  try {
-    return await statement();
-  } catch (e) {
-    if (isLockTimeout(e)) Object.assign(e as object, { lockedTable: table });
-    throw e;
-  }
 }
 
 function lockedTableOf(e: unknown): string | undefined {
@@ -91,7 +75,7 @@ const readerHoldsIt = 'an open transaction that read the table';
 /**
  * Runs `attempt` (which must set lockTimeoutStatement in its transaction, and roll back whole when a statement
  * fails) until it gets its locks, as described above. `what` names the work in log lines ("model award_rates");
- * `table` is the table whose lock it waits for, unless the timeout names another (see onTable), or the tables it
+ * `table` is the table whose lock it waits for, unless the timeout names another (see onTable in migrations.ts), or the tables it
  * may wait for (a load's), or a lookup of them (a query's, see PostgresWarehouse.query), whose holders are looked up. `holdsIt` says who typically holds the lock it meets. Once
  * `signal` is aborted (SIGINT/SIGTERM), it waits no further: the attempt under way ends within `attemptMs`, rolled
  * back, and the stop's reason is thrown, so a stopped run does not sit out the bound. Work a stop must still do (the

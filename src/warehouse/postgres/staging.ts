@@ -4,7 +4,8 @@ import { Readable } from 'node:stream';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { Row, TableDef } from '../../normalize/table-def.ts';
-import { allColumns, sqlType } from '../ddl.ts';
+import { allColumns } from '../ddl.ts';
+import { postgresSql } from './sql-dialect.ts';
 import type { Staging, StagingBackend, TransactionAbout } from '../load-unit.ts';
 import { seqColumn, type SqlStatement } from '../merge-sql.ts';
 import type { SqlRunner } from '../sql-runner.ts';
@@ -65,7 +66,7 @@ export class PostgresStaging implements StagingBackend {
   async createStaging(table: TableDef, _mode: StagedMerge, columns: readonly string[]): Promise<string> {
     this.counter += 1;
     const name = this.qualify(`${stagingPrefix}${this.unitId}_${this.counter}`);
-    const types = new Map(allColumns(table).map((c) => [c.name, sqlType('postgres', c.type)]));
+    const types = new Map(allColumns(table).map((c) => [c.name, postgresSql.sqlType(c.type)]));
     const cols = columns.map((c) => `${ident(c)} ${types.get(c) ?? 'TEXT'}`);
     await poolRunner(this.pool).run(`CREATE UNLOGGED TABLE ${name} (${cols.join(', ')}, ${ident(seqColumn)} BIGINT)`);
     return name;

@@ -11,7 +11,14 @@ import type { CellValue, TableDef } from '../../normalize/table-def.ts';
 import type { JsonValue } from '../../util/json.ts';
 import type { StagingBackend, TransactionAbout } from '../load-unit.ts';
 import type { ResultRow, SqlRunner } from '../sql-runner.ts';
-import type { RunRecord, StatementResult, StoredCredentials } from '../types.ts';
+import type {
+  ParquetCompression,
+  ParquetExport,
+  RunRecord,
+  StatementResult,
+  StoredCredentials,
+  ViewKeys,
+} from '../types.ts';
 import { ident, literal } from '../values.ts';
 import { analyzeStale } from './analyze-stale.ts';
 import { checkSchemaAccess, schemaHoldsCredentials, unreadableTablesProblem, type SchemaAccess } from './privileges.ts';
@@ -31,9 +38,10 @@ import { replaceTableSql } from './replace-table.ts';
 import { analyticsSchemaFor } from '../analytics-schema.ts';
 import { PostgresStaging, stagingPrefix } from './staging.ts';
 import { SchemaNotYetCreated } from '../schema-not-yet-created.ts';
+import { postgresSql } from './sql-dialect.ts';
 
 export class PostgresWarehouse extends BaseWarehouse {
-  readonly dialect = 'postgres' as const;
+  readonly sqlDialect = postgresSql;
   readonly inProcess = false;
   readonly description: string;
   protected readonly migrationSchema: string;
@@ -385,6 +393,12 @@ export class PostgresWarehouse extends BaseWarehouse {
     if (rows.length === 0) return;
     await this.exec(`DROP TABLE IF EXISTS ${rows.map((r) => this.qualify(String(r.tablename))).join(', ')}`);
     this.logger.info({ tables: rows.length }, 'dropped staging tables left by an interrupted run');
+  }
+
+  /** Loads DuckDB, which writes the files, only when a snapshot is written. */
+  async openParquetExport(compression: ParquetCompression, viewKeys: ViewKeys = {}): Promise<ParquetExport> {
+    const { PostgresParquetExport } = await import('./parquet-export.ts');
+    return PostgresParquetExport.open(this, compression, viewKeys);
   }
 
   async close(): Promise<void> {

@@ -1,12 +1,58 @@
-import type { DuckDBAppender, DuckDBConnection } from '@duckdb/node-api';
-import type { CellValue } from '../normalize/table-def.ts';
-import type { Warehouse } from '../warehouse/types.ts';
-import { GrantflowError } from '../util/errors.ts';
+import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
+import type { CellValue } from '../../normalize/table-def.ts';
+import type { ParquetCompression, ParquetExport, ParquetFileInfo, TableSource, ViewKeys, Warehouse } from '../types.ts';
+import { copyToParquetSql, countParquetSql, describeParquetSql } from '../parquet-sql.ts';
+import { ident } from '../values.ts';
 import { duckColumn, type DuckColumn } from './duckdb-types.ts';
-import { snapshotSource } from './table-list.ts';
 
 const batchSize = 10_000;
-const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+/**
+ * DuckDB's postgres extension needs a download (no network here), so rows are streamed out in batches into an
+ * in-memory DuckDB table of the same types, which DuckDB then writes.
+ */
+export class PostgresParquetExport implements ParquetExport {
+  private constructor(
+    private readonly warehouse: Warehouse,
+    private readonly compression: ParquetCompression,
+    private readonly instance: DuckDBInstance,
+    private readonly duck: DuckDBConnection,
+    private readonly viewKeys: ViewKeys,
+  ) {}
+
+  static async open(
+    warehouse: Warehouse,
+    compression: ParquetCompression,
+    viewKeys: ViewKeys,
+  ): Promise<PostgresParquetExport> {
+    const instance = await DuckDBInstance.create(':memory:');
+    const duck = await instance.connect();
+    return new PostgresParquetExport(warehouse, compression, instance, duck, viewKeys);
+  }
+
+  async write(source: TableSource, path: string): Promise<boolean> {
+    const staged = '_snapshot_copy';
+    const copied = await copyPostgresTable(this.warehouse, this.duck, source, staged, this.viewKeys[source.table]);
+    if (copied === null) return false;
+    await this.duck.run(copyToParquetSql(`SELECT * FROM ${ident(staged)}`, path, this.compression));
+    await this.duck.run(`DROP TABLE ${ident(staged)}`);
+    return true;
+  }
+
+  async inspect(path: string): Promise<ParquetFileInfo> {
+    const count = await this.duck.runAndReadAll(countParquetSql(path));
+    const cols = await this.duck.runAndReadAll(describeParquetSql(path));
+    return {
+      rows: Number(count.getRowObjects()[0]?.n ?? 0),
+      schema: cols.getRowObjects().map((c) => ({ name: String(c.column_name), type: String(c.column_type) })),
+    };
+  }
+
+  async close(): Promise<void> {
+    this.duck.closeSync();
+    this.instance.closeSync();
+  }
+}
 
 /** Columns of a Postgres table of `schema`, in table order. */
 export async function pgColumns(warehouse: Warehouse, schema: string, table: string): Promise<DuckColumn[]> {
@@ -47,28 +93,24 @@ function appendCell(appender: DuckDBAppender, column: DuckColumn, v: CellValue |
  * Copies one Postgres table (or view) into an in-memory DuckDB table of the same types, in batches, through the
  * appender, so memory stays bounded whatever the table's key: a table is paged by ctid, a view (which has none) by
  * `viewKey`, columns that order its rows uniquely (a portfolio's view: its site, then the table's primary key). A
- * view without one (a portfolio's model: an aggregate, small) is read in one query. Returns the rows copied.
+ * view without one (a portfolio's model: an aggregate, small) is read in one query. Returns the rows copied, or null
+ * when information_schema shows no column of the table (missing, or hidden from this role).
  */
 export async function copyPostgresTable(
   warehouse: Warehouse,
   duck: DuckDBConnection,
-  table: string,
+  source: TableSource,
   target: string,
   viewKey?: readonly string[],
-): Promise<number> {
-  // A model is read from the analytics schema, anything else from the warehouse's own (see snapshotSource).
-  const source = await snapshotSource(warehouse, table);
-  const columns = source === null ? [] : await pgColumns(warehouse, source.schema, table);
-  if (source === null || columns.length === 0) {
-    throw new GrantflowError(
-      `table ${table} does not exist in the warehouse ${warehouse.description}; run a sync (and models) first`,
-    );
-  }
+): Promise<number | null> {
+  const { schema, table } = source;
+  const columns = await pgColumns(warehouse, schema, table);
+  if (columns.length === 0) return null;
   await duck.run(
     `CREATE OR REPLACE TABLE ${ident(target)} (${columns.map((c) => `${ident(c.name)} ${c.duckType}`).join(', ')})`,
   );
   const select = columns.map((c) => ident(c.name)).join(', ');
-  const pages = (await isView(warehouse, source.schema, table))
+  const pages = (await isView(warehouse, schema, table))
     ? viewPages(warehouse, source.qualified, select, viewKey)
     : ctidPages(warehouse, source.qualified, select);
   let total = 0;

@@ -1,0 +1,26 @@
+import type { ParquetCompression, ParquetExport, ParquetFileInfo, TableSource, Warehouse } from '../types.ts';
+import { copyToParquetSql, countParquetSql, describeParquetSql } from '../parquet-sql.ts';
+
+/** A DuckDB warehouse writes with a COPY from its own connection (the file is locked by this process anyway). */
+export class DuckDBParquetExport implements ParquetExport {
+  constructor(
+    private readonly warehouse: Warehouse,
+    private readonly compression: ParquetCompression,
+  ) {}
+
+  async write(source: TableSource, path: string): Promise<boolean> {
+    await this.warehouse.exec(copyToParquetSql(`SELECT * FROM ${source.qualified}`, path, this.compression));
+    return true;
+  }
+
+  async inspect(path: string): Promise<ParquetFileInfo> {
+    const [count] = await this.warehouse.query(countParquetSql(path));
+    const cols = await this.warehouse.query(describeParquetSql(path));
+    return {
+      rows: Number(count?.n ?? 0),
+      schema: cols.map((c) => ({ name: String(c.column_name), type: String(c.column_type) })),
+    };
+  }
+
+  async close(): Promise<void> {}
+}
