@@ -86,7 +86,7 @@ export async function rebuildPortfolioViews(
     statements.push(`CREATE VIEW ${ident(portfolioSchema)}.${ident(model.name)} AS ${model.sql}`);
     views.push(model.name);
   }
-  await inOneTransaction(warehouse, statements);
+  await warehouse.execInTransaction(statements, portfolioSchema, 'portfolio views');
   return { views: views.sort(), keys };
 }
 
@@ -105,7 +105,7 @@ async function siteTables(
   warehouse: Warehouse,
   sites: readonly PortfolioSite[],
 ): Promise<Map<string, Map<string, SiteTable>>> {
-  const defaultSchema = warehouse.dialect === 'duckdb' ? 'main' : 'public';
+  const { defaultSchema } = warehouse.sqlDialect;
   const bySchema = new Map<string, string>();
   for (const s of sites) {
     bySchema.set(siteSchema(s.name), s.name);
@@ -157,24 +157,4 @@ async function existingViews(warehouse: Warehouse): Promise<string[]> {
   // The totals read the union views: dropped first (Postgres refuses to drop a view another depends on).
   const derived = new Set(portfolioModels.map((m) => m.name));
   return [...names.filter((n) => derived.has(n)), ...names.filter((n) => !derived.has(n))];
-}
-
-/**
- * DuckDB: an explicit transaction, rolled back on failure. Postgres: one multi-statement text is one implicit
- * transaction (an explicit BEGIN would leave a pooled connection in an aborted transaction on failure), and dropping
- * a view an analyst's open transaction reads waits as model rebuilds do (execExclusive).
- */
-async function inOneTransaction(warehouse: Warehouse, statements: readonly string[]): Promise<void> {
-  if (statements.length === 0) return;
-  const body = statements.join(';\n');
-  if (warehouse.dialect === 'postgres') {
-    await warehouse.execExclusive(body, portfolioSchema, 'portfolio views');
-    return;
-  }
-  try {
-    await warehouse.exec(`BEGIN TRANSACTION;\n${body};\nCOMMIT`);
-  } catch (e) {
-    await warehouse.exec('ROLLBACK').catch(() => undefined);
-    throw e;
-  }
 }

@@ -67,7 +67,7 @@ export async function runPortfolio(request: PortfolioRequest): Promise<Portfolio
   // DuckDB: one writer process per file, so the portfolio holds the file for the whole run. Postgres: each site's
   // schema has its own lock, and the views' lock is taken only to rebuild them, waiting for another run's rebuild,
   // so one CI job per site can sync into the same database at once (examples/github-actions-portfolio.yml).
-  const holdsWholeRun = portfolio.dialect === 'duckdb';
+  const holdsWholeRun = portfolio.lockCoversDatabase;
   try {
     if (holdsWholeRun) await portfolio.acquireLock(owner);
     const outcomes = await Promise.all(

@@ -76,6 +76,8 @@ export abstract class BaseWarehouse implements Warehouse {
   abstract nameHolder(owner: string): Promise<void>;
   abstract runLockHeld(): Promise<boolean>;
   abstract close(): Promise<void>;
+  abstract readonly lockCoversDatabase: boolean;
+  abstract execInTransaction(statements: readonly string[], table: string, what: string): Promise<void>;
   abstract openParquetExport(compression: ParquetCompression, viewKeys?: ViewKeys): Promise<ParquetExport>;
 
   execExclusive(sql: string, table: string, what: string, wait?: LockWait): Promise<void> {

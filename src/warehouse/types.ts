@@ -277,6 +277,16 @@ export interface Warehouse {
    */
   execExclusive(sql: string, table: string, what: string, wait?: LockWait): Promise<void>;
   /**
+   * Runs `statements` as one transaction, rolled back whole when one fails, that may drop or alter `table` (waited for
+   * as execExclusive does).
+   */
+  execInTransaction(statements: readonly string[], table: string, what: string): Promise<void>;
+  /**
+   * The run lock keeps every other writer out of the whole database, not only this warehouse's schema (a DuckDB file
+   * has one writer process at a time): a run that writes several schemas of it holds the lock throughout.
+   */
+  readonly lockCoversDatabase: boolean;
+  /**
    * The schema of the model tables (analytics-schema.ts): `analytics`, or on Postgres `<schema>_analytics` beside a
    * schema other than `public`. Unqualified names of grantflow's sessions resolve in the warehouse's schema first,
    * then here, so a model's SQL and a data test name models and core tables alike unqualified.

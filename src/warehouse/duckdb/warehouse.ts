@@ -22,6 +22,7 @@ import { duckdbSql } from './sql-dialect.ts';
 export class DuckDBWarehouse extends BaseWarehouse {
   readonly sqlDialect = duckdbSql;
   readonly inProcess = true;
+  readonly lockCoversDatabase = true;
   readonly description: string;
   protected readonly schemaName: string;
   readonly analyticsSchema: string;
@@ -173,11 +174,18 @@ export class DuckDBWarehouse extends BaseWarehouse {
       [this.schemaName, name],
     );
     const table = this.qualifyModel(name);
-    const dropStale = stale.length > 0 ? `DROP TABLE ${this.qualify(name)}; ` : '';
+    await this.execInTransaction([
+      ...(stale.length > 0 ? [`DROP TABLE ${this.qualify(name)}`] : []),
+      `DROP TABLE IF EXISTS ${table}`,
+      `CREATE TABLE ${table} AS ${select}`,
+    ]);
+  }
+
+  /** An explicit transaction, rolled back on failure (no reader of another process holds a table to wait for). */
+  async execInTransaction(statements: readonly string[]): Promise<void> {
+    if (statements.length === 0) return;
     try {
-      await this.exec(
-        `BEGIN TRANSACTION; ${dropStale}DROP TABLE IF EXISTS ${table}; CREATE TABLE ${table} AS ${select}; COMMIT`,
-      );
+      await this.exec(`BEGIN TRANSACTION;\n${statements.join(';\n')};\nCOMMIT`);
     } catch (e) {
       await this.exec('ROLLBACK').catch(() => undefined);
       throw e;

@@ -43,6 +43,8 @@ import { postgresSql } from './sql-dialect.ts';
 export class PostgresWarehouse extends BaseWarehouse {
   readonly sqlDialect = postgresSql;
   readonly inProcess = false;
+  /** Each schema has its own advisory lock: runs of other schemas of the database write beside this one. */
+  readonly lockCoversDatabase = false;
   readonly description: string;
   protected readonly migrationSchema: string;
   readonly analyticsSchema: string;
@@ -354,6 +356,15 @@ export class PostgresWarehouse extends BaseWarehouse {
       [schema],
     );
     return new Map(rows.map((r) => [String(r.table_name), r.readable === true]));
+  }
+
+  /**
+   * One multi-statement text is one implicit transaction (an explicit BEGIN would leave a pooled connection in an
+   * aborted transaction on failure); dropping a view an analyst's open transaction reads waits as model rebuilds do.
+   */
+  async execInTransaction(statements: readonly string[], table: string, what: string): Promise<void> {
+    if (statements.length === 0) return;
+    await this.execExclusive(statements.join(';\n'), table, what);
   }
 
   async exec(sql: string): Promise<void> {
