@@ -180,17 +180,45 @@ export abstract class BaseWarehouse implements Warehouse {
     return this.query(sql);
   }
 
+  /**
+   * How the engine runs a bookkeeping read or write (bookkeeping.ts) on `table`: Postgres bounds its lock wait
+   * (postgres/lock-wait.ts), a run's `final` record under the short bound left after a stop; DuckDB just runs it.
+   */
+  protected abstract bookkeeping<T>(
+    what: string,
+    table: string,
+    fn: (db: bk.BookkeepingKysely) => Promise<T>,
+    final?: boolean,
+  ): Promise<T>;
+
+  /** Before a run's record is written: Postgres checks that its run lock is still held (postgres/lock.ts). */
+  protected async beforeRunRecord(): Promise<void> {}
+
   readState(stream: string): Promise<JsonValue | null> {
-    return bk.readState(this.db, stream);
+    return this.bookkeeping(`reading the state of stream ${stream}`, '_grantflow_streams', (db) =>
+      bk.readState(db, stream),
+    );
   }
   readParentMarks(stream: string): Promise<Map<string, string | null>> {
-    return bk.readParentMarks(this.db, stream);
+    return this.bookkeeping(`reading the parents stream ${stream} has read`, '_grantflow_parents', (db) =>
+      bk.readParentMarks(db, stream),
+    );
   }
-  saveRun(run: RunRecord): Promise<void> {
-    return bk.saveRun(this.db, run);
+  /**
+   * A run's final record (how it ended) is still written after a stop: given up at once, the run would stay
+   * `running` (see `bookkeeping`).
+   */
+  async saveRun(run: RunRecord): Promise<void> {
+    await this.beforeRunRecord();
+    await this.bookkeeping(
+      `saving the record of run ${run.runId}`,
+      '_grantflow_runs',
+      (db) => bk.saveRun(db, run),
+      run.status !== 'running',
+    );
   }
   listRuns(limit: number): Promise<RunRecord[]> {
-    return bk.listRuns(this.db, limit);
+    return this.bookkeeping('reading the runs', '_grantflow_runs', (db) => bk.listRuns(db, limit));
   }
   listUnknownFields(): Promise<UnknownFieldRow[]> {
     return bk.listUnknownFields(this.db);
@@ -199,8 +227,14 @@ export abstract class BaseWarehouse implements Warehouse {
     return bk.saveUnknownFields(this.db, rows);
   }
   readCredentials(site: string): Promise<StoredCredentials | null> {
-    return bk.readCredentials(this.db, site);
+    return this.bookkeeping('reading the stored credentials', '_grantflow_credentials', (db) =>
+      bk.readCredentials(db, site),
+    );
   }
+  /**
+   * Not through `bookkeeping`: the site has already replaced the refresh token, so giving up would lose the only
+   * working pair; it waits for a lock on its tiny table as long as it takes (a second signal still exits).
+   */
   writeCredentials(site: string, creds: StoredCredentials): Promise<void> {
     return bk.writeCredentials(this.db, site, creds);
   }

@@ -177,7 +177,37 @@ export interface ParquetExport {
   close(): Promise<void>;
 }
 
-export interface Warehouse {
+/**
+ * A warehouse: the engine's operations (WarehouseEngine, what each dialect folder implements) and the bookkeeping
+ * (runs, stream state, parent marks, credentials, the drift catalog) built once on them (base-warehouse.ts,
+ * bookkeeping.ts).
+ */
+export interface Warehouse extends WarehouseEngine, WarehouseBookkeeping {}
+
+/** The `_grantflow_*` tables' reads and writes, the same SQL on every engine (bookkeeping.ts). */
+export interface WarehouseBookkeeping {
+  readState(stream: string): Promise<JsonValue | null>;
+  readParentMarks(stream: string): Promise<Map<string, string | null>>;
+  saveRun(run: RunRecord): Promise<void>;
+  listRuns(limit: number): Promise<RunRecord[]>;
+  /** The drift catalog `_grantflow_unknown_fields`, newest first. */
+  listUnknownFields(): Promise<UnknownFieldRow[]>;
+  /** Upserts drift catalog rows (merged by the caller with what listUnknownFields returned). */
+  saveUnknownFields(rows: readonly UnknownFieldRow[]): Promise<void>;
+
+  /** Credentials kept in the warehouse when they came from read-only environment variables; keyed by site. */
+  readCredentials(site: string): Promise<StoredCredentials | null>;
+  writeCredentials(site: string, creds: StoredCredentials): Promise<void>;
+  /**
+   * A site that moved (or whose address is spelt otherwise) goes on from the pair stored for its old address `from`:
+   * stored for `to` too, unless `to` holds a pair written since (an attempt killed after it rotated the copy there).
+   * One written before is dead: copied by an attempt that failed, after which runs at the old address rotated on.
+   */
+  carryCredentials(from: string, to: string): Promise<void>;
+}
+
+/** What differs by engine: each dialect folder implements it (docs/architecture.md#warehouse). */
+export interface WarehouseEngine {
   readonly dialect: Dialect;
   /** How this engine spells what differs (types, keys, JSON paths): shared SQL asks it instead of naming the engine. */
   readonly sqlDialect: SqlDialect;
@@ -210,25 +240,6 @@ export interface Warehouse {
    * Postgres runs in its own processes: unchanged.
    */
   whileBulkLoading<T>(fn: () => Promise<T>): Promise<T>;
-
-  readState(stream: string): Promise<JsonValue | null>;
-  readParentMarks(stream: string): Promise<Map<string, string | null>>;
-  saveRun(run: RunRecord): Promise<void>;
-  listRuns(limit: number): Promise<RunRecord[]>;
-  /** The drift catalog `_grantflow_unknown_fields`, newest first. */
-  listUnknownFields(): Promise<UnknownFieldRow[]>;
-  /** Upserts drift catalog rows (merged by the caller with what listUnknownFields returned). */
-  saveUnknownFields(rows: readonly UnknownFieldRow[]): Promise<void>;
-
-  /** Credentials kept in the warehouse when they came from read-only environment variables; keyed by site. */
-  readCredentials(site: string): Promise<StoredCredentials | null>;
-  writeCredentials(site: string, creds: StoredCredentials): Promise<void>;
-  /**
-   * A site that moved (or whose address is spelt otherwise) goes on from the pair stored for its old address `from`:
-   * stored for `to` too, unless `to` holds a pair written since (an attempt killed after it rotated the copy there).
-   * One written before is dead: copied by an attempt that failed, after which runs at the old address rotated on.
-   */
-  carryCredentials(from: string, to: string): Promise<void>;
 
   /**
    * Makes every committed write part of the main file (DuckDB: CHECKPOINT, folding the `.wal` file into it), so a

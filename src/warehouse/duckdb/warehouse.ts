@@ -200,6 +200,10 @@ export class DuckDBWarehouse extends BaseWarehouse {
     return new Map(rows.map((r) => [String(r.table_name), r.readable === true]));
   }
 
+  protected bookkeeping<T>(_what: string, _table: string, fn: (db: Kysely<BookkeepingDb>) => Promise<T>): Promise<T> {
+    return fn(this.db);
+  }
+
   /** One process holds a DuckDB file: no reader of another process can hold a table. */
   protected waitingForLocks<T>(_what: string, _table: string, step: (lockTimeout: null) => Promise<T>): Promise<T> {
     return step(null);

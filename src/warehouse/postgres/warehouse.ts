@@ -8,17 +8,9 @@ import * as bk from '../bookkeeping.ts';
 import { bookkeepingTables } from '../bookkeeping-tables.ts';
 import { currentViewName } from '../ddl.ts';
 import type { CellValue, TableDef } from '../../normalize/table-def.ts';
-import type { JsonValue } from '../../util/json.ts';
 import type { StagingBackend, TransactionAbout } from '../load-unit.ts';
 import type { ResultRow, SqlRunner } from '../sql-runner.ts';
-import type {
-  ParquetCompression,
-  ParquetExport,
-  RunRecord,
-  StatementResult,
-  StoredCredentials,
-  ViewKeys,
-} from '../types.ts';
+import type { ParquetCompression, ParquetExport, StatementResult, ViewKeys } from '../types.ts';
 import { ident, literal } from '../values.ts';
 import { analyzeStale } from './analyze-stale.ts';
 import { checkSchemaAccess, schemaHoldsCredentials, unreadableTablesProblem, type SchemaAccess } from './privileges.ts';
@@ -181,17 +173,20 @@ export class PostgresWarehouse extends BaseWarehouse {
     return super.needsMigration(tables);
   }
 
-  /** A bookkeeping read or write (bookkeeping.ts) on `table`, bounded as above. */
   readStatement(sql: string): Promise<StatementResult> {
     return readStatement(this.pool, sql);
   }
 
-  private bookkeeping<T>(
+  /** A bookkeeping read or write (bookkeeping.ts) on `table`, bounded as a load is (see waitingForLoad). */
+  protected override bookkeeping<T>(
     what: string,
     table: string,
     fn: (db: bk.BookkeepingKysely) => Promise<T>,
-    afterStop?: LockWait,
+    final = false,
   ): Promise<T> {
+    // A run's final record waits on after a stop under a short bound (stoppingLockWait): the command still ends
+    // promptly, and the run is not left `running`.
+    const afterStop = final ? shorter(stoppingLockWait, this.waits.loadWait) : undefined;
     return this.waits.bounded(
       what,
       [this.qualify(table)],
@@ -204,45 +199,9 @@ export class PostgresWarehouse extends BaseWarehouse {
     );
   }
 
-  override readState(stream: string): Promise<JsonValue | null> {
-    return this.bookkeeping(`reading the state of stream ${stream}`, '_grantflow_streams', (db) =>
-      bk.readState(db, stream),
-    );
+  protected override beforeRunRecord(): Promise<void> {
+    return this.assertLock();
   }
-
-  override readParentMarks(stream: string): Promise<Map<string, string | null>> {
-    return this.bookkeeping(`reading the parents stream ${stream} has read`, '_grantflow_parents', (db) =>
-      bk.readParentMarks(db, stream),
-    );
-  }
-
-  /**
-   * A run's final record (how it ended) is still written after a stop: given up at once, the run would stay
-   * `running`. So it waits on for a lock under a short bound (stoppingLockWait), and the command still ends promptly.
-   */
-  override async saveRun(run: RunRecord): Promise<void> {
-    await this.assertLock();
-    const final = run.status !== 'running';
-    await this.bookkeeping(
-      `saving the record of run ${run.runId}`,
-      '_grantflow_runs',
-      (db) => bk.saveRun(db, run),
-      final ? shorter(stoppingLockWait, this.waits.loadWait) : undefined,
-    );
-  }
-
-  override listRuns(limit: number): Promise<RunRecord[]> {
-    return this.bookkeeping('reading the runs', '_grantflow_runs', (db) => bk.listRuns(db, limit));
-  }
-
-  override readCredentials(site: string): Promise<StoredCredentials | null> {
-    return this.bookkeeping('reading the stored credentials', '_grantflow_credentials', (db) =>
-      bk.readCredentials(db, site),
-    );
-  }
-
-  // writeCredentials is not bounded: the site has already replaced the refresh token, so giving up would lose the
-  // only working pair; it waits for a lock on its tiny table as long as it takes (a second signal still exits).
 
   /**
    * Bounded as above (a fan-out reads its parent table through here, a Postgres snapshot every table it writes): the
