@@ -33,7 +33,8 @@ export interface S3Server {
   close(): Promise<void>;
 }
 
-export async function startS3Server(bucket = 'grantflow-test'): Promise<S3Server> {
+/** `more` are further buckets the server holds (the docs' examples name two). */
+export async function startS3Server(bucket = 'grantflow-test', more: readonly string[] = []): Promise<S3Server> {
   const dir = await tempDir('grantflow-s3rver-');
   const accessKeyId = `AKIA${randomBytes(8).toString('hex').toUpperCase()}`;
   const secretAccessKey = randomBytes(30).toString('base64');
@@ -43,7 +44,7 @@ export async function startS3Server(bucket = 'grantflow-test'): Promise<S3Server
     port: 0,
     silent: true,
     directory: dir.path,
-    configureBuckets: [{ name: bucket }],
+    configureBuckets: [bucket, ...more].map((name) => ({ name })),
   });
   const { port } = await server.run();
   const endpoint = `http://127.0.0.1:${port}`;
