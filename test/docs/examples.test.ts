@@ -32,8 +32,13 @@ const pages = docPages(packageRoot);
 const blocksOf = new Map(pages.map((page) => [page, readBlocks(packageRoot, page)]));
 const allBlocks = [...blocksOf.values()].flat();
 
-/** Pages with a working folder and sites of their own; the others share the one-site project folder. */
-const portfolioPages = new Set(['docs/portfolio.md']);
+/**
+ * The portfolio's page, and any block naming its pipeline file or warehouse, run in the portfolio's folder, with
+ * sites of its own; the rest share the one-site project folder. Pages run in name order after README, so the
+ * portfolio exists when a later page reads it.
+ */
+const portfolioPage = 'docs/portfolio.md';
+const namesPortfolio = /\bportfolio\.(json|duckdb)\b/;
 
 /**
  * What a command a doc shows stands for here, in order: a placeholder for the reader's own site, bucket or secret
@@ -183,6 +188,9 @@ describe('the docs’ code blocks', () => {
         'substitutions:',
         ...[...substitutionsFor(project), ...substitutionsFor(portfolio)].map((s) => `  ${String(s.from)} -> ${s.why}`),
         `  snapshot=<a UTC time> -> the snapshot the manifest names`,
+        // Names only: the values hold secrets.
+        `environment (project): ${Object.keys(project.env).join(' ')}`,
+        `environment (portfolio): ${Object.keys(portfolio.env).join(' ')}`,
       ].join('\n'),
     );
   });
@@ -192,13 +200,13 @@ const runnablePages = pages.filter((page) => blocksOf.get(page)!.some((b) => b.k
 
 describe.each(runnablePages)('%s', (page) => {
   it('runs as written', { timeout: 300_000 }, async () => {
-    const folder = portfolioPages.has(page) ? portfolio : project;
     const blocks = blocksOf.get(page)!.filter((b) => b.kind && !b.optOut);
     const commandText = blocks
       .filter((b) => b.kind === 'shell')
       .map((b) => b.text)
       .join('\n');
     for (const block of blocks) {
+      const folder = page === portfolioPage || namesPortfolio.test(block.text) ? portfolio : project;
       if (block.kind === 'shell') for (const command of shellCommands(block)) await runCommand(block, command, folder);
       else if (block.kind === 'json') await writePipelineFile(block, folder, commandText);
       // A named SQL file is a model of the reader's: the page's commands build it.
@@ -234,7 +242,7 @@ async function cli(args: readonly string[], folder: Folder, env: Record<string, 
 
 /** One command line: `a && b` in turn, `export` and `NAME=value` prefixes kept for the page, `grantflow` run. */
 async function runCommand(block: DocBlock, command: ShellCommand, folder: Folder): Promise<void> {
-  const expected = Number(/\bexit (\d)\b/.exec(command.comment)?.[1] ?? 0);
+  const expected = Number(/\bexits? (\d)\b/.exec(command.comment)?.[1] ?? 0);
   for (const part of substitute(command.text, folder.substitutions).split(' && ')) {
     if (skippedCommands[part.trim()] !== undefined) continue;
     const words = shellWords(part);
@@ -253,8 +261,11 @@ async function runCommand(block: DocBlock, command: ShellCommand, folder: Folder
     if (words[0] === 'npx') words.shift();
     const label = `${where(block, command.line)}: ${command.text}`;
     expect(words[0], `${label}: not a grantflow command; run it here or mark the block`).toBe('grantflow');
+    const redirect = words.indexOf('>');
+    const output = redirect < 0 ? undefined : words.splice(redirect, 2)[1];
     const result = await cli(words.slice(1), folder, env);
     expect(result.code, `${label}\n${result.stdout.slice(-2000)}\n${result.stderr.slice(-2000)}`).toBe(expected);
+    if (output !== undefined) writeFileSync(join(folder.dir, output), result.stdout);
   }
 }
 

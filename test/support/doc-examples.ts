@@ -10,7 +10,6 @@ import { join } from 'node:path';
 /** Why a block may stay out of the tests; anything else in a marker is refused, so none is opted out lightly. */
 export const optOutReasons = [
   'needs a real site',
-  'needs a cloud bucket',
   'needs a database server of your own',
   'shows data the site sends',
 ] as const;
