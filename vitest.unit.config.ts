@@ -10,6 +10,7 @@ const needsServices = [
   'test/e2e/**',
   'test/models/**',
   'test/docs/dictionary.test.ts',
+  'test/docs/examples.test.ts',
   'test/docs/github-actions-example.test.ts',
   'test/docs/github-actions-portfolio.test.ts',
   'test/docs/readme-sql.test.ts',
