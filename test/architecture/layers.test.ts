@@ -60,7 +60,7 @@ describe('docs/architecture.md', () => {
   it('lists the layers this test checks', () => {
     const page = readFileSync(join(root, 'docs', 'architecture.md'), 'utf8');
     const section = page.slice(page.indexOf('\n## Layers\n'));
-    const diagram = /```\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+    const diagram = /```(?:text)?\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
     // The page draws them highest first, one layer a line, side-by-side folders joined with " · ".
     const drawn = diagram
       .trim()
