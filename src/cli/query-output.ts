@@ -1,5 +1,5 @@
 import type { StatementResult } from '../warehouse/types.ts';
-import { renderTable } from './table.ts';
+import { renderTable } from '../util/text-table.ts';
 
 /** How `grantflow query` prints its rows. */
 export const queryFormats = ['table', 'csv', 'json'] as const;

@@ -1,4 +1,5 @@
 import { cutToWidth } from '../util/terminal-screen.ts';
+import { escapeControl } from '../util/escape-control.ts';
 
 /** One stream's progress as the live view and `status` show it. */
 export interface StreamProgress {
@@ -112,5 +113,6 @@ export function progressView(snap: ProgressSnapshot, columns: number, rows: numb
   const lines = [head, ...shown.map((s) => describeStream(s, nameWidth, now))];
   if (more) lines.push(more);
   if (lines.length < rows) lines.push(foot);
-  return lines.slice(0, rows).map((l) => cutToWidth(l, columns));
+  // Escaped as the one guard of the live view: no text in it may move the cursor it redraws with.
+  return lines.slice(0, rows).map((l) => cutToWidth(escapeControl(l), columns));
 }

@@ -3,6 +3,18 @@ import type { StreamInfo } from '../extract/types.ts';
 import type { ClientStats } from '../source/types.ts';
 import type { DriftSummary } from './drift-catalog.ts';
 import { maxPathChars, maxPathsPerStream } from '../extract/unknown-fields.ts';
+import { escapeControl } from '../util/escape-control.ts';
+import { renderTable, type TableColumn } from '../util/text-table.ts';
+
+const streamColumns: readonly TableColumn[] = [
+  { header: 'stream' },
+  { header: 'status' },
+  { header: 'records', align: 'right' },
+  { header: 'pages', align: 'right' },
+  { header: 'deleted', align: 'right' },
+  { header: 'quarant.', align: 'right' },
+  { header: 'notes', align: 'left' },
+];
 
 export interface SummaryInput {
   readonly runId: string;
@@ -24,10 +36,7 @@ export function formatSummary(s: SummaryInput): string {
     `grantflow run ${s.runId}${s.resumed ? ' (resumed)' : ''}: ${s.status.toUpperCase()} in ${(s.durationMs / 1000).toFixed(1)} s`,
   );
   lines.push('');
-  lines.push(
-    `  ${'stream'.padEnd(24)} ${'status'.padEnd(12)} ${'records'.padStart(9)} ${'pages'.padStart(7)} ${'deleted'.padStart(8)} ${'quarant.'.padStart(8)}  notes`,
-  );
-  for (const i of s.streams) {
+  const rows = s.streams.map((i) => {
     const notes: string[] = [];
     if (i.parents)
       notes.push(
@@ -48,10 +57,10 @@ export function formatSummary(s: SummaryInput): string {
     if (i.caughtUp) notes.push('stopped at records already held');
     else if (!i.complete && i.status === 'ok' && !i.parents) notes.push('partial scan: no deletions inferred');
     if (i.reason) notes.push(i.reason);
-    lines.push(
-      `  ${i.stream.padEnd(24)} ${i.status.padEnd(12)} ${String(i.records).padStart(9)} ${String(i.pages).padStart(7)} ${String(i.deleted).padStart(8)} ${String(i.quarantined).padStart(8)}  ${notes.join('; ')}`,
-    );
-  }
+    // The reason may quote a site's error body: the renderer shows its control characters escaped.
+    return [i.stream, i.status, i.records, i.pages, i.deleted, i.quarantined, notes.join('; ')];
+  });
+  lines.push(...renderTable(streamColumns, rows, { indent: 2 }));
   const c = s.client;
   const quarantined = s.streams.reduce((a, i) => a + i.quarantined, 0);
   const untyped = s.streams.reduce((a, i) => a + i.untyped, 0);
@@ -83,7 +92,7 @@ export function formatSummary(s: SummaryInput): string {
     );
   if (skipped.length) lines.push(`  skipped: ${skipped.join(', ')}`);
   if (failed.length) lines.push(`  FAILED: ${failed.join(', ')}`);
-  for (const e of s.extra ?? []) lines.push(`  ${e}`);
+  for (const e of s.extra ?? []) lines.push(`  ${escapeControl(e)}`);
   return lines.join('\n') + '\n';
 }
 

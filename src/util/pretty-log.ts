@@ -1,3 +1,4 @@
+import { escapeControl } from './escape-control.ts';
 import { usableColumns, type TerminalOut, type TerminalScreen } from './terminal-screen.ts';
 
 /**
@@ -31,14 +32,15 @@ export function formatLogLine(line: string): string {
   try {
     entry = JSON.parse(line) as Record<string, unknown>;
   } catch {
-    return line.replace(/\n$/, '');
+    return escapeControl(line.replace(/\n$/, ''));
   }
   const time = typeof entry.time === 'number' ? new Date(entry.time).toTimeString().slice(0, 8) : '';
   const level = levelNames[String(entry.level)] ?? String(entry.level).toUpperCase();
   const fields = Object.entries(entry)
     .filter(([k]) => !ownFields.has(k))
     .map(([k, v]) => `${k}=${fieldText(v)}`);
-  return [time, level, String(entry.msg ?? ''), ...fields].filter((p) => p !== '').join(' ');
+  // A message or field may quote a site (an error body, a field name): shown escaped, never sent to the terminal raw.
+  return escapeControl([time, level, String(entry.msg ?? ''), ...fields].filter((p) => p !== '').join(' '));
 }
 
 /** Folds text into lines of at most `width` characters at spaces (a longer word is cut), later lines indented. */

@@ -3,7 +3,7 @@ import { settingKinds, type SettingKey } from '../../config/settings.ts';
 import { describeSettings, type SettingLine } from '../../config/describe-settings.ts';
 import { runAction } from '../run-action.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
-import { outputWidth, renderTable } from '../table.ts';
+import { outputWidth, renderTable } from '../../util/text-table.ts';
 
 const keys = Object.keys(settingKinds) as SettingKey[];
 

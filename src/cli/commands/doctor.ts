@@ -36,6 +36,7 @@ import { checkWritableDir } from '../../util/writable-dir.ts';
 import { runAction } from '../run-action.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
 import { syncKeys } from './sync.ts';
+import { renderTable, type TableColumn } from '../../util/text-table.ts';
 
 /** Every sync setting: a sync command line pasted after `grantflow doctor` is checked as that sync would run. */
 const keys = syncKeys;
@@ -75,7 +76,7 @@ export function registerDoctor(program: Command): void {
         process.stdout.write(`site ${site.name} (${site.site}, schema ${siteSchema(site.name)})\n`);
         const env = siteEnvironment(process.env, site);
         if (env instanceof ConfigError) {
-          process.stdout.write(`FAIL  ${'credentials'.padEnd(12)} ${env.message}\n`);
+          process.stdout.write(checkLine('FAIL', 'credentials', env.message));
           worst = Math.max(worst, env.exitCode);
           continue;
         }
@@ -298,12 +299,12 @@ async function runChecks(
     try {
       const found = await check.run();
       const [mark, text] = found instanceof Warning ? ['warn', found.message] : ['ok', found];
-      process.stdout.write(`${mark.padEnd(6)}${check.name.padEnd(12)} ${redact(text)}\n`);
+      process.stdout.write(checkLine(mark, check.name, redact(text)));
     } catch (error) {
       const code = isGrantflowError(error) ? error.exitCode : ExitCode.runFailed;
       worst = Math.max(worst, code);
       process.stdout.write(
-        `FAIL  ${check.name.padEnd(12)} ${redact(error instanceof Error ? error.message : String(error))}\n`,
+        checkLine('FAIL', check.name, redact(error instanceof Error ? error.message : String(error))),
       );
     }
   }
@@ -333,4 +334,16 @@ function naiveSeen(summary: JsonValue | undefined): { count: number; zone: strin
   for (const s of summary.streams)
     if (isJsonObject(s) && typeof s.naiveTimestamps === 'number') count += s.naiveTimestamps;
   return { count, zone };
+}
+
+/** The columns of a check's line, fixed so lines printed as each check ends line up. */
+const checkColumns: readonly TableColumn[] = [
+  { header: 'mark', width: 5, align: 'left' },
+  { header: 'check', width: 12, align: 'left' },
+  { header: 'result', align: 'left' },
+];
+
+/** `ok    site         …`: one check's line; a site's text in it (an error body) shows its control characters escaped. */
+function checkLine(mark: string, name: string, text: string): string {
+  return renderTable(checkColumns, [[mark, name, text]], { header: false, gap: 1 }).join('\n') + '\n';
 }

@@ -28,6 +28,7 @@ import { runAction } from '../run-action.ts';
 
 import { addSettingOptions, settingsFrom } from '../settings-options.ts';
 import { tables } from '../../streams/registry.ts';
+import { renderTable, unitColumns } from '../../util/text-table.ts';
 
 const keys = [...warehouseSettingKeys, 'modelsDir', 'logLevel'] as const satisfies readonly SettingKey[];
 
@@ -163,9 +164,10 @@ export function registerModels(program: Command): void {
             ...(modelsDir ? { userDir: modelsDir } : {}),
             ...(select ? { only: select } : {}),
           });
-          for (const m of info.models)
+          const built = info.models.map((m) => [m.name, `${m.rows} rows`, `${m.durationMs} ms`]);
+          if (built.length > 0)
             process.stdout.write(
-              `${m.name.padEnd(24)} ${String(m.rows).padStart(9)} rows ${String(m.durationMs).padStart(7)} ms\n`,
+              renderTable(unitColumns(['model', 'rows', 'time']), built, { header: false }).join('\n') + '\n',
             );
           process.stdout.write(`${info.models.length} models built in ${info.durationMs} ms\n`);
           return ExitCode.ok;

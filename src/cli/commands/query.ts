@@ -8,7 +8,7 @@ import { runAction } from '../run-action.ts';
 import { addSettings } from '../settings-options.ts';
 import { addSiteOption, readTarget } from '../read-target.ts';
 import { formatResult, queryFormats, type QueryFormat } from '../query-output.ts';
-import { outputWidth } from '../table.ts';
+import { outputWidth } from '../../util/text-table.ts';
 
 const keys = [...warehouseSettingKeys, 'logLevel'] as const satisfies readonly SettingKey[];
 

@@ -6,6 +6,7 @@ import { openConfiguredWarehouse } from '../../warehouse/index.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
+import { renderTable, unitColumns } from '../../util/text-table.ts';
 
 const keys = [
   ...warehouseSettingKeys,
@@ -46,11 +47,19 @@ export function registerReplay(program: Command): void {
         });
         const records = infos.reduce((a, i) => a + i.records, 0);
         const secs = (Date.now() - started) / 1000;
-        for (const i of infos) {
+        const rows = infos.map((i) => [
+          i.stream,
+          `${i.records} records`,
+          `${i.pages} pages`,
+          `${i.quarantined} quarantined${i.untyped ? `, ${i.untyped} values untyped (NULL, kept in _raw)` : ''}${i.silent ? `, ${i.silent} records without a list (its rows kept)` : ''}${i.naiveTimestamps ? `, ${i.naiveTimestamps} times without a zone (read in ${settings.siteTimeZone})` : ''}`,
+        ]);
+        if (rows.length > 0)
           process.stdout.write(
-            `  ${i.stream.padEnd(24)} ${String(i.records).padStart(9)} records ${String(i.pages).padStart(7)} pages ${String(i.quarantined).padStart(6)} quarantined${i.untyped ? `, ${i.untyped} values untyped (NULL, kept in _raw)` : ''}${i.silent ? `, ${i.silent} records without a list (its rows kept)` : ''}${i.naiveTimestamps ? `, ${i.naiveTimestamps} times without a zone (read in ${settings.siteTimeZone})` : ''}\n`,
+            renderTable(unitColumns(['stream', 'records', 'pages', 'quarantined'], 'quarantined'), rows, {
+              header: false,
+              indent: 2,
+            }).join('\n') + '\n',
           );
-        }
         process.stdout.write(
           `replayed ${records} records in ${secs.toFixed(1)} s (${Math.round(records / Math.max(secs, 0.001))} records/s)\n`,
         );

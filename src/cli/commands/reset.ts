@@ -14,6 +14,7 @@ import { runAction } from '../run-action.ts';
 
 import { addSettings, settingsFrom } from '../settings-options.ts';
 import { selectStreams, streamCatalog, tables } from '../../streams/registry.ts';
+import { renderTable } from '../../util/text-table.ts';
 
 const keys = [...warehouseSettingKeys, 'streams', 'logLevel'] as const satisfies readonly SettingKey[];
 
@@ -44,11 +45,12 @@ export function registerReset(program: Command): void {
         await warehouse.acquireLock(`grantflow reset (pid ${process.pid})`);
         await warehouse.migrate(tables);
         const done = await resetStreams(warehouse, defs);
-        const lines = done.map((r) => {
+        const rows = done.map((r) => {
           const what = [r.hadState ? 'state forgotten' : 'no state was stored'];
           if (r.marksDropped > 0) what.push(`${r.marksDropped} parent marks dropped`);
-          return `  ${r.stream.padEnd(24)} ${what.join(', ')}`;
+          return [r.stream, what.join(', ')];
         });
+        const lines = renderTable([{ header: 'stream' }, { header: 'what' }], rows, { header: false, indent: 2 });
         process.stdout.write(
           [`reset in ${warehouse.description}:`, ...lines, 'the next sync reads these streams whole'].join('\n') + '\n',
         );

@@ -13,6 +13,7 @@ import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
 import { addSettingOptions, flagsFrom, settingsFrom } from '../settings-options.ts';
 import { commaList } from '../../util/comma-list.ts';
+import { renderTable, unitColumns } from '../../util/text-table.ts';
 
 const keys = [
   ...warehouseSettingKeys,
@@ -67,11 +68,13 @@ export function registerSnapshot(program: Command): void {
           command: 'grantflow snapshot',
           s3ForcePathStyle: settings.s3ForcePathStyle,
         });
-        for (const t of result.tables) {
+        const written = result.tables.map((t) => [t.table, `${t.rows} rows`, `${t.bytes} bytes`, t.path]);
+        if (written.length > 0)
           process.stdout.write(
-            `${t.table.padEnd(28)} ${String(t.rows).padStart(9)} rows ${String(t.bytes).padStart(11)} bytes  ${t.path}\n`,
+            renderTable(unitColumns(['table', 'rows', 'bytes', 'path'], 'path'), written, { header: false }).join(
+              '\n',
+            ) + '\n',
           );
-        }
         process.stdout.write(
           `${result.tables.length} tables written to ${result.dir} (snapshot ${result.snapshot}) in ${result.durationMs} ms; ` +
             `${result.removed.length} old paths removed\n`,

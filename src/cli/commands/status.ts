@@ -12,7 +12,8 @@ import { runAction } from '../run-action.ts';
 import { liveStatusOr } from '../live-status.ts';
 import { addSettings } from '../settings-options.ts';
 import { addSiteOption, pickASite, portfolioSitesIn, readTarget } from '../read-target.ts';
-import { foldLines, outputWidth, renderTable, renderTableRows } from '../table.ts';
+import { escapeControl } from '../../util/escape-control.ts';
+import { foldLines, outputWidth, renderTable, renderTableRows, type TableColumn } from '../../util/text-table.ts';
 import { tables } from '../../streams/registry.ts';
 import { privilegesDoc } from '../../util/doc-pointers.ts';
 
@@ -97,7 +98,7 @@ export async function statusLines(warehouse: Warehouse, limit: number, width: nu
         : r.status === 'succeeded'
           ? null
           : runReason(r.summary);
-    if (why) out.push(...foldLines(`why: ${oneLine(why, 300)}`, width, 6));
+    if (why) out.push(...foldLines(`why: ${escapeControl(oneLine(why, 300))}`, width, 6));
   });
   out.push('', 'streams (the last run that read each whole):');
   // Qualified: on Postgres an unqualified name the schema lacks would be read from `public`, another warehouse.
@@ -162,6 +163,11 @@ const DRIFT_SHOWN = 50;
  * The drift catalog, newest first: source fields the streams' definitions do not map (promotable with the `promote`
  * setting) and mapped fields seen with another JSON type. A warehouse from before the catalog existed has none.
  */
+const driftColumns: readonly TableColumn[] = ['stream', 'path', 'types', 'records', 'run', 'example'].map((header) => ({
+  header,
+  align: 'left',
+}));
+
 export async function driftLines(warehouse: Warehouse): Promise<string[]> {
   const rows = await warehouse.listUnknownFields().catch((e: unknown) => {
     if (/does not exist|not found/i.test(e instanceof Error ? e.message : String(e))) return [];
@@ -169,10 +175,23 @@ export async function driftLines(warehouse: Warehouse): Promise<string[]> {
   });
   if (rows.length === 0) return ['', 'unmapped source fields: none seen'];
   const out = ['', `unmapped source fields (newest first; ${rows.length} in _grantflow_unknown_fields):`];
-  for (const r of rows.slice(0, DRIFT_SHOWN))
-    out.push(
-      `  ${r.stream.padEnd(24)} ${r.path.padEnd(32)} ${r.kind === 'retyped' ? 'RETYPED ' : ''}${r.json_types}  ${r.records_seen} records  last run ${r.last_run_id}  e.g. ${oneLine(r.example ?? 'null', 60)}`,
-    );
+  // Stream, path and example come from the site: the renderer shows their control characters escaped.
+  out.push(
+    ...renderTable(
+      driftColumns,
+      rows
+        .slice(0, DRIFT_SHOWN)
+        .map((r) => [
+          r.stream,
+          r.path,
+          `${r.kind === 'retyped' ? 'RETYPED ' : ''}${r.json_types}`,
+          `${r.records_seen} records`,
+          `last run ${r.last_run_id}`,
+          `e.g. ${oneLine(r.example ?? 'null', 60)}`,
+        ]),
+      { indent: 2, header: false },
+    ),
+  );
   if (rows.length > DRIFT_SHOWN) out.push(`  ... ${rows.length - DRIFT_SHOWN} more`);
   return out;
 }

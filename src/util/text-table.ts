@@ -5,7 +5,8 @@
  * (code points), not display cells: a wide (CJK) character may take two columns of a terminal.
  */
 
-import { cutToWidth, usableColumns } from '../util/terminal-screen.ts';
+import { escapeControl } from './escape-control.ts';
+import { cutToWidth, usableColumns } from './terminal-screen.ts';
 
 /** What a cell may hold; `null` and `undefined` show as `nullText`. */
 export type Cell = string | number | bigint | boolean | null | undefined;
@@ -16,6 +17,8 @@ export interface TableColumn {
   readonly align?: 'left' | 'right';
   /** A cell wider than its column: cut with `…` (default) or folded onto the next lines. */
   readonly overflow?: 'truncate' | 'fold';
+  /** At least this wide, so rows rendered one at a time (as each becomes known) line up. */
+  readonly width?: number;
   /** The narrowest the fitting may make it (default 8, or the column's own width when narrower). */
   readonly minWidth?: number;
 }
@@ -35,8 +38,15 @@ export interface TableOptions {
 
 const numericText = /^[-+]?[\d,]*\.?\d+(e[-+]?\d+)?%?$/i;
 const defaultMinWidth = 8;
-// eslint-disable-next-line no-control-regex
-const controlCharacters = /[\x00-\x1f\x7f]/g;
+
+/**
+ * Columns of a table whose cells carry their unit (`3 rows`, `120 ms`): the first left (a name), the others right so
+ * the numbers line up, but `leftFrom` and those after it left (a path, a note).
+ */
+export function unitColumns(headers: readonly string[], leftFrom?: string): TableColumn[] {
+  const from = leftFrom === undefined ? headers.length : headers.indexOf(leftFrom);
+  return headers.map((header, i) => ({ header, align: i === 0 || i >= from ? 'left' : 'right' }));
+}
 
 /** The table's lines (no trailing newline); a table of no rows is its header alone. */
 export function renderTable(
@@ -70,7 +80,7 @@ export function renderTableRows(
         : 'left'),
   );
   const natural = columns.map((c, i) =>
-    Math.max(showHeader ? length(c.header) : 0, ...text.map((row) => length(row[i]!)), 1),
+    Math.max(showHeader ? length(c.header) : 0, ...text.map((row) => length(row[i]!)), c.width ?? 1),
   );
   const widths = fitWidths(natural, columns, options.width, indent.length + gap * (columns.length - 1));
   const pad = (value: string, i: number): string => {
@@ -120,10 +130,10 @@ function isNumber(value: Cell): boolean {
   );
 }
 
-/** One line of text: a line break shows as `↵` and any other control character as `�`, so no cell moves the cursor. */
+/** One line of text: line breaks and control characters shown escaped (`\n`, `\x1b`), so no cell moves the cursor. */
 function cellText(value: Cell, nullText: string): string {
   if (value === null || value === undefined) return nullText;
-  return String(value).replace(/\r?\n/g, '↵').replace(/\t/g, ' ').replace(controlCharacters, '�');
+  return escapeControl(String(value));
 }
 
 function length(text: string): number {

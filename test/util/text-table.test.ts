@@ -1,6 +1,6 @@
 /** The CLI's table renderer: alignment, NULLs, and fitting a width by cutting or folding the widest columns. */
 import { describe, expect, it } from 'vitest';
-import { foldLines, outputWidth, renderTable } from '../../src/cli/table.ts';
+import { foldLines, outputWidth, renderTable } from '../../src/util/text-table.ts';
 
 const columns = [{ header: 'name' }, { header: 'rows' }, { header: 'path' }] as const;
 const rows = [
@@ -55,7 +55,7 @@ describe('renderTable', () => {
 
   it('keeps a cell on one line: line breaks and control characters are shown, not sent', () => {
     const [, line] = renderTable([{ header: 'v' }], [['a\nb\u001b[2Jc']]);
-    expect(line).toBe('a↵b�[2Jc');
+    expect(line).toBe('a\\nb\\x1b[2Jc');
   });
 
   it('indents under a heading and may leave the header out', () => {
