@@ -11,6 +11,10 @@ export interface HostileOptions {
   readonly deepRecord?: { readonly template: string; readonly depth: number };
   /** Every generated report's CSV gains a column headed `__proto__` (cells `proto <row>`). */
   readonly protoColumn?: boolean;
+  /** Every record of the list at `template` gains a field of this name (value 1): control characters, say. */
+  readonly forgedField?: { readonly template: string; readonly name: string };
+  /** The list at `template` answers `status` with this body, sent as it is (escapes and line breaks included). */
+  readonly errorBody?: { readonly template: string; readonly status: number; readonly body: string };
 }
 
 export interface EndlessList {

@@ -185,16 +185,22 @@ async function handle(p: Parts, control: SimulatorControl, req: IncomingMessage,
     return;
   }
   if ('status' in result) return reply(result.status, result.body, { truncate: truncate && result.status === 200 });
-  const rows = p.filterCache.filter(
+  let rows = p.filterCache.filter(
     `${route.template}|${path}`,
     p.ds.version,
     result.list,
     url.searchParams,
     result.filters ?? [],
   );
-  const { endless, deepRecord: deep } = p.config.hostile;
+  const { endless, deepRecord: deep, forgedField, errorBody } = p.config.hostile;
   const host = req.headers.host ? `http://${req.headers.host}` : p.baseUrl;
   if (endless?.template === route.template) return reply(200, hostileEndlessPage(endless, rows, url, host, p.config));
+  if (errorBody?.template === route.template) {
+    p.counter.status(errorBody.status);
+    return sendJsonText(res, errorBody.status, errorBody.body);
+  }
+  if (forgedField?.template === route.template)
+    rows = rows.map((r) => ({ ...(r as JsonObject), [forgedField.name]: 1 })) as typeof rows;
   const style = p.config.listStyleByEndpoint[route.template] ?? p.config.listStyle;
   if (style === 'bare') {
     const all = result.desc ? [...rows].reverse() : rows;
