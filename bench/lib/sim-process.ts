@@ -4,7 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import type { Credentials } from '../../src/source/types.ts';
+import type { Credentials } from '../../src/credentials/types.ts';
 import type { RequestCounts } from '../../src/simulator/index.ts';
 import { cliPath, packageRoot } from '../../src/util/package-root.ts';
 

@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { settingsSchema, type SettingsInput } from '../../src/config/settings.ts';
 import { runSync, type SyncResult } from '../../src/pipeline/sync.ts';
-import type { Credentials } from '../../src/source/types.ts';
+import type { Credentials } from '../../src/credentials/types.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 
 export interface BenchSite {

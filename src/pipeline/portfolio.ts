@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import { portfolioSchema, siteCredentialVariable, siteSchema, type PortfolioSite } from '../config/portfolio.ts';
 import { urlPattern, type Settings } from '../config/settings.ts';
+import { envKeys } from '../credentials/index.ts';
 import { openConfiguredWarehouse } from '../warehouse/index.ts';
 import type { LockWait, Warehouse } from '../warehouse/types.ts';
 import { ConfigError, ExitCode, firstLine, GrantflowError, LockedError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
 import { redact } from '../util/redact.ts';
-import { envKeys } from './credentials.ts';
 import { rebuildPortfolioViews, type PortfolioViews } from './portfolio-views.ts';
 import { newRunId } from './run-id.ts';
 import { runSync, SyncStoppedError, type AfterSync, type SyncResult } from './sync.ts';

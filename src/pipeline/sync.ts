@@ -21,13 +21,14 @@ import { recordDrift } from './drift-catalog.ts';
 import { migrateWithPromotions, promotionsOf } from './promote-step.ts';
 import type { Promotion } from '../normalize/promotions.ts';
 import { UnknownFields } from '../extract/unknown-fields.ts';
-import { SyncCredentials } from './credential-bootstrap.ts';
+import { createSiteClient, SyncCredentials, type CredentialStore } from '../credentials/index.ts';
+import { preflight } from '../source/site-check.ts';
 import { SyncRun, type SyncResult } from './sync-run.ts';
 import { SyncStop } from './sync-stop.ts';
 import { TimeBudget } from './time-budget.ts';
 import { durationMs } from '../config/duration.ts';
 import { defaultMaxStreamMs } from '../extract/walk-limits.ts';
-import { checkWarehouseSite } from './warehouse-site.ts';
+import { checkWarehouseSite, siteOfRun } from './warehouse-site.ts';
 import { runProgress } from './run-progress.ts';
 import { pruneRawAfterSync } from './raw-retention-step.ts';
 import { reportRefreshOption } from '../extract/report-refresh.ts';
@@ -92,13 +93,16 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   const stop = new SyncStop(request.signal);
   const budget = TimeBudget.of(settings.maxDuration, started);
   try {
-    const { client, warehouse, last } = await credentials.connect({
+    const { client, warehouse, last } = await connect({
       site,
       settings,
       logger,
       stop,
-      open: () => openSyncWarehouse(settings, logger, stop.signal, request.loadLockWait, models),
-      prepare: (opened) => prepareWarehouse(opened, site, settings, logger, promotions, catalog),
+      credentials,
+      loadLockWait: request.loadLockWait,
+      models,
+      promotions,
+      catalog,
     });
     try {
       const run = await SyncRun.begin(warehouse, last, {
@@ -154,6 +158,73 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   } finally {
     budget.dispose();
     stop.dispose();
+  }
+}
+
+/** What a sync works with once its credentials are proven: a checked client, and its warehouse, prepared. */
+interface SiteAccess {
+  readonly client: SiteClient;
+  readonly warehouse: Warehouse;
+  /** The warehouse's last run, as prepareWarehouse read it. */
+  readonly last: RunRecord | undefined;
+}
+
+/**
+ * The site checked with the sync's credentials and its warehouse opened and prepared; on failure both are closed.
+ * The credentials say which store to check the site with before the warehouse opens (a wrong site or secret then
+ * writes nothing), and which after: the warehouse may hold a pair newer than GRANTFLOW_* variables, and a refresh must
+ * be saved there before anything else (see SyncCredentials).
+ */
+async function connect(request: {
+  readonly site: string;
+  readonly settings: Settings;
+  readonly logger: Logger;
+  readonly stop: SyncStop;
+  readonly credentials: SyncCredentials;
+  readonly loadLockWait: LockWait | undefined;
+  readonly models: readonly string[] | undefined;
+  readonly promotions: readonly Promotion[];
+  readonly catalog: StreamCatalog;
+}): Promise<SiteAccess> {
+  const { site, settings, logger, stop, credentials } = request;
+  const checkedClient = async (store: CredentialStore): Promise<SiteClient> => {
+    const client = createSiteClient({
+      baseUrl: site,
+      store,
+      rate: settings.rate,
+      perPage: settings.perPage,
+      concurrency: settings.concurrency,
+      logger,
+      signal: stop.signal,
+    });
+    try {
+      await preflight(client);
+      return client;
+    } catch (e) {
+      await client.close();
+      throw stop.errorOf(e);
+    }
+  };
+  const early = await credentials.beforeWarehouse(site, settings, logger);
+  let client = early ? await checkedClient(early) : null;
+  let warehouse: Warehouse;
+  try {
+    warehouse = await openSyncWarehouse(settings, logger, stop.signal, request.loadLockWait, request.models);
+  } catch (error) {
+    await client?.close();
+    throw error;
+  }
+  try {
+    // Before anything of this run is written (a credential pair, the run's row).
+    const last = await prepareWarehouse(warehouse, site, settings, logger, request.promotions, request.catalog);
+    const store = await credentials.inWarehouse(warehouse, site, siteOfRun(last), logger);
+    client ??= await checkedClient(store);
+    stop.throwIfStopped();
+    return { client, warehouse, last };
+  } catch (error) {
+    await client?.close();
+    await warehouse.close();
+    throw error;
   }
 }
 

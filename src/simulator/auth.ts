@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Credentials } from '../source/types.ts';
+import type { Credentials } from '../credentials/types.ts';
 import type { JsonObject } from '../util/json.ts';
 
 interface CredentialSet {

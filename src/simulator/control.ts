@@ -1,4 +1,4 @@
-import type { Credentials } from '../source/types.ts';
+import type { Credentials } from '../credentials/types.ts';
 import type { JsonObject } from '../util/json.ts';
 import type { TokenCounts, TokenStore } from './auth.ts';
 import { applyChanges, type ChangeRequest, type ChangeResult } from './changes.ts';

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Credentials } from '../source/types.ts';
+import type { Credentials } from '../credentials/types.ts';
 import { TokenStore } from './auth.ts';
 import { createControl, type SimulatorControl } from './control.ts';
 import { handleControl } from './control-http.ts';

@@ -1,7 +1,7 @@
 export type * from './types.ts';
-export { checkBaseUrl, createSiteClient, isLoopbackHost, type SiteClientOptions } from './site-client.ts';
+export { checkBaseUrl, HttpSiteClient, isLoopbackHost, type HttpSiteClientOptions } from './site-client.ts';
 export { describeNetworkError, tlsError, unreachable } from './retry.ts';
-export { FileCredentialStore, parseCredentials, registerCredentialSecrets } from './credentials-file.ts';
+export { preflight, probeConnect, probeSiteWithoutCredentials } from './site-check.ts';
 export { AccessTokenRefused, SiteHttpError, SiteResponseError, SiteUnavailableError } from './errors.ts';
 export { RateLimiter, Semaphore } from './throttle.ts';
 export { objectBodyRecords, parseListPage, parseJson, unseenRecords } from './pagination.ts';

@@ -8,21 +8,20 @@ import { oneLine, SiteHttpError, SiteResponseError, SiteUnavailableError } from 
 import { HttpTransport, type HttpRequest, type HttpResponse } from './http.ts';
 import { parseJson, parseListPage, walkPages, type ParseResult } from './pagination.ts';
 import { backoffMs, describeNetworkError, retryAfterMs, sleep, stoppedRequest, tlsError } from './retry.ts';
-import { TokenManager } from './token-manager.ts';
 import type {
   ClientStats,
-  CredentialStore,
   DownloadedFile,
   FetchedPage,
   PaginateOptions,
   PaginationInfo,
   QueryParams,
+  SiteAuth,
   SiteClient,
+  TokenExchange,
 } from './types.ts';
 
-export interface SiteClientOptions {
+export interface HttpSiteClientOptions {
   readonly baseUrl: string;
-  readonly store: CredentialStore;
   /** Requests per second (default 5). */
   readonly rate?: number;
   /** Requests in flight at once (default 8). */
@@ -33,7 +32,6 @@ export interface SiteClientOptions {
   readonly timeoutMs?: number;
   readonly logger?: Logger;
   readonly userAgent?: string;
-  readonly scope?: string;
   /** First backoff step in ms (default 400; tests use a few ms). */
   readonly retryBaseMs?: number;
   /** Limiter safety margin (default 0.03). */
@@ -49,11 +47,6 @@ export interface SiteClientOptions {
    * refreshes are left to finish: abandoning a refresh could lose the rotated pair.
    */
   readonly signal?: AbortSignal;
-  /**
-   * False for a client that only looks (doctor): it never refreshes the access token, since each refresh rotates the
-   * pair; a 401 fails the request with AccessTokenRefused instead (default true).
-   */
-  readonly refreshTokens?: boolean;
 }
 
 /** True for 127.0.0.0/8, ::1 and localhost: the only places credentials may go over plain HTTP. */
@@ -95,12 +88,16 @@ interface Outcome<T> {
   readonly fetchedAt: string;
 }
 
-class DefaultSiteClient implements SiteClient {
+/**
+ * The site's REST API over HTTP, given its credentials as `auth` (`createSiteClient` in src/credentials/ gives it a
+ * credential store's): requests authenticated with its token, one refresh per 401, through one limiter.
+ */
+export class HttpSiteClient implements SiteClient {
   readonly baseUrl: string;
   readonly stats: ClientStats = { requests: 0, byStatus: {}, retries: 0, rateLimited: 0, refreshes: 0, bytes: 0 };
   private readonly base: URL;
   private readonly transport: HttpTransport;
-  private readonly tokens: TokenManager;
+  private readonly tokens: SiteAuth;
   private readonly logger: Logger;
   private readonly perPage: number;
   private readonly maxRetries: number;
@@ -108,7 +105,7 @@ class DefaultSiteClient implements SiteClient {
   private readonly maxBackoffTotalMs: number;
   private readonly signal: AbortSignal | undefined;
 
-  constructor(options: SiteClientOptions) {
+  constructor(options: HttpSiteClientOptions, auth: (exchange: TokenExchange) => SiteAuth) {
     this.base = checkBaseUrl(options.baseUrl);
     this.baseUrl = this.base.href.replace(/\/+$/, '');
     this.logger = options.logger ?? silentLogger;
@@ -129,13 +126,9 @@ class DefaultSiteClient implements SiteClient {
       userAgent: options.userAgent ?? 'grantflow/0.1',
       maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes,
     });
-    this.tokens = new TokenManager({
-      store: options.store,
-      logger: this.logger,
-      scope: options.scope,
-      refreshTokens: options.refreshTokens,
-      onRefresh: () => this.stats.refreshes++,
-      refreshCall: async (form) => {
+    this.tokens = auth({
+      refreshed: () => this.stats.refreshes++,
+      send: async (form) => {
         const req: HttpRequest = {
           method: 'POST',
           url: this.resolve('/api/o/token/'),
@@ -273,7 +266,7 @@ class DefaultSiteClient implements SiteClient {
           }
           throw new CredentialsError(
             `the site answered 401 for ${url} even with a freshly refreshed access token; check that the site ` +
-              `URL is right and that the credentials in ${this.tokens.storeDescription} belong to this site`,
+              `URL is right and that the credentials in ${this.tokens.description} belong to this site`,
           );
         }
         if (status === 429) {
@@ -329,10 +322,6 @@ function errorCodeOf(body: string): string | undefined {
   if (!parsed.ok || !isJsonObject(parsed.value)) return undefined;
   const v: JsonValue | undefined = parsed.value.error ?? parsed.value.code;
   return typeof v === 'string' ? v : undefined;
-}
-
-export function createSiteClient(options: SiteClientOptions): SiteClient {
-  return new DefaultSiteClient(options);
 }
 
 /**

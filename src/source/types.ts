@@ -1,28 +1,25 @@
 import type { JsonObject, JsonValue } from '../util/json.ts';
+import type { AuthGate } from './http.ts';
 
-export interface Credentials {
-  readonly client_id: string;
-  readonly client_secret: string;
-  readonly access_token: string;
-  readonly refresh_token: string;
+/**
+ * What the site client asks of its credentials (credentials/token-manager.ts implements it): the access token to
+ * send, and a new one after a 401, its rotated pair saved before any further request starts.
+ */
+export interface SiteAuth extends AuthGate {
+  /** The current access token is past its early-refresh point: it may have expired by now. */
+  readonly dueForRefresh: boolean;
+  /** Where the credentials live, for messages (never the secrets themselves). */
+  readonly description: string;
+  /** Replaces `staleToken` unless it was replaced already; concurrent callers share one refresh. */
+  refresh(staleToken: string): Promise<void>;
 }
 
-/** Where credentials live; `save` must be durable (and atomic, for files) before it resolves. */
-export interface CredentialStore {
-  /** Where they live, for messages (never the secrets themselves). */
-  readonly description: string;
-  /**
-   * What the operator does with a new credential set, completing "generate a new credential set in the site's
-   * integration settings and ...". Default: "put it in <description>".
-   */
-  readonly replaceAdvice?: string;
-  load(): Promise<Credentials>;
-  /**
-   * The pair as another process may have stored it since `load`, read after the site rejected ours as used (default
-   * `load`). A LockedError says where that pair is and that its holder must finish first.
-   */
-  reload?(): Promise<Credentials>;
-  save(credentials: Credentials): Promise<void>;
+/** How the site client lets its auth refresh: the token request goes through its limiter and retries. */
+export interface TokenExchange {
+  /** Sends the refresh form to the token endpoint and returns the parsed body. */
+  send(form: URLSearchParams): Promise<{ body: JsonValue; url: string }>;
+  /** Counts a refresh the site answered (the client's `stats.refreshes`). */
+  refreshed(): void;
 }
 
 export type QueryParams = Readonly<Record<string, string | number | boolean | undefined>>;

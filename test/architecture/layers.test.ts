@@ -16,7 +16,7 @@ export const layers: LayerRules['order'] = [
   ['streams'],
   ['config'],
   ['warehouse'],
-  ['extract'],
+  ['extract', 'credentials'],
   ['models'],
   ['docs', 'snapshot'],
   ['pipeline'],

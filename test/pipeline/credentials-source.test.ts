@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadSettings } from '../../src/config/load-settings.ts';
-import { credentialsSource, environmentForCredentials } from '../../src/pipeline/credentials.ts';
+import { credentialsSource, environmentForCredentials } from '../../src/credentials/credentials-source.ts';
 import { ConfigError } from '../../src/util/errors.ts';
 import { tempDir } from '../support/temp-dir.ts';
 

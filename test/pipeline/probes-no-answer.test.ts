@@ -6,8 +6,8 @@
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkClient } from '../../src/pipeline/client-check.ts';
-import { probeSiteWithoutCredentials } from '../../src/pipeline/preflight.ts';
+import { checkClient } from '../../src/credentials/client-check.ts';
+import { probeSiteWithoutCredentials } from '../../src/source/site-check.ts';
 import { ConfigError, ExitCode, GrantflowError } from '../../src/util/errors.ts';
 import { startServer, type TestServer } from '../support/http-server.ts';
 

@@ -1,9 +1,9 @@
 import { stat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AccessTokenRefused, createSiteClient, FileCredentialStore, SiteHttpError } from '../../src/source/index.ts';
+import { createSiteClient, FileCredentialStore, refreshesSettled } from '../../src/credentials/index.ts';
+import { AccessTokenRefused, SiteHttpError } from '../../src/source/index.ts';
 import { startSimulator } from '../../src/simulator/index.ts';
-import { refreshesSettled } from '../../src/source/token-manager.ts';
 import { ConfigError, CredentialsError, GrantflowError } from '../../src/util/errors.ts';
 import { redact } from '../../src/util/redact.ts';
 import { silentLogger } from '../../src/util/logger.ts';

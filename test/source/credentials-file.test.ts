@@ -4,7 +4,7 @@ import { chmod, chown, lstat, mkdir, readdir, readFile, readlink, stat, symlink,
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { FileCredentialStore } from '../../src/source/index.ts';
+import { FileCredentialStore } from '../../src/credentials/index.ts';
 import { ConfigError } from '../../src/util/errors.ts';
 import { packageRoot } from '../../src/util/package-root.ts';
 import { testCreds, writeCredsFile } from '../support/http-server.ts';
@@ -163,7 +163,7 @@ describe('FileCredentialStore', () => {
  */
 async function saveAsUnprivileged(path: string): Promise<{ check: string; save: string }> {
   const script = join(dir, 'save.mts');
-  const source = new URL('../../src/source/credentials-file.ts', import.meta.url).pathname;
+  const source = new URL('../../src/credentials/file-store.ts', import.meta.url).pathname;
   await writeFile(
     script,
     `import { FileCredentialStore } from ${JSON.stringify(source)};

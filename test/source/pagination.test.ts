@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSiteClient, SiteResponseError } from '../../src/source/index.ts';
+import { createSiteClient } from '../../src/credentials/index.ts';
+import { SiteResponseError } from '../../src/source/index.ts';
 import { maxPagesWithoutProgress, pagesForCount } from '../../src/source/pagination.ts';
 import type { FetchedPage, PaginateOptions, PaginationInfo, SiteClient } from '../../src/source/index.ts';
 import { standInItem } from '../../src/util/json.ts';

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createSiteClient, RateLimiter, Semaphore } from '../../src/source/index.ts';
+import { createSiteClient } from '../../src/credentials/index.ts';
+import { RateLimiter, Semaphore } from '../../src/source/index.ts';
 import { StoppedError } from '../../src/util/errors.ts';
 import { startSimulator } from '../../src/simulator/index.ts';
 import { pino } from 'pino';

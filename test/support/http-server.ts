@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { writeFile } from 'node:fs/promises';
-import type { Credentials, CredentialStore } from '../../src/source/types.ts';
+import type { Credentials, CredentialStore } from '../../src/credentials/types.ts';
 
 export interface Arrival {
   readonly t: number;

@@ -2,16 +2,23 @@ import type { Command } from 'commander';
 import { stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import {
+  checkClient,
+  ClientCheckUndecided,
+  createSiteClient,
   credentialsSource,
   envCredentials,
   fileCredentialStore,
+  StateKey,
+  stateKeyVariable,
   WarehouseCredentialStore,
-} from '../../pipeline/credentials.ts';
-import { checkClient, ClientCheckUndecided } from '../../pipeline/client-check.ts';
-import { StateKey, stateKeyVariable } from '../../pipeline/state-key.ts';
+} from '../../credentials/index.ts';
 import { selectStreams } from '../../streams/registry.ts';
-import { preflight, probeSiteWithoutCredentials } from '../../pipeline/preflight.ts';
-import { AccessTokenRefused, createSiteClient, SiteUnavailableError } from '../../source/index.ts';
+import {
+  AccessTokenRefused,
+  preflight,
+  probeSiteWithoutCredentials,
+  SiteUnavailableError,
+} from '../../source/index.ts';
 import {
   duckdbVersion,
   isNewDuckDBFile,

@@ -1,9 +1,8 @@
 import type { Command } from 'commander';
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
-import { environmentForCredentials, storedPairNote } from '../../pipeline/credentials.ts';
+import { environmentForCredentials, refreshesSettled, storedPairNote } from '../../credentials/index.ts';
 import { runSync, SyncStoppedError } from '../../pipeline/sync.ts';
 import { reportAfterSync } from '../../report/after-sync.ts';
-import { refreshesSettled } from '../../source/token-manager.ts';
 import { ConfigError, ExitCode, StoppedError } from '../../util/errors.ts';
 import { readPortfolioSites, selectPortfolioSites } from '../../config/portfolio.ts';
 import { runPortfolio } from '../../pipeline/portfolio.ts';

@@ -1,8 +1,11 @@
 import { connect } from 'node:net';
 import { request } from 'undici';
-import { checkBaseUrl, parseJson, SiteHttpError, SiteResponseError, unreachable } from '../source/index.ts';
-import { readCapped } from '../source/http.ts';
-import type { SiteClient } from '../source/types.ts';
+import { SiteHttpError, SiteResponseError } from './errors.ts';
+import { readCapped } from './http.ts';
+import { parseJson } from './pagination.ts';
+import { unreachable } from './retry.ts';
+import { checkBaseUrl } from './site-client.ts';
+import type { SiteClient } from './types.ts';
 import { ConfigError, GrantflowError } from '../util/errors.ts';
 import { redact } from '../util/redact.ts';
 

@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
-import { checkBaseUrl, parseJson, unreachable } from '../source/index.ts';
+import { checkBaseUrl, parseJson, probeConnect, unreachable } from '../source/index.ts';
 import { readCapped } from '../source/http.ts';
-import type { Credentials } from '../source/types.ts';
-import { probeConnect } from './preflight.ts';
 import { CredentialsError, GrantflowError } from '../util/errors.ts';
 import { isJsonObject } from '../util/json.ts';
+import type { Credentials } from './types.ts';
 
 /** What the check found when the site's answer tells nothing either way: said as a warning, not a failure. */
 export class ClientCheckUndecided {

@@ -2,21 +2,18 @@ import type { Logger } from '../util/logger.ts';
 import { ConfigError, CredentialsError, GrantflowError, LockedError } from '../util/errors.ts';
 import { registerSecret } from '../util/redact.ts';
 import { isJsonObject, type JsonValue } from '../util/json.ts';
-import { registerCredentialSecrets } from './credentials-file.ts';
-import { AccessTokenRefused, SiteHttpError, SiteResponseError } from './errors.ts';
-import type { AuthGate } from './http.ts';
-import { sleep } from './retry.ts';
+import { AccessTokenRefused, SiteHttpError, SiteResponseError } from '../source/errors.ts';
+import { sleep } from '../source/retry.ts';
+import type { SiteAuth, TokenExchange } from '../source/types.ts';
+import { registerCredentialSecrets } from './credential-pair.ts';
 import type { Credentials, CredentialStore } from './types.ts';
-
-/** Sends the refresh form (through the shared limiter, with retries) and returns the parsed body. */
-export type RefreshCall = (form: URLSearchParams) => Promise<{ body: JsonValue; url: string }>;
 
 export interface TokenManagerOptions {
   readonly store: CredentialStore;
-  readonly refreshCall: RefreshCall;
+  /** How the site client sends a token request and counts a refresh. */
+  readonly exchange: TokenExchange;
   readonly logger: Logger;
   readonly scope?: string;
-  readonly onRefresh?: () => void;
   /** Refresh this long before a known expiry (default 120 s). */
   readonly earlyMs?: number;
   /** False: never refresh, since each refresh rotates the pair; a refresh throws AccessTokenRefused instead. */
@@ -39,7 +36,7 @@ export async function refreshesSettled(): Promise<void> {
  * waits for it, and a 401 for an already-replaced token only retries. While a refresh runs (until the store
  * has saved the new pair) no authenticated request starts: the old refresh token is dead on the site.
  */
-export class TokenManager implements AuthGate {
+export class TokenManager implements SiteAuth {
   private creds: Credentials | null = null;
   private loading: Promise<void> | null = null;
   private refreshing: Promise<void> | null = null;
@@ -59,7 +56,7 @@ export class TokenManager implements AuthGate {
     return this.refreshAt !== null && Date.now() >= this.refreshAt;
   }
 
-  get storeDescription(): string {
+  get description(): string {
     return this.options.store.description;
   }
 
@@ -121,14 +118,14 @@ export class TokenManager implements AuthGate {
     // busy disk), so the early-refresh point is counted from before the request, not from after the save.
     const requestedAt = Date.now();
     try {
-      result = await this.options.refreshCall(form);
+      result = await this.options.exchange.send(form);
     } catch (e) {
       if (e instanceof SiteHttpError && e.errorCode === 'invalid_grant' && (await this.adoptNewerStored(current)))
         return;
       throw this.explain(e);
     }
     const next = parseTokenResponse(result.body, current, result.url);
-    this.options.onRefresh?.();
+    this.options.exchange.refreshed();
     // Persist before anyone sends with the new token: a lost refresh token needs a manual reset.
     await this.options.store.save(next);
     this.creds = next;

@@ -4,43 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { ConfigError, GrantflowError } from '../util/errors.ts';
 import { pathProblem } from '../util/path-problem.ts';
 import { writeFileDurable } from '../util/durable-file.ts';
-import { registerSecret } from '../util/redact.ts';
+import { parseCredentials, registerCredentialSecrets } from './credential-pair.ts';
 import type { Credentials, CredentialStore } from './types.ts';
-
-const keys = ['client_id', 'client_secret', 'access_token', 'refresh_token'] as const;
-
-/** Registers the secret parts of a credential set for redaction. */
-export function registerCredentialSecrets(c: Credentials): void {
-  registerSecret(c.client_secret);
-  registerSecret(c.access_token);
-  registerSecret(c.refresh_token);
-}
-
-/** Checks the shape of parsed credentials; the message names the problem, never a value. */
-export function parseCredentials(value: unknown, where: string): Credentials {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ConfigError(`${where} must hold a JSON object with ${keys.join(', ')}`);
-  }
-  const record = value as Record<string, unknown>;
-  for (const key of keys) {
-    const v = record[key];
-    if (v === undefined || v === null) throw new ConfigError(`${where} is missing "${key}" (a non-empty string)`);
-    // The type is named, never the value (it may be a secret).
-    if (typeof v !== 'string') {
-      const type = Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `a ${typeof v}`;
-      throw new ConfigError(`${where}: "${key}" must be a string (in quotes), not ${type}`);
-    }
-    if (v.length === 0) throw new ConfigError(`${where}: "${key}" is empty (it must be a non-empty string)`);
-  }
-  const c: Credentials = {
-    client_id: record.client_id as string,
-    client_secret: record.client_secret as string,
-    access_token: record.access_token as string,
-    refresh_token: record.refresh_token as string,
-  };
-  registerCredentialSecrets(c);
-  return c;
-}
 
 function errnoCode(e: unknown): string | undefined {
   return typeof e === 'object' && e !== null && 'code' in e && typeof e.code === 'string' ? e.code : undefined;
@@ -233,4 +198,17 @@ async function linkTarget(path: string): Promise<string> {
     current = resolve(dirname(current), next);
   }
   throw Object.assign(new Error(`too many symbolic links at ${path}`), { code: 'ELOOP' });
+}
+
+/** The file store, validated now so a missing or corrupt file stops the run before anything is written. */
+export async function fileCredentialStore(path: string | undefined): Promise<CredentialStore> {
+  if (!path) {
+    throw new ConfigError(
+      'no credentials: pass --credentials FILE (JSON {client_id, client_secret, access_token, refresh_token}) or set GRANTFLOW_CLIENT_ID, GRANTFLOW_CLIENT_SECRET, GRANTFLOW_ACCESS_TOKEN and GRANTFLOW_REFRESH_TOKEN',
+    );
+  }
+  const store = new FileCredentialStore(path);
+  await store.load();
+  await store.checkWritable();
+  return store;
 }

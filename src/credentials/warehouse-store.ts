@@ -1,66 +1,17 @@
 import { createHash } from 'node:crypto';
-import { FileCredentialStore, parseCredentials, registerCredentialSecrets } from '../source/index.ts';
-import type { CredentialStore, Credentials } from '../source/types.ts';
 import type { StoredCredentials, Warehouse } from '../warehouse/types.ts';
-import { ConfigError, LockedError } from '../util/errors.ts';
+import { ConfigError } from '../util/errors.ts';
 import type { Logger } from '../util/logger.ts';
-import { settingSource } from '../config/load-settings.ts';
-import type { Settings } from '../config/settings.ts';
-import { isSealed, StateKey, stateKeyVariable, StateKeyMismatch } from './state-key.ts';
+import { registerCredentialSecrets } from './credential-pair.ts';
+import { stateKeyOf, updateCiSecrets } from './env-credentials.ts';
+import { isSealed, type StateKey, stateKeyVariable, StateKeyMismatch } from './state-key.ts';
+import type { CredentialStore, Credentials } from './types.ts';
 
-/** The variables that carry a credential pair, by its fields. */
-export const envKeys = {
-  client_id: 'GRANTFLOW_CLIENT_ID',
-  client_secret: 'GRANTFLOW_CLIENT_SECRET',
-  access_token: 'GRANTFLOW_ACCESS_TOKEN',
-  refresh_token: 'GRANTFLOW_REFRESH_TOKEN',
-} as const;
-
-/** True when the credentials come from environment variables (a CI runner with read-only secrets). */
-export function credentialsFromEnv(env: NodeJS.ProcessEnv): boolean {
-  return Object.values(envKeys).some((k) => env[k]);
-}
-
-/**
- * Which credentials a command uses. A credentials file wins when it was given as a flag (`--credentials FILE`):
- * flags win over variables. The GRANTFLOW_CLIENT_ID / _SECRET / _ACCESS_TOKEN / _REFRESH_TOKEN variables win
- * over a credentials file named in the pipeline file, as every variable wins over that file. A file named by
- * GRANTFLOW_CREDENTIALS next to those variables is ambiguous (both are variables): a ConfigError says to drop one.
- */
-export function credentialsSource(
-  settings: Pick<Settings, 'credentials'>,
-  env: NodeJS.ProcessEnv,
-): 'file' | 'environment' {
-  if (!credentialsFromEnv(env)) return 'file';
-  const fileFrom = settings.credentials === undefined ? undefined : settingSource(settings, 'credentials');
-  if (fileFrom === 'flag') return 'file';
-  if (fileFrom === 'environment') {
-    const set = Object.values(envKeys).filter((k) => env[k]);
-    throw new ConfigError(
-      `credentials are given twice: GRANTFLOW_CREDENTIALS names a file and ${set.join(', ')} ${set.length > 1 ? 'are' : 'is'} ` +
-        'set too; unset one of them (or pass --credentials FILE, which wins over both)',
-    );
-  }
-  return 'environment';
-}
-
-/**
- * The environment as `runSync` should see it: without the GRANTFLOW_* credential variables when the credentials
- * file wins (see credentialsSource), since runSync decides by `credentialsFromEnv(env)` alone.
- */
-export function environmentForCredentials(
-  settings: Pick<Settings, 'credentials'>,
-  env: NodeJS.ProcessEnv,
-): NodeJS.ProcessEnv {
-  if (credentialsSource(settings, env) === 'environment' || !credentialsFromEnv(env)) return env;
-  const out = { ...env };
-  for (const k of Object.values(envKeys)) delete out[k];
-  return out;
-}
-
-const updateCiSecrets =
-  'update the CI secrets GRANTFLOW_CLIENT_ID, GRANTFLOW_CLIENT_SECRET, GRANTFLOW_ACCESS_TOKEN and ' +
-  'GRANTFLOW_REFRESH_TOKEN with it';
+/** What the store needs of a warehouse: its credential bookkeeping (`_grantflow_credentials`). */
+export type CredentialBookkeeping = Pick<
+  Warehouse,
+  'description' | 'readCredentials' | 'writeCredentials' | 'checkpoint'
+>;
 
 /**
  * Credentials from environment variables cannot be rewritten, yet each refresh rotates them: the rotated pair is
@@ -77,14 +28,14 @@ export class WarehouseCredentialStore implements CredentialStore {
   private readonly stateKey: StateKey | null;
 
   constructor(
-    private readonly warehouse: Warehouse,
+    private readonly warehouse: CredentialBookkeeping,
     private readonly site: string,
     private readonly fromEnv: Credentials,
     private readonly logger?: Logger,
   ) {
     this.description = `the warehouse (${warehouse.description}), seeded from GRANTFLOW_* environment variables`;
     this.seed = createHash('sha256').update(fromEnv.refresh_token).digest('hex');
-    this.stateKey = stateKeys.has(fromEnv) ? (stateKeys.get(fromEnv) ?? null) : StateKey.fromEnv(process.env);
+    this.stateKey = stateKeyOf(fromEnv);
   }
 
   /** Whether pairs are stored encrypted (GRANTFLOW_STATE_KEY is set). */
@@ -218,110 +169,4 @@ type SealedField = (typeof sealedFields)[number];
 /** What a sealed value is, authenticated with it: a value moved to another column or client does not open. */
 function sealingContext(field: SealedField, clientId: string): string {
   return `_grantflow_credentials.${field} of client ${clientId}`;
-}
-
-/**
- * The sync summary's line on where the pair rotated from GRANTFLOW_* variables is kept: null when the credentials
- * come from a file (`env` as runSync sees it, see environmentForCredentials).
- */
-export function storedPairNote(env: NodeJS.ProcessEnv): string | null {
-  if (!credentialsFromEnv(env)) return null;
-  return StateKey.fromEnv(env)
-    ? `credentials: rotations are kept in the warehouse encrypted with ${stateKeyVariable}`
-    : `credentials: rotations are kept in the warehouse UNENCRYPTED (table _grantflow_credentials): set ${stateKeyVariable} to encrypt them (docs/credentials.md)`;
-}
-
-/** The state key read with each set of variables: the store keeping their rotations seals with it. */
-const stateKeys = new WeakMap<Credentials, StateKey | null>();
-
-export function envCredentials(env: NodeJS.ProcessEnv): Credentials {
-  const missing = Object.values(envKeys).filter((k) => !env[k]);
-  if (missing.length > 0) {
-    throw new ConfigError(`credentials from the environment need all four variables; missing: ${missing.join(', ')}`);
-  }
-  const creds = parseCredentials(
-    Object.fromEntries(Object.entries(envKeys).map(([field, key]) => [field, env[key]])),
-    'GRANTFLOW_* environment variables',
-  );
-  // Read (and checked) with the variables, from the same environment: a bad key stops the run before it writes.
-  stateKeys.set(creds, StateKey.fromEnv(env));
-  return creds;
-}
-
-/** The file store, validated now so a missing or corrupt file stops the run before anything is written. */
-export async function fileCredentialStore(path: string | undefined): Promise<CredentialStore> {
-  if (!path) {
-    throw new ConfigError(
-      'no credentials: pass --credentials FILE (JSON {client_id, client_secret, access_token, refresh_token}) or set GRANTFLOW_CLIENT_ID, GRANTFLOW_CLIENT_SECRET, GRANTFLOW_ACCESS_TOKEN and GRANTFLOW_REFRESH_TOKEN',
-    );
-  }
-  const store = new FileCredentialStore(path);
-  await store.load();
-  await store.checkWritable();
-  return store;
-}
-
-/**
- * The variables' pair on a first run, while the warehouse holds no rotated pair (no DuckDB file yet, no stored pair in
- * the Postgres schema): the site is checked with the variables before anything is created (a bad secret then writes
- * nothing). A rotation during that check proves the secret good and kills the variables' refresh token, so the new
- * pair is stored at once by `keep` (which creates the warehouse for it), before any further request: held only in
- * memory, it would die with the process (a kill, a failed check, a locked warehouse) and leave no working pair. Once
- * `attach` hands over the warehouse's own store, rotations go there. Another first run started at the same time may
- * win the race to refresh: the site then rejects the variables' refresh token as used, and `reload` finds the pair
- * that run stored (`storedMeanwhile`), or says it holds the warehouse and must finish first.
- */
-export class FirstRunCredentialStore implements CredentialStore {
-  readonly description = 'GRANTFLOW_* environment variables (no rotated pair stored yet)';
-  readonly replaceAdvice = updateCiSecrets;
-  private target: CredentialStore | null = null;
-  private pending: Credentials | null = null;
-
-  constructor(
-    private readonly fromEnv: Credentials,
-    private readonly keep: (credentials: Credentials) => Promise<void>,
-    private readonly storedMeanwhile: () => Promise<Credentials | null>,
-    private readonly logger?: Logger,
-  ) {}
-
-  load(): Promise<Credentials> {
-    if (this.target) return this.target.load();
-    registerCredentialSecrets(this.fromEnv);
-    return Promise.resolve(this.pending ?? this.fromEnv);
-  }
-
-  async reload(): Promise<Credentials> {
-    if (this.target || this.pending) return this.load();
-    try {
-      return (await this.storedMeanwhile()) ?? (await this.load());
-    } catch (e) {
-      if (!(e instanceof LockedError)) throw e;
-      throw new LockedError(
-        'the site rejected the refresh token as used: another grantflow run refreshed it first and keeps the new ' +
-          `pair in the warehouse (the credentials need no change); ${e.message}`,
-      );
-    }
-  }
-
-  async save(credentials: Credentials): Promise<void> {
-    registerCredentialSecrets(credentials);
-    if (this.target) return this.target.save(credentials);
-    this.pending = credentials;
-    try {
-      await this.keep(credentials);
-    } catch (error) {
-      // Kept in memory then, and saved by `attach` if the warehouse opens later in this run.
-      this.logger?.warn(
-        { err: error instanceof Error ? error.message : String(error) },
-        'could not store the rotated credentials in the warehouse yet; holding them until it opens',
-      );
-    }
-  }
-
-  /** From now on rotations go to `target`; one made before is saved there at once. */
-  async attach(target: CredentialStore): Promise<void> {
-    this.target = target;
-    if (this.pending) await target.save(this.pending);
-    this.pending = null;
-  }
 }

@@ -1,0 +1,11 @@
+export type * from './types.ts';
+export { createSiteClient, type SiteClientOptions } from './authorized-client.ts';
+export { parseCredentials, registerCredentialSecrets } from './credential-pair.ts';
+export { credentialsSource, environmentForCredentials, storedPairNote } from './credentials-source.ts';
+export { credentialsFromEnv, envCredentials, envKeys } from './env-credentials.ts';
+export { FileCredentialStore, fileCredentialStore } from './file-store.ts';
+export { StateKey, stateKeyVariable } from './state-key.ts';
+export { SyncCredentials } from './sync-credentials.ts';
+export { refreshesSettled } from './token-manager.ts';
+export { WarehouseCredentialStore } from './warehouse-store.ts';
+export { checkClient, ClientCheckUndecided } from './client-check.ts';
