@@ -8,6 +8,7 @@ import { readPortfolioSites, selectPortfolioSites } from '../../config/portfolio
 import { runPortfolio } from '../../pipeline/portfolio.ts';
 import { formatPortfolioSummary } from '../../pipeline/portfolio-summary.ts';
 import { formatSummary } from '../../pipeline/summary.ts';
+import { credentialsModeWarning } from '../credentials-mode-warning.ts';
 import { createLogger, type Logger } from '../../util/logger.ts';
 import { fitForTerminal } from '../../util/pretty-log.ts';
 import { runAction } from '../run-action.ts';
@@ -112,6 +113,8 @@ current. A second signal exits at once, once a token refresh under way is saved.
       // --credentials FILE wins over GRANTFLOW_CLIENT_ID and friends (flags win over variables).
       const env = environmentForCredentials(settings, process.env);
       const note = storedPairNote(env);
+      const modeWarning = await credentialsModeWarning(settings.credentials);
+      if (modeWarning) logger.warn(modeWarning);
       return whileSignalsStop(logger, async (signal) => {
         try {
           // The report is written after the run is recorded, under its lock (the `report` setting).
