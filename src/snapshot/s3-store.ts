@@ -14,6 +14,7 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { isLoopbackHost } from '../util/loopback-host.ts';
 import { ConfigError, ExitCode, firstLine, GrantflowError } from '../util/errors.ts';
 import { registerSecret } from '../util/redact.ts';
 import { parseS3Url } from '../config/snapshot-location.ts';
@@ -71,6 +72,25 @@ export function s3Failure(what: string, e: unknown): GrantflowError {
   return new GrantflowError(`${what}: ${why}${where}`, ExitCode.runFailed, 'snapshot_failed');
 }
 
+/**
+ * The SDK signs requests but does not encrypt them: over plain http the objects (personal data) and session tokens
+ * would cross the network readable, so http is only for a store on this machine (MinIO, s3rver in tests).
+ */
+function checkEndpoint(): void {
+  for (const name of ['AWS_ENDPOINT_URL_S3', 'AWS_ENDPOINT_URL']) {
+    const value = process.env[name];
+    if (!value) continue;
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw new ConfigError(`${name} is not a URL`);
+    }
+    if (url.protocol === 'http:' && !isLoopbackHost(url.hostname))
+      throw new ConfigError(`${name} ${url.origin} must use https:// (plain http only to a loopback host)`);
+  }
+}
+
 const notFound = (e: unknown): boolean =>
   e instanceof S3ServiceException &&
   (e.name === 'NoSuchKey' || e.name === 'NotFound' || e.$metadata.httpStatusCode === 404);
@@ -91,6 +111,7 @@ export class S3Store implements ObjectStore {
   static open(url: string, options: S3StoreOptions = {}): S3Store {
     const location = parseS3Url(url);
     if ('problem' in location) throw new ConfigError(`--snapshots ${url} ${location.problem}`);
+    checkEndpoint();
     // Printed by the SDK on every run under Node 20 about versions after the one pinned here: not this run's concern.
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     // Any message that would echo one of these (none should) has it replaced; see util/redact.ts.

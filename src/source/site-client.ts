@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { isLoopbackHost } from '../util/loopback-host.ts';
 import type { Logger } from '../util/logger.ts';
 import { silentLogger } from '../util/logger.ts';
 import { ConfigError, CredentialsError, GrantflowError } from '../util/errors.ts';
@@ -49,11 +50,7 @@ export interface HttpSiteClientOptions {
   readonly signal?: AbortSignal;
 }
 
-/** True for 127.0.0.0/8, ::1 and localhost: the only places credentials may go over plain HTTP. */
-export function isLoopbackHost(hostname: string): boolean {
-  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
-}
+export { isLoopbackHost };
 
 /** Parses a site URL and enforces the HTTPS rule (plain http only to a loopback host); ConfigError if bad. */
 export function checkBaseUrl(baseUrl: string): URL {

@@ -33,4 +33,22 @@ describe('local hardening', () => {
     expect(lines[0]).toContain(credentials);
     expect(lines[0]).toMatch(/warn|"level":40/i);
   });
+
+  it('sync refuses a plain-http object store endpoint on another host, before any request to it', async () => {
+    const sim = await startSite();
+    const dir = await tempDir();
+    cleanup.push(
+      () => sim.close(),
+      () => dir.remove(),
+    );
+    await writeCredentials(sim, join(dir.path, 'creds.json'));
+    const args = [...syncCliArgs(sim.url, dir.path, { snapshot: true }), ...small, '--snapshots', 's3://bucket/x'];
+    const env = { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b' };
+    const remote = await runCliInProcess(args, {
+      env: { ...env, AWS_ENDPOINT_URL: 'http://store.example.invalid:9000' },
+    });
+    expect(remote.code).toBe(2);
+    expect(remote.stderr.trim().split('\n')).toEqual([expect.stringContaining('AWS_ENDPOINT_URL')]);
+    expect(remote.stderr).toContain('https://');
+  });
 });
