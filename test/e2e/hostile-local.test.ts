@@ -7,6 +7,7 @@ import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startSite, syncCliArgs, tempDir, writeCredentials } from '../support/harness.ts';
 import { runCliInProcess } from '../support/cli-in-process.ts';
+import { postgresUrl } from '../support/postgres.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -50,5 +51,47 @@ describe('local hardening', () => {
     expect(remote.code).toBe(2);
     expect(remote.stderr.trim().split('\n')).toEqual([expect.stringContaining('AWS_ENDPOINT_URL')]);
     expect(remote.stderr).toContain('https://');
+  });
+
+  it('sync refuses to run with certificate checks off unless told to', async () => {
+    const sim = await startSite();
+    const dir = await tempDir();
+    cleanup.push(
+      () => sim.close(),
+      () => dir.remove(),
+    );
+    await writeCredentials(sim, join(dir.path, 'creds.json'));
+    const args = [...syncCliArgs(sim.url, dir.path), ...small];
+    const env = { NODE_TLS_REJECT_UNAUTHORIZED: '0' };
+    const refused = await runCliInProcess(args, { env });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr.trim().split('\n')).toEqual([expect.stringContaining('NODE_TLS_REJECT_UNAUTHORIZED')]);
+    const allowed = await runCliInProcess([...args, '--allow-insecure-tls'], { env });
+    expect(allowed.code).toBe(0);
+  });
+
+  it('doctor warns about certificate checks off and a password in --warehouse on the command line', async () => {
+    const sim = await startSite();
+    const dir = await tempDir();
+    cleanup.push(
+      () => sim.close(),
+      () => dir.remove(),
+    );
+    await writeCredentials(sim, join(dir.path, 'creds.json'));
+    const doctor = (extra: string[], env: NodeJS.ProcessEnv = {}) =>
+      runCliInProcess(['doctor', ...syncCliArgs(sim.url, dir.path).slice(1), ...small, ...extra], { env });
+    const exposure = (stdout: string) => stdout.split('\n').find((l) => /\bexposure\b/.test(l)) ?? '';
+
+    const clean = await doctor([]);
+    expect(exposure(clean.stdout)).toMatch(/^ok/i);
+
+    const tls = await doctor([], { NODE_TLS_REJECT_UNAUTHORIZED: '0' });
+    expect(exposure(tls.stdout)).toMatch(/^warn.*NODE_TLS_REJECT_UNAUTHORIZED/i);
+
+    const url = new URL(postgresUrl);
+    url.password = 'not-a-real-one';
+    const withPassword = await doctor(['--warehouse', url.href, '--schema', 'hostile_local']);
+    expect(exposure(withPassword.stdout)).toMatch(/^warn.*--warehouse holds a password.*PGPASSWORD/i);
+    expect(withPassword.stdout + withPassword.stderr).not.toContain('not-a-real-one');
   });
 });

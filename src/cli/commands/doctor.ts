@@ -40,6 +40,7 @@ import { readPortfolioSites, selectPortfolioSites, siteSchema } from '../../conf
 import { siteEnvironment, siteSettings } from '../../pipeline/portfolio.ts';
 import { redact } from '../../util/redact.ts';
 import { checkWritableDir } from '../../util/writable-dir.ts';
+import { commandLinePasswordProblem, insecureTlsProblem } from '../exposed-secrets.ts';
 import { runAction } from '../run-action.ts';
 import { addSettings, settingsFrom } from '../settings-options.ts';
 import { syncKeys } from './sync.ts';
@@ -75,7 +76,7 @@ export function registerDoctor(program: Command): void {
       if (!portfolio) {
         if (options.sites !== undefined)
           throw new ConfigError('--sites needs a pipeline file listing "sites" (a portfolio; see docs/portfolio.md)');
-        return runChecks(settings, process.env, logger);
+        return runChecks(settings, process.env, logger, options.warehouse);
       }
       // Every site of a portfolio, as its sync would run (pipeline/portfolio.ts): its own schema, folders, credentials.
       let worst: number = ExitCode.ok;
@@ -87,7 +88,7 @@ export function registerDoctor(program: Command): void {
           worst = Math.max(worst, env.exitCode);
           continue;
         }
-        worst = Math.max(worst, await runChecks(siteSettings(settings, site), env, logger));
+        worst = Math.max(worst, await runChecks(siteSettings(settings, site), env, logger, options.warehouse));
       }
       return worst;
     }),
@@ -99,6 +100,7 @@ async function runChecks(
   settings: Settings & { readonly siteSchema?: string },
   env: NodeJS.ProcessEnv,
   logger: Logger,
+  warehouseFlag: unknown,
 ): Promise<number> {
   const fromEnv = credentialsSource(settings, env) === 'environment';
   const site = settings.site?.replace(/\/+$/, '');
@@ -108,6 +110,15 @@ async function runChecks(
   /** Checks that need the site say so once, in the site check; the others are not run. */
   const notWithoutSite = new Warning('not checked without a site (see the site check)');
   const checks: Check[] = [
+    {
+      name: 'exposure',
+      run: async () => {
+        const problems = [insecureTlsProblem(env), commandLinePasswordProblem(warehouseFlag)].filter((p) => p !== null);
+        return problems.length
+          ? new Warning(problems.join('; '))
+          : 'certificate checks on, no password on the command line';
+      },
+    },
     {
       name: 'streams',
       run: () => {

@@ -8,6 +8,7 @@ import { readPortfolioSites, selectPortfolioSites } from '../../config/portfolio
 import { runPortfolio } from '../../pipeline/portfolio.ts';
 import { formatPortfolioSummary } from '../../pipeline/portfolio-summary.ts';
 import { formatSummary } from '../../pipeline/summary.ts';
+import { insecureTlsProblem } from '../exposed-secrets.ts';
 import { credentialsModeWarning } from '../credentials-mode-warning.ts';
 import { createLogger, type Logger } from '../../util/logger.ts';
 import { fitForTerminal } from '../../util/pretty-log.ts';
@@ -86,8 +87,14 @@ current. A second signal exits at once, once a token refresh under way is saved.
     '--sites <a,b>',
     'with a pipeline file listing "sites" (a portfolio): sync only these of them (default all; see docs/portfolio.md)',
   );
+  command.option(
+    '--allow-insecure-tls',
+    'run even though NODE_TLS_REJECT_UNAUTHORIZED=0 turns certificate checks off (default: refuse, exit 2)',
+  );
   command.action(
     runAction(async (options: Record<string, unknown>) => {
+      const insecure = insecureTlsProblem(process.env);
+      if (insecure && options.allowInsecureTls !== true) throw new ConfigError(insecure);
       const settings = await settingsFrom(options, syncKeys, undefined, true);
       const logger = createLogger({ level: settings.logLevel });
       const pipeline = (options.pipeline as string | undefined) ?? process.env.GRANTFLOW_PIPELINE;
