@@ -67,6 +67,8 @@ export function registerDoctor(program: Command): void {
     );
   addSettings(command, keys);
   command.option('--sites <a,b>', 'with a pipeline file listing "sites" (a portfolio): check only these of them');
+  // Taken as sync takes it, so a pasted sync command line works; the exposure check still warns.
+  command.option('--allow-insecure-tls', 'as for sync: certificate checks off is still reported, as a warning');
   command.action(
     runAction(async (options: Record<string, unknown>) => {
       const settings = await settingsFrom(options, keys, undefined, true);
