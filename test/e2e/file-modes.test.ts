@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cliPath, packageRoot } from '../../src/util/package-root.ts';
-import { startSite, syncCliArgs, tempDir, writeCredentials } from '../support/harness.ts';
+import { siteWithWarehouse, syncCliArgs } from '../support/harness.ts';
 
 const cleanup: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -43,27 +43,22 @@ function runUnderUmask000(args: readonly string[]): Promise<{ code: number | nul
 
 describe('file modes', () => {
   it('a sync under umask 000 leaves nothing readable or writable by group or others', async () => {
-    const sim = await startSite();
-    const dir = await tempDir();
-    cleanup.push(
-      () => sim.close(),
-      () => dir.remove(),
-    );
-    await writeCredentials(sim, join(dir.path, 'creds.json'));
-    const args = [...syncCliArgs(sim.url, dir.path, { snapshot: true }), '--report', join(dir.path, 'report')];
+    const { sim, dir, remove } = await siteWithWarehouse();
+    cleanup.push(remove);
+    const args = [...syncCliArgs(sim.url, dir, { snapshot: true }), '--report', join(dir, 'report')];
     const result = await runUnderUmask000(args);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
 
-    const paths = await walk(dir.path);
+    const paths = await walk(dir);
     // The run wrote each kind of file this test is about; an empty walk would prove nothing.
     for (const part of ['warehouse.duckdb', 'snapshots', 'raw', 'report', 'creds.json']) {
-      expect(paths.some((p) => p.includes(join(dir.path, part)))).toBe(true);
+      expect(paths.some((p) => p.includes(join(dir, part)))).toBe(true);
     }
     const open: string[] = [];
     for (const path of paths) {
       const mode = (await lstat(path)).mode & 0o777;
-      if ((mode & 0o077) !== 0) open.push(`${path.slice(dir.path.length)} ${mode.toString(8)}`);
+      if ((mode & 0o077) !== 0) open.push(`${path.slice(dir.length)} ${mode.toString(8)}`);
     }
     expect(open).toEqual([]);
   });

@@ -4,8 +4,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { chmod } from 'node:fs/promises';
-import { join } from 'node:path';
-import { startSite, syncCliArgs, tempDir, writeCredentials } from '../support/harness.ts';
+import { siteWithWarehouse, syncCliArgs } from '../support/harness.ts';
 import { runCliInProcess } from '../support/cli-in-process.ts';
 import { postgresUrl } from '../support/postgres.ts';
 
@@ -19,15 +18,10 @@ const small = ['--models', 'false', '--land-raw', 'false', '--streams', 'program
 
 describe('local hardening', () => {
   it('sync warns once about a credentials file others may read, and the run goes on', async () => {
-    const sim = await startSite();
-    const dir = await tempDir();
-    cleanup.push(
-      () => sim.close(),
-      () => dir.remove(),
-    );
-    const credentials = await writeCredentials(sim, join(dir.path, 'creds.json'));
+    const { sim, dir, credentials, remove } = await siteWithWarehouse();
+    cleanup.push(remove);
     await chmod(credentials, 0o644);
-    const result = await runCliInProcess([...syncCliArgs(sim.url, dir.path), ...small]);
+    const result = await runCliInProcess([...syncCliArgs(sim.url, dir), ...small]);
     expect(result.code).toBe(0);
     const lines = result.stderr.split('\n').filter((l) => l.includes('other users may read'));
     expect(lines).toHaveLength(1);
@@ -36,14 +30,9 @@ describe('local hardening', () => {
   });
 
   it('sync refuses a plain-http object store endpoint on another host, before any request to it', async () => {
-    const sim = await startSite();
-    const dir = await tempDir();
-    cleanup.push(
-      () => sim.close(),
-      () => dir.remove(),
-    );
-    await writeCredentials(sim, join(dir.path, 'creds.json'));
-    const args = [...syncCliArgs(sim.url, dir.path, { snapshot: true }), ...small, '--snapshots', 's3://bucket/x'];
+    const { sim, dir, remove } = await siteWithWarehouse();
+    cleanup.push(remove);
+    const args = [...syncCliArgs(sim.url, dir, { snapshot: true }), ...small, '--snapshots', 's3://bucket/x'];
     const env = { AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'a', AWS_SECRET_ACCESS_KEY: 'b' };
     const remote = await runCliInProcess(args, {
       env: { ...env, AWS_ENDPOINT_URL: 'http://store.example.invalid:9000' },
@@ -54,14 +43,9 @@ describe('local hardening', () => {
   });
 
   it('sync refuses to run with certificate checks off unless told to', async () => {
-    const sim = await startSite();
-    const dir = await tempDir();
-    cleanup.push(
-      () => sim.close(),
-      () => dir.remove(),
-    );
-    await writeCredentials(sim, join(dir.path, 'creds.json'));
-    const args = [...syncCliArgs(sim.url, dir.path), ...small];
+    const { sim, dir, remove } = await siteWithWarehouse();
+    cleanup.push(remove);
+    const args = [...syncCliArgs(sim.url, dir), ...small];
     const env = { NODE_TLS_REJECT_UNAUTHORIZED: '0' };
     const refused = await runCliInProcess(args, { env });
     expect(refused.code).toBe(2);
@@ -71,15 +55,10 @@ describe('local hardening', () => {
   });
 
   it('doctor warns about certificate checks off and a password in --warehouse on the command line', async () => {
-    const sim = await startSite();
-    const dir = await tempDir();
-    cleanup.push(
-      () => sim.close(),
-      () => dir.remove(),
-    );
-    await writeCredentials(sim, join(dir.path, 'creds.json'));
+    const { sim, dir, remove } = await siteWithWarehouse();
+    cleanup.push(remove);
     const doctor = (extra: string[], env: NodeJS.ProcessEnv = {}) =>
-      runCliInProcess(['doctor', ...syncCliArgs(sim.url, dir.path).slice(1), ...small, ...extra], { env });
+      runCliInProcess(['doctor', ...syncCliArgs(sim.url, dir).slice(1), ...small, ...extra], { env });
     const exposure = (stdout: string) => stdout.split('\n').find((l) => /\bexposure\b/.test(l)) ?? '';
 
     const clean = await doctor([]);
