@@ -5,6 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
+import { countCliStart } from '../support/cli-count.ts';
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { cliPath, packageRoot } from '../../src/util/package-root.ts';
@@ -28,6 +29,7 @@ async function walk(root: string): Promise<string[]> {
 
 function runUnderUmask000(args: readonly string[]): Promise<{ code: number | null; stderr: string }> {
   const quoted = [process.execPath, cliPath, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+  countCliStart();
   return new Promise((resolve, reject) => {
     const child = spawn('sh', ['-c', `umask 000; exec ${quoted}`], {
       cwd: packageRoot,
