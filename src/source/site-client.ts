@@ -39,6 +39,11 @@ export interface HttpSiteClientOptions {
   readonly rateMargin?: number;
   /** Cap on the sum of backoff sleeps of one request (default 30 s). */
   readonly maxBackoffTotalMs?: number;
+  /**
+   * Cap on the time one request spends waiting out 429s (default 10 min): a site that keeps answering 429 with a long
+   * Retry-After (each capped at 5 min) would otherwise hold the request for most of an hour.
+   */
+  readonly maxRateLimitWaitMs?: number;
   /** Largest answer read (default 64 MiB): a bigger one fails the request instead of filling the memory. */
   readonly maxBodyBytes?: number;
   /**
@@ -100,6 +105,7 @@ export class HttpSiteClient implements SiteClient {
   private readonly maxRetries: number;
   private readonly retryBaseMs: number;
   private readonly maxBackoffTotalMs: number;
+  private readonly maxRateLimitWaitMs: number;
   private readonly signal: AbortSignal | undefined;
 
   constructor(options: HttpSiteClientOptions, auth: (exchange: TokenExchange) => SiteAuth) {
@@ -110,6 +116,7 @@ export class HttpSiteClient implements SiteClient {
     this.maxRetries = options.maxRetries ?? 6;
     this.retryBaseMs = options.retryBaseMs ?? 400;
     this.maxBackoffTotalMs = options.maxBackoffTotalMs ?? 30_000;
+    this.maxRateLimitWaitMs = options.maxRateLimitWaitMs ?? 600_000;
     this.signal = options.signal;
     // Every request waiting for a slot or a backoff listens for the stop: far more than Node's default warning
     // threshold of 10 listeners.
@@ -218,6 +225,7 @@ export class HttpSiteClient implements SiteClient {
     // while still fresh means the credentials are not this site's.
     const refreshedFrom = new Set<string>();
     let backoffTotal = 0;
+    let rateLimitWaited = 0;
     // A token refresh (the only unauthenticated request) is never abandoned.
     const signal = auth ? this.signal : undefined;
     for (;;) {
@@ -274,6 +282,15 @@ export class HttpSiteClient implements SiteClient {
           if (rateLimited > Math.max(this.maxRetries, 10)) {
             throw new SiteUnavailableError(url, 'HTTP 429 rate limited on every attempt', rateLimited);
           }
+          if (rateLimitWaited + wait > this.maxRateLimitWaitMs) {
+            const waited = `${Math.round(rateLimitWaited / 1000)} s`;
+            throw new SiteUnavailableError(
+              url,
+              `HTTP 429 after ${waited} of waiting, the most one request waits`,
+              rateLimited,
+            );
+          }
+          rateLimitWaited += wait;
           // One short line (a URL folded it to three): the request's path is in its debug line.
           this.logger.warn({ waitMs: Math.round(wait), attempt: rateLimited }, 'rate limited (429), backing off');
           await sleep(wait, signal);

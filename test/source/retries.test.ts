@@ -188,6 +188,21 @@ async function collect<T, R>(gen: AsyncGenerator<T, R>): Promise<{ items: T[]; i
   }
 }
 
+describe('the time one request waits out 429s is bounded', () => {
+  it('a site answering 429 with Retry-After again and again fails the request once the waits would pass the cap', async () => {
+    const client = await setup((_q, res) => json(res, 429, { detail: 'slow down' }, { 'retry-after': '1' }), {
+      maxRateLimitWaitMs: 2_500,
+    });
+    const failure = await client.getJson('/api/a/').catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(SiteUnavailableError);
+    expect((failure as Error).message).toMatch(/HTTP 429 after 2 s of waiting, the most one request waits/);
+    // Two waits of 1 s fit under 2.5 s; the third would not, so the request ends at its third 429.
+    expect(client.stats.rateLimited).toBe(3);
+    expect(server!.arrivals).toHaveLength(3);
+    await client.close();
+  });
+});
+
 describe('a stop (the abort signal) gives up requests that are waiting, not sent', () => {
   it('a request in a Retry-After pause, and one queued behind it, fail at once; nothing more is sent', async () => {
     const stop = new AbortController();
