@@ -76,18 +76,16 @@ export async function duckdbVersion(): Promise<string> {
   return (await import('./duckdb/instance.ts')).duckdbVersion();
 }
 
-export const isPostgresTarget = isPostgresUrl;
-
 /** A DuckDB target whose file does not exist yet (the first sync creates it); false for Postgres. */
 export function isNewDuckDBFile(target: string): boolean {
-  return !isPostgresTarget(target) && !existsSync(target);
+  return !isPostgresUrl(target) && !existsSync(target);
 }
 
 /** Open a DuckDB file (parent directories created) or a `postgres://` / `postgresql://` URL. */
 export async function openWarehouse(target: string, options: OpenWarehouseOptions = {}): Promise<Warehouse> {
   const logger = options.logger ?? silentLogger;
   if (!target.trim()) throw new ConfigError('warehouse target is empty: give a DuckDB file path or a postgres:// URL');
-  if (isPostgresTarget(target)) {
+  if (isPostgresUrl(target)) {
     const create = options.checkOnly ? 'check' : !options.existingOnly;
     const { PostgresWarehouse } = await import('./postgres/warehouse.ts');
     return PostgresWarehouse.open(target, checkedSchema(options.schema), logger, {
@@ -131,7 +129,7 @@ export async function warehouseMayHoldCredentials(
   site: string | null,
   logger: Logger,
 ): Promise<boolean> {
-  if (!isPostgresTarget(settings.warehouse)) return !isNewDuckDBFile(settings.warehouse);
+  if (!isPostgresUrl(settings.warehouse)) return !isNewDuckDBFile(settings.warehouse);
   const { PostgresWarehouse } = await import('./postgres/warehouse.ts');
   return PostgresWarehouse.holdsCredentials(
     settings.warehouse,

@@ -22,7 +22,6 @@ import {
 import {
   duckdbVersion,
   isNewDuckDBFile,
-  isPostgresTarget,
   openConfiguredWarehouse,
   SchemaNotYetCreated,
   syncedBefore,
@@ -35,7 +34,7 @@ import { ConfigError, ExitCode, GrantflowError, isGrantflowError } from '../../u
 import { isJsonObject, type JsonValue } from '../../util/json.ts';
 import { createLogger, type Logger } from '../../util/logger.ts';
 import { parseTimestamp } from '../../normalize/index.ts';
-import type { Settings } from '../../config/settings.ts';
+import { isPostgresUrl, type Settings } from '../../config/settings.ts';
 import { readPortfolioSites, selectPortfolioSites, siteSchema } from '../../config/portfolio.ts';
 import { siteEnvironment, siteSettings } from '../../pipeline/portfolio.ts';
 import { redact } from '../../util/redact.ts';
@@ -137,7 +136,7 @@ async function runChecks(
         if (fromEnv) {
           envCredentials(env);
           const where = 'from GRANTFLOW_* environment variables; their rotations are kept in the warehouse';
-          const duckdb = isPostgresTarget(settings.warehouse) ? null : duckdbLosesPair(settings.warehouse);
+          const duckdb = isPostgresUrl(settings.warehouse) ? null : duckdbLosesPair(settings.warehouse);
           if (StateKey.fromEnv(env))
             return duckdb
               ? new Warning(`${where}, encrypted with ${stateKeyVariable}; ${duckdb}`)
