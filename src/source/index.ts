@@ -1,5 +1,5 @@
 export type * from './types.ts';
-export { checkBaseUrl, HttpSiteClient, isLoopbackHost, type HttpSiteClientOptions } from './site-client.ts';
+export { checkBaseUrl, HttpSiteClient, type HttpSiteClientOptions } from './site-client.ts';
 export { describeNetworkError, tlsError, unreachable } from './retry.ts';
 export { preflight, probeConnect, probeSiteWithoutCredentials } from './site-check.ts';
 export { AccessTokenRefused, SiteHttpError, SiteResponseError, SiteUnavailableError } from './errors.ts';

@@ -55,8 +55,6 @@ export interface HttpSiteClientOptions {
   readonly signal?: AbortSignal;
 }
 
-export { isLoopbackHost };
-
 /** Parses a site URL and enforces the HTTPS rule (plain http only to a loopback host); ConfigError if bad. */
 export function checkBaseUrl(baseUrl: string): URL {
   let url: URL;
