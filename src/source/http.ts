@@ -2,6 +2,7 @@ import { Pool, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { SiteResponseError } from './errors.ts';
 import { RateLimiter, Semaphore, type Slot } from './throttle.ts';
+import { whenWritten } from './request-written.ts';
 
 export interface HttpRequest {
   readonly method: 'GET' | 'POST';
@@ -95,13 +96,17 @@ export class HttpTransport {
     if (req.contentType) headers['content-type'] = req.contentType;
     const started = performance.now();
     slot.started();
-    const res = await this.pool.request({
-      method: req.method,
-      path: `${req.url.pathname}${req.url.search}`,
-      headers,
-      body: req.body ?? null,
-      signal: AbortSignal.timeout(this.options.timeoutMs),
-    });
+    const res = await whenWritten(
+      () => slot.started(),
+      () =>
+        this.pool.request({
+          method: req.method,
+          path: `${req.url.pathname}${req.url.search}`,
+          headers,
+          body: req.body ?? null,
+          signal: AbortSignal.timeout(this.options.timeoutMs),
+        }),
+    );
     const max = this.options.maxBodyBytes;
     const buf = await readCapped(res, max);
     if (!buf) {

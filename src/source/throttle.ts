@@ -5,9 +5,10 @@ import { abortableWait } from './retry.ts';
  * least `1000 / (rate * (1 - margin))` ms apart (less at most 3 ms of forgiven timer lateness), measured from the
  * previous release rather than a fixed schedule, so a badly late timer never lets requests bunch up. On top of that,
  * no request starts within `1000 + windowMarginMs` ms of the start `floor(rate)` starts before it, where a start is
- * when the request was handed to the connection (`Slot.started`), not when its slot came: a request held up between
- * the two (an event loop busy with a load) would otherwise arrive close to the ones after it, and a server counting a
- * strict sliding second would see one too many. A fixed window would allow 2 × rate across a window edge.
+ * the latest of when the request was handed to undici and when undici wrote it to its socket (`Slot.started`, called
+ * at both), not when its slot came: a request held up in between (an event loop busy with a load, a connection being
+ * opened) would otherwise arrive close to the ones after it, and a server counting a strict sliding second would see
+ * one too many. A fixed window would allow 2 × rate across a window edge.
  */
 export interface RateLimiterOptions {
   /** Requests per second. */
@@ -22,7 +23,7 @@ export interface RateLimiterOptions {
   readonly now?: () => number;
 }
 
-/** A released request: call `started` as it is handed to the connection, so the window counts its real start. */
+/** A released request: call `started` as it is handed over and again as it is written, so the window counts its real start. */
 export interface Slot {
   started(): void;
 }

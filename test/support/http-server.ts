@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { writeFile } from 'node:fs/promises';
 import type { Credentials, CredentialStore } from '../../src/credentials/types.ts';
 
@@ -71,26 +72,28 @@ export async function startServer(handler: Handler): Promise<TestServer> {
 
 /**
  * A handler answering 429 to a request that arrives while `limit` accepted ones arrived within the last second (a
- * strict sliding window, as a site counting per client), `ok` to the others. `transitMs` holds a request back before
- * it counts, as a slower route or a connection being opened would: it is seen that much later than it was sent.
- * `seen` lists when each request was counted; `rejected` counts the 429s.
+ * strict sliding window, as a site counting per client), `ok` to the others. A request arrives `transitMs` after it
+ * was sent, as over a slower route. When it was sent is `sentAt` (by default, when this server read it): a server in
+ * the test's own process reads a request whenever the shared event loop gets to it, a delay a remote server would not
+ * add, so a test of the client's pacing counts from the client's own write (`socketWrites`).
+ * `seen` lists when each request arrived; `rejected` counts the 429s.
  */
 export function strictWindow(
   limit: number,
   ok: Handler,
-  transitMs: (arrival: Arrival) => number = () => 0,
+  options: { transitMs?: (arrival: Arrival) => number; sentAt?: (arrival: Arrival) => number } = {},
 ): { handler: Handler; seen: number[]; rejected: () => number } {
   const accepted: number[] = [];
   const seen: number[] = [];
   let rejected = 0;
   return {
     handler: async (req, res, arrival) => {
-      const transit = transitMs(arrival);
+      const transit = options.transitMs?.(arrival) ?? 0;
+      const t = (options.sentAt?.(arrival) ?? arrival.t) + transit;
       if (transit > 0) await new Promise((r) => setTimeout(r, transit));
-      const t = performance.now();
       seen.push(t);
-      while (accepted.length > 0 && accepted[0]! <= t - 1000) accepted.shift();
-      if (accepted.length >= limit) {
+      // Arrival times need not come in order (a late one is handled after later ones): count by time, not by turn.
+      if (accepted.filter((a) => a > t - 1000 && a <= t).length >= limit) {
         rejected++;
         json(res, 429, { detail: 'rate limited' }, { 'retry-after': '1' });
         return;
@@ -101,6 +104,20 @@ export function strictWindow(
     seen,
     rejected: () => rejected,
   };
+}
+
+/**
+ * When this process's undici clients wrote each request (by path, the last write of a path), as undici's diagnostics
+ * channel reports it: the moment a remote server would start to count the request. `stop` unsubscribes.
+ */
+export function socketWrites(): { at: (path: string) => number | undefined; stop: () => void } {
+  const times = new Map<string, number>();
+  const onSend = (message: unknown): void => {
+    const { request } = message as { request: { path: string } };
+    times.set(request.path, performance.now());
+  };
+  subscribe('undici:client:sendHeaders', onSend);
+  return { at: (path) => times.get(path), stop: () => unsubscribe('undici:client:sendHeaders', onSend) };
 }
 
 export function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
