@@ -20,6 +20,11 @@ import { WarehouseCredentialStore } from './warehouse-store.ts';
 export class FirstRunCredentialStore implements CredentialStore {
   readonly description = 'GRANTFLOW_* environment variables (no rotated pair stored yet)';
   readonly replaceAdvice = updateCiSecrets;
+  /**
+   * The other first run stores its pair by creating the warehouse (`keepFirstRotation`): seconds on a busy machine,
+   * where a 1 s look found nothing yet in 1 race of 4 and reported a good pair as revoked.
+   */
+  readonly adoptWindowMs = 15_000;
   private target: CredentialStore | null = null;
   private pending: Credentials | null = null;
 

@@ -142,18 +142,26 @@ export class TokenManager implements SiteAuth {
    * Another process using the same store (a `doctor` during a scheduled sync, two pipelines sharing one file) may
    * have refreshed first, killing the refresh token this one holds: the store then holds the newer pair. Adopted, the
    * caller retries with it instead of failing with invalid_grant. The other process may still be saving, so the store
-   * is read a few times. Where the other process holds that pair out of reach (a warehouse it has open), a
+   * is read again for a while (`CredentialStore.adoptWindowMs`). Where the other process holds that pair out of reach (a warehouse it has open), a
    * LockedError says so: the credentials are fine, and the next run once it is done finds the pair.
    */
   private async adoptNewerStored(current: Credentials): Promise<boolean> {
     const store = this.options.store;
-    let held = null as LockedError | null;
-    for (let attempt = 0; attempt < 3; attempt++) {
-      if (attempt > 0) await sleep(500);
+    const windowMs = store.adoptWindowMs ?? 1_000;
+    const deadline = Date.now() + windowMs;
+    this.options.logger.info(
+      { store: store.description, waitMs: windowMs },
+      'the site rejected the refresh token as used; looking for a pair another run sharing these credentials stored',
+    );
+    for (let attempt = 0; ; attempt++) {
+      if (attempt > 0) await sleep(250);
+      let held: LockedError | null = null;
       const stored = await (store.reload ? store.reload() : store.load()).catch((e: unknown) => {
         if (e instanceof LockedError) held = e;
         return null;
       });
+      // The other process holds the pair out of reach: waiting longer would not change that.
+      if (held) throw held;
       if (stored && stored.refresh_token !== current.refresh_token && stored.client_id === current.client_id) {
         this.creds = stored;
         this.options.logger.warn(
@@ -162,9 +170,8 @@ export class TokenManager implements SiteAuth {
         );
         return true;
       }
+      if (Date.now() >= deadline) return false;
     }
-    if (held) throw held;
-    return false;
   }
 
   private explain(e: unknown): unknown {

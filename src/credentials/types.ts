@@ -20,5 +20,10 @@ export interface CredentialStore {
    * `load`). A LockedError says where that pair is and that its holder must finish first.
    */
   reload?(): Promise<Credentials>;
+  /**
+   * How long, after the site rejected our refresh token as used, `reload` is tried for a pair another process is
+   * still storing (default 1 s): about as long as that process takes from its refresh to its save.
+   */
+  readonly adoptWindowMs?: number;
   save(credentials: Credentials): Promise<void>;
 }

@@ -383,49 +383,43 @@ describe.each(['duckdb', 'postgres'])(
       expect(second.code, second.stderr).toBe(0);
     });
 
-    // Retried: on a loaded machine the winner can take longer to store the rotated pair than the loser looks for it
-    // (about 1 s), and the loser then reports invalid_grant; a known race, measured at 1 run in 4 under the suite.
-    it(
-      'two at once: one syncs, the other exits 1 saying another run holds the rotated pair; the next run works',
-      { retry: 2 },
-      async () => {
-        const sim = await startSite({ scale: 'tiny', seed: 37, latency: { ms: 20 } });
-        const dir = await tempDir();
-        cleanup.push(() => sim.close(), dir.remove);
-        const warehouse = await newWarehouse(dir.path);
-        // Both checks refresh with the variables' refresh token: each refresh is held until both are asked for, so both
-        // runs found no warehouse before either stored a pair; the site rotates once and rejects the other as used.
-        let asked = 0;
-        let bothAsked!: () => void;
-        const barrier = new Promise<void>((resolve) => (bothAsked = resolve));
-        const proxy = await proxySite(sim.url, async (url) => {
-          if (url.pathname !== '/api/o/token/' || asked >= 2) return;
-          if (++asked === 2) bothAsked();
-          await barrier;
-        });
-        cleanup.push(proxy.close);
-        // Every stream: the winner must still be running when the other finds the pair it stored.
-        const env = { ...ciEnvironment(sim, warehouse.target, dir.path, 'everyStream'), GRANTFLOW_SITE: proxy.url };
-        sim.control.expireAccessTokens();
-        const sync = (): Promise<CliResult> => runCli(['sync', ...warehouse.schemaArgs], { env });
-        const [a, b] = await Promise.all([sync(), sync()]);
-        const [won, lost] = a.code === 0 ? [a, b] : [b, a];
-        expect(won.code, won.stderr).toBe(0);
-        // Not "generate a new credential set" (exit 2): the pair the other run rotated is fine, and kept.
-        expect(lost.code, lost.stderr).toBe(1);
-        // Log lines aside (a warning when it adopted the stored pair), one line says why.
-        const lines = lost.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('{'));
-        expect(lines, lost.stderr).toHaveLength(1);
-        expect(lines[0]).toMatch(
-          /in use by another grantflow run \([^)]*grantflow sync \(pid \d+\)\); wait for it to finish/,
-        );
-        expect(lost.stderr).not.toMatch(/invalid_grant|new credential set|not a grantflow run/);
-        // The same variables again: the pair the winner stored works.
-        sim.control.expireAccessTokens();
-        const next = await runCliInProcess(['sync', ...warehouse.schemaArgs], { env });
-        expect(next.code, next.stderr).toBe(0);
-      },
-    );
+    it('two at once: one syncs, the other exits 1 saying another run holds the rotated pair; the next run works', async () => {
+      const sim = await startSite({ scale: 'tiny', seed: 37, latency: { ms: 20 } });
+      const dir = await tempDir();
+      cleanup.push(() => sim.close(), dir.remove);
+      const warehouse = await newWarehouse(dir.path);
+      // Both checks refresh with the variables' refresh token: each refresh is held until both are asked for, so both
+      // runs found no warehouse before either stored a pair; the site rotates once and rejects the other as used.
+      let asked = 0;
+      let bothAsked!: () => void;
+      const barrier = new Promise<void>((resolve) => (bothAsked = resolve));
+      const proxy = await proxySite(sim.url, async (url) => {
+        if (url.pathname !== '/api/o/token/' || asked >= 2) return;
+        if (++asked === 2) bothAsked();
+        await barrier;
+      });
+      cleanup.push(proxy.close);
+      // Every stream: the winner must still be running when the other finds the pair it stored.
+      const env = { ...ciEnvironment(sim, warehouse.target, dir.path, 'everyStream'), GRANTFLOW_SITE: proxy.url };
+      sim.control.expireAccessTokens();
+      const sync = (): Promise<CliResult> => runCli(['sync', ...warehouse.schemaArgs], { env });
+      const [a, b] = await Promise.all([sync(), sync()]);
+      const [won, lost] = a.code === 0 ? [a, b] : [b, a];
+      expect(won.code, won.stderr).toBe(0);
+      // Not "generate a new credential set" (exit 2): the pair the other run rotated is fine, and kept.
+      expect(lost.code, lost.stderr).toBe(1);
+      // Log lines aside (a warning when it adopted the stored pair), one line says why.
+      const lines = lost.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('{'));
+      expect(lines, lost.stderr).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /in use by another grantflow run \([^)]*grantflow sync \(pid \d+\)\); wait for it to finish/,
+      );
+      expect(lost.stderr).not.toMatch(/invalid_grant|new credential set|not a grantflow run/);
+      // The same variables again: the pair the winner stored works.
+      sim.control.expireAccessTokens();
+      const next = await runCliInProcess(['sync', ...warehouse.schemaArgs], { env });
+      expect(next.code, next.stderr).toBe(0);
+    });
 
     it('killed right after the check refreshed: the rotated pair was stored first, so the next run works', async () => {
       // Each request is held 50 ms, so the kill lands while the check's first request after the refresh is in flight.
