@@ -14,7 +14,8 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { isLoopbackHost } from '../util/loopback-host.ts';
+import { isLoopbackHost, loopbackOnlyLookup } from '../util/loopback-host.ts';
+import { Agent as HttpAgent } from 'node:http';
 import { ConfigError, ExitCode, firstLine, GrantflowError } from '../util/errors.ts';
 import { registerSecret } from '../util/redact.ts';
 import { parseS3Url } from '../config/snapshot-location.ts';
@@ -117,7 +118,11 @@ export class S3Store implements ObjectStore {
     // Any message that would echo one of these (none should) has it replaced; see util/redact.ts.
     registerSecret(process.env.AWS_SECRET_ACCESS_KEY);
     registerSecret(process.env.AWS_SESSION_TOKEN);
-    const client = new S3Client({ forcePathStyle: options.forcePathStyle ?? false });
+    // Over plain http (an endpoint on this machine), each connection checks where the name resolved to.
+    const client = new S3Client({
+      forcePathStyle: options.forcePathStyle ?? false,
+      requestHandler: { httpAgent: new HttpAgent({ keepAlive: true, lookup: loopbackOnlyLookup }) },
+    });
     return new S3Store(url.replace(/\/+$/, ''), client, location.bucket, location.prefix);
   }
 

@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { SiteResponseError } from './errors.ts';
 import { RateLimiter, Semaphore, type Slot } from './throttle.ts';
 import { whenWritten } from './request-written.ts';
+import { loopbackOnlyLookup } from '../util/loopback-host.ts';
 
 export interface HttpRequest {
   readonly method: 'GET' | 'POST';
@@ -62,6 +63,8 @@ export class HttpTransport {
       keepAliveTimeout: 10_000,
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
+      // Plain http carries the tokens readable: only to this machine, checked on the address the name resolves to.
+      ...(new URL(options.origin).protocol === 'http:' ? { connect: { lookup: loopbackOnlyLookup } } : {}),
     });
   }
 

@@ -8,6 +8,7 @@ import { checkBaseUrl } from './site-client.ts';
 import type { SiteClient } from './types.ts';
 import { ConfigError, GrantflowError } from '../util/errors.ts';
 import { redact } from '../util/redact.ts';
+import { loopbackOnlyLookup, notLoopbackCode } from '../util/loopback-host.ts';
 
 /**
  * One cheap call before anything is written: proves the URL is the API (JSON, not a web page or a 404) and that the
@@ -122,7 +123,8 @@ export async function probeConnect(baseUrl: string): Promise<void> {
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const code = await new Promise<string | null>((done) => {
-    const socket = connect({ host, port });
+    const lookup = url.protocol === 'http:' ? { lookup: loopbackOnlyLookup } : {};
+    const socket = connect({ host, port, ...lookup });
     const finish = (c: string | null): void => {
       socket.destroy();
       done(c);
@@ -131,6 +133,12 @@ export async function probeConnect(baseUrl: string): Promise<void> {
     socket.once('connect', () => finish(null));
     socket.once('error', (e: NodeJS.ErrnoException) => finish(e.code ?? null));
   });
+  if (code === notLoopbackCode) {
+    throw new ConfigError(
+      `${url.origin} is plain http to a host that does not resolve to this machine; use https:// (credentials travel ` +
+        'over plain http only to a loopback host)',
+    );
+  }
   if (code && wrongAddress.has(code)) {
     throw new ConfigError(`nothing answers at ${url.origin} (${code}); check --site`);
   }

@@ -1,5 +1,5 @@
 import { setMaxListeners } from 'node:events';
-import { isLoopbackHost } from '../util/loopback-host.ts';
+import { isLoopbackHost, notLoopbackCode } from '../util/loopback-host.ts';
 import type { Logger } from '../util/logger.ts';
 import { silentLogger } from '../util/logger.ts';
 import { ConfigError, CredentialsError, GrantflowError } from '../util/errors.ts';
@@ -239,6 +239,8 @@ export class HttpSiteClient implements SiteClient {
         if (e instanceof GrantflowError) throw e;
         const tls = tlsError(req.url.origin, e);
         if (tls) throw tls;
+        if (hasCode(e, notLoopbackCode))
+          throw new ConfigError(`${req.url.origin}: ${(e as Error).message}`, { cause: e });
         problem = describeNetworkError(e);
         // Sent (it took a rate-limit slot) but never answered: counted, or `requests` understates the traffic.
         this.stats.requests++;
@@ -358,4 +360,11 @@ function parseDownload(_text: string, res: HttpResponse): ParseResult<Downloaded
 function parseTokenBody(text: string): ParseResult<JsonValue> {
   const json = parseJson(text);
   return json.ok ? json : { ok: false, problem: 'not JSON (the body is not shown: it may hold tokens)' };
+}
+
+/** Whether `e` or one of its causes carries the error code `code`. */
+function hasCode(e: unknown, code: string): boolean {
+  for (let x: unknown = e, depth = 0; x instanceof Error && depth < 4; x = x.cause, depth++)
+    if ('code' in x && x.code === code) return true;
+  return false;
 }
