@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { settingSource } from '../config/load-settings.ts';
 import { portfolioSchema, readPortfolioSites, siteSchema } from '../config/portfolio.ts';
 import {
-  isPostgresUrl,
+  warehouseFile,
   warehouseSettingKeys,
   type SettingKey,
   type Settings,
@@ -50,7 +50,7 @@ export async function readTarget<K extends SettingKey>(
     return { ...settings, siteSchema: siteSchema(name) };
   }
   // A DuckDB file keeps one site's tables in `main`: a schema given names one of a portfolio's (or its views').
-  if (schemaGiven && !isPostgresUrl(settings.warehouse)) return { ...settings, siteSchema: settings.schema };
+  if (schemaGiven && warehouseFile(settings.warehouse) !== null) return { ...settings, siteSchema: settings.schema };
   if (schemaGiven || sites === null) return settings;
   if (unpicked === 'views') return { ...settings, siteSchema: portfolioSchema };
   throw pickASite(sites, `pipeline file ${String(pipeline)}`);

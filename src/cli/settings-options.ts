@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { envName, flagName, flagOnlySettings, isPostgresUrl, type SettingKey } from '../config/settings.ts';
+import { envName, flagName, flagOnlySettings, warehouseFile, type SettingKey } from '../config/settings.ts';
 import { flagSyntax, settingHelp } from '../config/setting-help.ts';
 import { loadSettings, parseSettingText, settingSource } from '../config/load-settings.ts';
 import { ConfigError } from '../util/errors.ts';
@@ -72,7 +72,7 @@ export function givenAs(settings: Partial<Settings>, key: SettingKey): string | 
 
 function refuseDuckDBSchema(settings: Partial<Settings>): void {
   const given = givenAs(settings, 'schema');
-  if (given === undefined || settings.warehouse === undefined || isPostgresUrl(settings.warehouse)) return;
+  if (given === undefined || settings.warehouse === undefined || warehouseFile(settings.warehouse) === null) return;
   throw new ConfigError(
     `${given} names a Postgres schema, and ${settings.warehouse} is a DuckDB file, whose tables this command keeps ` +
       `in main (a portfolio's in site_<name>, from its pipeline file): drop it; status, report and query read a ` +

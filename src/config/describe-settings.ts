@@ -3,7 +3,7 @@ import { settingSource } from './load-settings.ts';
 import {
   envName,
   flagName,
-  isPostgresUrl,
+  warehouseFile,
   settingKinds,
   urlPattern,
   type SettingKey,
@@ -71,7 +71,7 @@ export function describeSettings(
           : source === 'pipeline file'
             ? `pipeline file ${pipeline ? resolve(pipeline) : ''}`
             : 'default';
-    if (key === 'schema' && settings.warehouse !== undefined && !isPostgresUrl(settings.warehouse))
+    if (key === 'schema' && settings.warehouse !== undefined && warehouseFile(settings.warehouse) !== null)
       return duckdbSchemaLine(source === undefined ? undefined : String(settings.schema), from);
     return { key, value: valueText(settings[key]), from };
   });

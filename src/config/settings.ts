@@ -48,6 +48,14 @@ export function isPostgresUrl(target: string): boolean {
   return postgresUrlPattern.test(target);
 }
 
+/**
+ * The local file a warehouse target keeps its data in (a DuckDB file), or null for a database server's (Postgres, with
+ * schemas). What the code outside the warehouse asks of a target: whether it is a file on this machine.
+ */
+export function warehouseFile(target: string): string | null {
+  return isPostgresUrl(target) ? null : target;
+}
+
 /** URL parameters other clients (Prisma, JDBC, libpq wrappers) choose a schema with; pg ignores every one of them. */
 const schemaParams = new Set(['schema', 'currentschema', 'search_path']);
 

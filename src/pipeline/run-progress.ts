@@ -5,7 +5,7 @@ import type { ExtractOptions, StreamState } from '../extract/types.ts';
 import type { SiteClient } from '../source/types.ts';
 import { isJsonObject, type JsonObject } from '../util/json.ts';
 import type { Logger } from '../util/logger.ts';
-import { isPostgresUrl } from '../config/settings.ts';
+import { warehouseFile } from '../config/settings.ts';
 import type { RunRecord, Warehouse } from '../warehouse/types.ts';
 import { liveProgressPublisher } from './live-progress-file.ts';
 
@@ -72,7 +72,7 @@ export async function runProgress(input: RunProgressInput): Promise<Progress> {
     expected,
     fanOut,
     stopEarly,
-    ...(isPostgresUrl(input.target) ? {} : { publish: liveProgressPublisher(input.target, input.runId) }),
+    ...(warehouseFile(input.target) === null ? {} : { publish: liveProgressPublisher(input.target, input.runId) }),
   });
 }
 

@@ -34,7 +34,7 @@ import { ConfigError, ExitCode, GrantflowError, isGrantflowError } from '../../u
 import { isJsonObject, type JsonValue } from '../../util/json.ts';
 import { createLogger, type Logger } from '../../util/logger.ts';
 import { parseTimestamp } from '../../normalize/index.ts';
-import { isPostgresUrl, type Settings } from '../../config/settings.ts';
+import { warehouseFile, type Settings } from '../../config/settings.ts';
 import { readPortfolioSites, selectPortfolioSites, siteSchema } from '../../config/portfolio.ts';
 import { siteEnvironment, siteSettings } from '../../pipeline/portfolio.ts';
 import { redact } from '../../util/redact.ts';
@@ -136,7 +136,8 @@ async function runChecks(
         if (fromEnv) {
           envCredentials(env);
           const where = 'from GRANTFLOW_* environment variables; their rotations are kept in the warehouse';
-          const duckdb = isPostgresUrl(settings.warehouse) ? null : duckdbLosesPair(settings.warehouse);
+          const file = warehouseFile(settings.warehouse);
+          const duckdb = file === null ? null : duckdbLosesPair(file);
           if (StateKey.fromEnv(env))
             return duckdb
               ? new Warning(`${where}, encrypted with ${stateKeyVariable}; ${duckdb}`)

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 
 import { warehouseSettingKeys, type SettingKey } from '../../config/settings.ts';
 
-import { isPostgresUrl } from '../../config/settings.ts';
+import { warehouseFile } from '../../config/settings.ts';
 import { openConfiguredWarehouse, syncedBefore } from '../../warehouse/index.ts';
 
 import type { Warehouse } from '../../warehouse/types.ts';
@@ -77,7 +77,7 @@ async function withWarehouseToRead(options: Record<string, unknown>, fn: Warehou
   logger.info('the warehouse must be migrated before its data tests run: opening it to write');
   return withWarehouse(options, fn).catch((e: unknown) => {
     // A reader's role: say why a command that reads asks for a privilege to write.
-    if (!(e instanceof ConfigError) || !isPostgresUrl(settings.warehouse)) throw e;
+    if (!(e instanceof ConfigError) || warehouseFile(settings.warehouse) !== null) throw e;
     throw new ConfigError(
       `${e.message}. An older grantflow version wrote this warehouse: it must be migrated before its data tests run ` +
         '(a sync or `models run` by a role that may write does it)',
