@@ -1,7 +1,4 @@
-import { CommanderError } from 'commander';
-import { ExitCode } from '../util/errors.ts';
-import { buildProgram } from './program.ts';
-import { unknownCommand } from './command-names.ts';
+import { runCommandLine } from './run-command-line.ts';
 import { applyHeapPolicy } from '../util/heap-policy.ts';
 
 applyHeapPolicy();
@@ -18,21 +15,4 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
-const program = buildProgram();
-const problem = unknownCommand(program, process.argv.slice(2));
-
-if (problem !== null) {
-  process.stderr.write(`${problem}\n`);
-  process.exitCode = ExitCode.usage;
-} else {
-  try {
-    await program.parseAsync(process.argv);
-  } catch (error) {
-    if (error instanceof CommanderError) {
-      // --help and --version exit 0; bad usage is exit 2 (commander already printed the message).
-      process.exitCode = error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
-    } else {
-      throw error;
-    }
-  }
-}
+process.exitCode = await runCommandLine(process.argv.slice(2));

@@ -1,13 +1,14 @@
 /**
- * `grantflow <args>` run inside the test's own process: the same program (`buildProgram`), the same exit code mapping
- * as `src/cli/main.ts`, and what the run wrote to stdout and stderr, for tests whose subject is what a command does and
- * says rather than the process. A spawned CLI costs about a second of CPU before it does anything; tests about exit
- * codes as the OS sees them, signals, the live view and the bin entry keep `runCli`.
+ * `grantflow <args>` run inside the test's own process: what `src/cli/main.ts` runs (`runCommandLine`: the unknown
+ * command check, the program, the exit code mapping), under the umask main.ts sets, and what the run wrote to stdout
+ * and stderr, for tests whose subject is what a command does and says rather than the process. A spawned CLI costs
+ * about a second of CPU before it does anything; tests about exit codes as the OS sees them, signals, the live view,
+ * the bin entry and the environment a process starts with keep `runCli`. Not applied here: main.ts's heap policy (a
+ * V8 flag of the whole process) and its EPIPE handling (a closed pipe).
  */
 import fs from 'node:fs';
-import { CommanderError } from 'commander';
-import { buildProgram } from '../../src/cli/program.ts';
-import { ExitCode } from '../../src/util/errors.ts';
+import { format } from 'node:util';
+import { runCommandLine } from '../../src/cli/run-command-line.ts';
 import type { CliResult } from './harness.ts';
 
 let running = false;
@@ -33,27 +34,38 @@ export async function runCliInProcess(
   const savedExitCode = process.exitCode;
   const output = { stdout: '', stderr: '' };
   const restoreOutput = captureOutput(output);
+  const restoreExit = refuseExit();
+  // As main.ts: owner-only files whatever the test's umask.
+  const savedUmask = process.umask(0o077);
   try {
     for (const [k, v] of Object.entries(env)) setVariable(k, v);
     if (options.cwd) process.chdir(options.cwd);
     process.exitCode = undefined;
-    let code: number;
-    try {
-      await buildProgram().parseAsync(args, { from: 'user' });
-      code = Number(process.exitCode ?? ExitCode.ok);
-    } catch (error) {
-      if (!(error instanceof CommanderError)) throw error;
-      // As main.ts: --help and --version exit 0; bad usage is exit 2 (commander already printed the message).
-      code = error.exitCode === 0 ? ExitCode.ok : ExitCode.usage;
-    }
+    const code = await runCommandLine(args);
     return { code, signal: null, ...output };
   } finally {
+    process.umask(savedUmask);
+    restoreExit();
     restoreOutput();
     process.exitCode = savedExitCode;
     process.chdir(savedCwd);
     for (const [k, v] of savedEnv) setVariable(k, v);
     running = false;
   }
+}
+
+/**
+ * Makes `process.exit` throw until the returned function is called: a command that ends the process would end the
+ * test's worker, so such a command is spawned (`runCli`) instead.
+ */
+function refuseExit(): () => void {
+  const exit = process.exit;
+  process.exit = ((code?: number | string | null) => {
+    throw new Error(`runCliInProcess: the command called process.exit(${String(code)}); spawn it (runCli)`);
+  }) as typeof process.exit;
+  return () => {
+    process.exit = exit;
+  };
 }
 
 function setVariable(name: string, value: string | undefined): void {
@@ -63,8 +75,9 @@ function setVariable(name: string, value: string | undefined): void {
 
 /**
  * Sends what is written to stdout and stderr into `output` until the returned function is called: through the
- * streams (summaries, messages, commander) and straight to file descriptors 1 and 2, where the logger writes
- * synchronously so that a killed run's last lines are not lost.
+ * streams (summaries, messages, commander), straight to file descriptors 1 and 2, where the logger writes
+ * synchronously so that a killed run's last lines are not lost, and through `console`, which vitest replaces in its
+ * workers with one of its own that would keep those lines from the result.
  */
 function captureOutput(output: { stdout: string; stderr: string }): () => void {
   const text = (chunk: unknown): string =>
@@ -77,6 +90,13 @@ function captureOutput(output: { stdout: string; stderr: string }): () => void {
       callback?.();
       return true;
     };
+  const consoleMethods = { log: 'stdout', info: 'stdout', debug: 'stdout', warn: 'stderr', error: 'stderr' } as const;
+  const savedConsole = Object.keys(consoleMethods).map((m) => [m, console[m as keyof typeof consoleMethods]] as const);
+  for (const [method, key] of Object.entries(consoleMethods)) {
+    console[method as keyof typeof consoleMethods] = (...args: unknown[]) => {
+      output[key] += `${format(...args)}\n`;
+    };
+  }
   const stdoutWrite = process.stdout.write;
   const stderrWrite = process.stderr.write;
   const writeSync = fs.writeSync;
@@ -92,5 +112,6 @@ function captureOutput(output: { stdout: string; stderr: string }): () => void {
     process.stdout.write = stdoutWrite;
     process.stderr.write = stderrWrite;
     fs.writeSync = writeSync;
+    for (const [method, saved] of savedConsole) console[method as keyof typeof consoleMethods] = saved;
   };
 }
