@@ -1,7 +1,8 @@
 /**
  * Bad input: each case prints ONE clear `grantflow: ...` line on stderr (no stack), exits with the documented code
  * (2: configuration) and writes nothing: no warehouse file, no snapshot or raw directory, the credentials file
- * byte-for-byte unchanged and still 0600.
+ * byte-for-byte unchanged and still 0600. In process (`cliInProcess`, main.ts's own code path): the subject is what a
+ * run says and leaves, not the process; one case at a time, as in-process runs go.
  */
 import { createServer, type Server } from 'node:http';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { startSite, tempDir, writeCredentials, syncCliArgs } from '../support/harness.ts';
-import { assertNoSecretsLeaked, cli, recordIssuedSecrets } from '../support/faults.ts';
+import { assertNoSecretsLeaked, cliInProcess, recordIssuedSecrets } from '../support/faults.ts';
 
 let sim: SimulatorHandle;
 let revokedSim: SimulatorHandle;
@@ -174,7 +175,7 @@ function listFiles(dir: string): string[] {
     .sort();
 }
 
-describe.concurrent('bad input is refused with one line, exit 2, nothing written', () => {
+describe('bad input is refused with one line, exit 2, nothing written', () => {
   it.each(cases.map((c, i) => ({ ...c, i })))('$name', async ({ prepare, message, noCredentials, i }) => {
     const dir = join(work.path, `case-${i}`);
     await mkdir(dir);
@@ -186,7 +187,7 @@ describe.concurrent('bad input is refused with one line, exit 2, nothing written
 
     const args = syncCliArgs(sim.url, dir, { credentials: creds, snapshot: true });
     // Later flags win in commander: the case's own value replaces the default above.
-    const result = await cli([...args, ...extra]);
+    const result = await cliInProcess([...args, ...extra]);
 
     expect(result.code, result.stderr).toBe(2);
     // Log lines (JSON, e.g. "retrying") may precede it; the error itself is one plain line, no stack.
