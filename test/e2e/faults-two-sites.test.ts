@@ -2,7 +2,7 @@
  * Two sites pointed at one warehouse (a DuckDB file; a Postgres schema): their ids collide, so a sync of the second
  * would overwrite and soft-delete the first one's rows and resume its killed run. It is refused (exit 2, one line,
  * nothing written), and the first site's next sync resumes its own run, equal to a lone sync. A site that moved to
- * a new address is accepted once with --site-moved.
+ * a new address is accepted once with --site-moved. Only the kill needs a process; the runs after it are in process.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -22,7 +22,14 @@ import {
   writeCredentials,
   type TableDump,
 } from '../support/harness.ts';
-import { assertNoSecretsLeaked, cli, expectSameWarehouse, killWhen, recordIssuedSecrets } from '../support/faults.ts';
+import {
+  assertNoSecretsLeaked,
+  cli,
+  cliInProcess,
+  expectSameWarehouse,
+  killWhen,
+  recordIssuedSecrets,
+} from '../support/faults.ts';
 
 let first: SimulatorHandle;
 let second: SimulatorHandle;
@@ -76,7 +83,7 @@ describe.each(['duckdb', 'postgres'])('a second site pointed at a warehouse (%s)
     const before = summarize(await dumpWarehouse(url, { schema }));
     const runsBefore = await runsOf(url, schema);
 
-    const refused = await cli(args(second.url, credsSecond));
+    const refused = await cliInProcess(args(second.url, credsSecond));
     expect(refused.code, refused.stdout).toBe(2);
     const lines = refused.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('{'));
     expect(lines).toHaveLength(1);
@@ -86,7 +93,7 @@ describe.each(['duckdb', 'postgres'])('a second site pointed at a warehouse (%s)
     expect(summarize(await dumpWarehouse(url, { schema }))).toEqual(before);
     expect(await runsOf(url, schema)).toBe(runsBefore);
 
-    const resumed = await cli(args(first.url, credsFirst));
+    const resumed = await cliInProcess(args(first.url, credsFirst));
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout).toMatch(/\(resumed\)/);
     await expectSameWarehouse(url, reference, { schema });
@@ -98,18 +105,18 @@ describe('a site that moved to a new address', () => {
     const dir = join(work.path, 'moved');
     await mkdir(dir);
     const credentials = await writeCredentials(first, join(dir, 'creds.json'));
-    const synced = await cli(syncCliArgs(first.url, dir, { credentials }));
+    const synced = await cliInProcess(syncCliArgs(first.url, dir, { credentials }));
     expect(synced.code, synced.stderr).toBe(0);
     // The same site behind another address (a new domain, say).
     const moved = await proxySite(first.url, () => undefined);
     try {
-      const refused = await cli(syncCliArgs(moved.url, dir, { credentials }));
+      const refused = await cliInProcess(syncCliArgs(moved.url, dir, { credentials }));
       expect(refused.code, refused.stderr).toBe(2);
       expect(refused.stderr).toContain('--site-moved');
-      const accepted = await cli([...syncCliArgs(moved.url, dir, { credentials }), '--site-moved']);
+      const accepted = await cliInProcess([...syncCliArgs(moved.url, dir, { credentials }), '--site-moved']);
       expect(accepted.code, accepted.stderr).toBe(0);
       // The warehouse now holds the new address: the flag is not needed again.
-      const next = await cli(syncCliArgs(moved.url, dir, { credentials }));
+      const next = await cliInProcess(syncCliArgs(moved.url, dir, { credentials }));
       expect(next.code, next.stderr).toBe(0);
       await expectSameWarehouse(join(dir, 'warehouse.duckdb'), reference);
     } finally {
