@@ -5,6 +5,7 @@
  * rename happened) and latest/ holds one complete file per table (of either); after the next run no temporary is
  * left, every `snapshot=` folder is one some manifest named, the folder the manifest named before that run is still
  * there (retention keeps 2), since a reader of the manifest may be using it, and latest/ holds what the manifest names.
+ * The killed runs are processes (the kill is the subject); the normal runs after them are in process.
  */
 import { createHash } from 'node:crypto';
 import { cpSync, readdirSync, readFileSync } from 'node:fs';
@@ -12,7 +13,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import { syncCliArgs } from '../support/harness.ts';
-import { checkSnapshotDir, cli, killOnStderr, readManifestFile, siteSyncedWithSnapshots } from '../support/faults.ts';
+import {
+  checkSnapshotDir,
+  cli,
+  cliInProcess,
+  killOnStderr,
+  readManifestFile,
+  siteSyncedWithSnapshots,
+} from '../support/faults.ts';
 
 let sim: SimulatorHandle;
 let work: { path: string; remove: () => Promise<void> };
@@ -101,7 +109,7 @@ describe('SIGKILL while a snapshot is published, then a normal run', () => {
       ).toContain(latestSha(snapshots, table));
     }
 
-    const next = await cli(snapshotArgs(dir));
+    const next = await cliInProcess(snapshotArgs(dir));
     expect(next.code, next.stderr).toBe(0);
     await checkSnapshotDir(snapshots);
     expect(hiddenNames(snapshots)).toEqual([]);

@@ -158,7 +158,7 @@ export const readManifestFile = (snapshots: string): Manifest =>
 
 /**
  * The start of a snapshot-writing test: a tiny site, and a DuckDB warehouse under `<work>/base` synced once with its
- * snapshots (2 kept, so the one a reader may be using stays); `tables` in the order a snapshot writes them.
+ * snapshots (2 kept, so the one a reader may be using stays), in process; `tables` in the order a snapshot writes them.
  */
 export async function siteSyncedWithSnapshots(
   seed: number,
@@ -168,7 +168,7 @@ export async function siteSyncedWithSnapshots(
   const work = await tempDir(prefix);
   const base = join(work.path, 'base');
   await writeCredentials(sim, join(work.path, 'creds.json'));
-  const synced = await cli([
+  const synced = await cliInProcess([
     ...syncCliArgs(sim.url, base, { snapshot: true, credentials: join(work.path, 'creds.json') }),
     '--retain-snapshots',
     '2',
