@@ -4,6 +4,7 @@
  * puts every table's Parquet file and the manifest under the prefix, and DuckDB reads each object back with the rows
  * and types of the warehouse table; a sync killed during the upload leaves the previous manifest current with every
  * object it names; the next sync deletes what the killed one uploaded; retention deletes old snapshots' objects.
+ * Runs a test signals, kills or pauses are processes; the others run in process (`cliInProcess`).
  */
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
@@ -15,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
 import type { Manifest } from '../../src/snapshot/index.ts';
 import { modelNames, startSite, syncCliArgs, tempDir, writeCredentials, type CliResult } from '../support/harness.ts';
-import { cli, killOnStderr } from '../support/faults.ts';
+import { cli, cliInProcess, killOnStderr } from '../support/faults.ts';
 import { startS3Server, type S3Server } from '../support/s3-server.ts';
 import { tables as catalog } from '../../src/streams/registry.ts';
 
@@ -52,26 +53,35 @@ afterAll(async () => {
  * `grantflow sync` of the site into `<work>/<name>/` with its snapshots at `s3://bucket/<prefix>`. Its temporary
  * folders go under `<work>` too, where a test sees the one a killed upload staged its Parquet files in.
  */
-function syncToBucket(
+function bucketSync(name: string, prefix: string, extra: readonly string[] = []): string[] {
+  const dir = join(work.path, name);
+  return [
+    ...syncCliArgs(sim.url, dir, { snapshot: true, credentials: join(work.path, 'creds.json') }),
+    '--snapshots',
+    `s3://${s3.bucket}/${prefix}`,
+    '--retain-snapshots',
+    '2',
+    '--log-level',
+    'info',
+    ...extra,
+  ];
+}
+
+const bucketEnv = (): NodeJS.ProcessEnv => ({ TMPDIR: work.path, ...s3.env });
+
+/** That sync in process: what it stores is the subject. */
+function syncToBucket(name: string, prefix: string): Promise<CliResult> {
+  return cliInProcess(bucketSync(name, prefix), { env: bucketEnv() });
+}
+
+/** That sync as a process, for a test that signals, kills or pauses it (the pause hook is read once at import). */
+function spawnSyncToBucket(
   name: string,
   prefix: string,
   options: Parameters<typeof cli>[1] = {},
   extra: readonly string[] = [],
 ): Promise<CliResult> {
-  const dir = join(work.path, name);
-  return cli(
-    [
-      ...syncCliArgs(sim.url, dir, { snapshot: true, credentials: join(work.path, 'creds.json') }),
-      '--snapshots',
-      `s3://${s3.bucket}/${prefix}`,
-      '--retain-snapshots',
-      '2',
-      '--log-level',
-      'info',
-      ...extra,
-    ],
-    { ...options, env: { TMPDIR: work.path, ...s3.env, ...options.env } },
-  );
+  return cli(bucketSync(name, prefix, extra), { ...options, env: { ...bucketEnv(), ...options.env } });
 }
 
 async function keysUnder(prefix: string): Promise<string[]> {
@@ -202,7 +212,7 @@ describe('snapshots to an S3-compatible store', { timeout: 300_000 }, () => {
     const keysBefore = await keysUnder(prefix);
     const tables = Object.keys(before.tables);
     const step = `snapshot uploaded ${tables[1]}`;
-    const stopped = await syncToBucket('main', prefix, {
+    const stopped = await spawnSyncToBucket('main', prefix, {
       env: { GRANTFLOW_TEST_PAUSE_AT: step, GRANTFLOW_TEST_PAUSE_MS: '600000' },
       onSpawn: (child) => {
         let seen = '';
@@ -227,7 +237,7 @@ describe('snapshots to an S3-compatible store', { timeout: 300_000 }, () => {
     const before = await readManifest(prefix);
     const tables = Object.keys(before.tables);
     const step = `snapshot uploaded ${tables[tables.length >> 1]}`;
-    const killed = await syncToBucket('main', prefix, {
+    const killed = await spawnSyncToBucket('main', prefix, {
       env: { GRANTFLOW_TEST_PAUSE_AT: step },
       onSpawn: (child) => killOnStderr(child, `grantflow-test: paused at ${step}`, 1),
     });
@@ -245,7 +255,7 @@ describe('snapshots to an S3-compatible store', { timeout: 300_000 }, () => {
 
     // The next sync deletes them as soon as it holds the run lock, even when it never gets to its own snapshot.
     const pauseAt = 'sync extraction finished';
-    const early = await syncToBucket('main', prefix, {
+    const early = await spawnSyncToBucket('main', prefix, {
       env: { GRANTFLOW_TEST_PAUSE_AT: pauseAt },
       onSpawn: (child) => killOnStderr(child, `grantflow-test: paused at ${pauseAt}`, 1),
     });
@@ -295,7 +305,7 @@ describe('snapshots to an S3-compatible store', { timeout: 300_000 }, () => {
     // Paused once latest/ of the first touched table is replaced: what a reader of latest/ sees mid-publish.
     const step = 'snapshot latest placed';
     let midPublish: Promise<Record<string, string>> | null = null;
-    const result = await syncToBucket(
+    const result = await spawnSyncToBucket(
       'main',
       prefix,
       {
@@ -343,7 +353,7 @@ describe('snapshots to an S3-compatible store', { timeout: 300_000 }, () => {
 describe('grantflow snapshot to an s3:// location', { timeout: 180_000 }, () => {
   it('writes every table of the warehouse, path-style by its flag', async () => {
     const { GRANTFLOW_S3_FORCE_PATH_STYLE: _flagInstead, ...env } = s3.env;
-    const result = await cli(
+    const result = await cliInProcess(
       [
         'snapshot',
         '--warehouse',
@@ -377,7 +387,7 @@ describe('doctor and settings with an s3:// snapshot location', { timeout: 180_0
   const snapshotsLine = (out: string): string => out.split('\n').find((l) => /^(ok|FAIL)\s+snapshots /.test(l)) ?? '';
 
   it('doctor puts and deletes a probe object in a writable bucket', async () => {
-    const result = await cli(doctorArgs(`s3://${s3.bucket}/doctor`), { env: s3.env });
+    const result = await cliInProcess(doctorArgs(`s3://${s3.bucket}/doctor`), { env: s3.env });
     expect(result.code, result.stdout + result.stderr).toBe(0);
     expect(snapshotsLine(result.stdout)).toMatch(/^ok\s+snapshots\s+s3:\/\/grantflow-test\/doctor is writable/);
     expect(await keysUnder('doctor')).toEqual([]);
@@ -386,14 +396,14 @@ describe('doctor and settings with an s3:// snapshot location', { timeout: 180_0
   it('doctor fails with exit 2 on unknown credentials or a missing bucket, without printing the secret', async () => {
     // s3rver checks the key id, not a v4 signature: an unknown key id is what it refuses.
     const secret = `wrong-secret-${s3.secretAccessKey}`;
-    const badKey = await cli(doctorArgs(`s3://${s3.bucket}/doctor`), {
+    const badKey = await cliInProcess(doctorArgs(`s3://${s3.bucket}/doctor`), {
       env: { ...s3.env, AWS_ACCESS_KEY_ID: 'AKIAUNKNOWNKEY000000', AWS_SECRET_ACCESS_KEY: secret },
     });
     expect(badKey.code).toBe(2);
     expect(snapshotsLine(badKey.stdout)).toMatch(/^FAIL\s+snapshots .*InvalidAccessKeyId/);
     expect(badKey.stdout + badKey.stderr).not.toContain(secret);
 
-    const noBucket = await cli(doctorArgs('s3://no-such-bucket/x'), { env: s3.env });
+    const noBucket = await cliInProcess(doctorArgs('s3://no-such-bucket/x'), { env: s3.env });
     expect(noBucket.code).toBe(2);
     expect(snapshotsLine(noBucket.stdout)).toMatch(/^FAIL\s+snapshots .*NoSuchBucket/);
   });
@@ -403,7 +413,13 @@ describe('doctor and settings with an s3:// snapshot location', { timeout: 180_0
       ['gs://bucket/x', /no other kind of URL names a snapshot location/],
       ['s3://Bad_Bucket/x', /not a bucket name/],
     ] as const) {
-      const result = await cli(['snapshot', '--warehouse', join(work.path, 'none.duckdb'), '--snapshots', url]);
+      const result = await cliInProcess([
+        'snapshot',
+        '--warehouse',
+        join(work.path, 'none.duckdb'),
+        '--snapshots',
+        url,
+      ]);
       expect(result.code, result.stderr).toBe(2);
       expect(result.stderr).toMatch(why);
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
