@@ -24,7 +24,8 @@ import {
   type DocBlock,
   type ShellCommand,
 } from '../support/doc-examples.ts';
-import { postgresSchema, runCli, startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
+import { runCliInProcess } from '../support/cli-in-process.ts';
+import { postgresSchema, startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
 import { startS3Server, type S3Server } from '../support/s3-server.ts';
 import { suiteDuckdbThreads } from '../support/suite-duckdb.ts';
 
@@ -76,7 +77,7 @@ let portfolio: Folder;
 let sqlDir: string;
 let pgSchema: Awaited<ReturnType<typeof postgresSchema>>;
 const cleanup: (() => Promise<void>)[] = [];
-let cliProcesses = 0;
+let commandsRun = 0;
 
 function substitutionsFor(f: Folder | undefined): readonly Substitution[] {
   return f?.substitutions ?? [];
@@ -161,7 +162,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const c of cleanup.reverse()) await c();
-  console.log(`doc examples: ${cliProcesses} CLI processes started`);
+  console.log(`doc examples: ${commandsRun} grantflow commands run (in process)`);
 });
 
 /** Where a block is, for messages and the listing. */
@@ -235,9 +236,13 @@ function substitute(text: string, substitutions: readonly Substitution[]): strin
   return substitutions.reduce((t, s) => t.replaceAll(s.from, s.to), text);
 }
 
+/**
+ * A `grantflow` command of a page, in the test's process (`runCliInProcess`: what main.ts runs, its exit code, stdout
+ * and stderr apart): no example is about the process itself, and each spawned one cost about a second of CPU.
+ */
 async function cli(args: readonly string[], folder: Folder, env: Record<string, string>) {
-  cliProcesses++;
-  return runCli(args, { cwd: folder.dir, env: { ...folder.env, ...env }, timeoutMs: 240_000 });
+  commandsRun++;
+  return runCliInProcess(args, { cwd: folder.dir, env: { ...folder.env, ...env } });
 }
 
 /** One command line: `a && b` in turn, `export` and `NAME=value` prefixes kept for the page, `grantflow` run. */
