@@ -22,6 +22,7 @@ const needsServices = [
   'test/warehouse/load.test.ts',
   'test/warehouse/lock.test.ts',
   'test/warehouse/postgres-*.test.ts',
+  'test/warehouse/refresh-mark.test.ts',
   'test/warehouse/schema-evolved-log.test.ts',
   'test/warehouse/upgrade-from-old.test.ts',
   'test/warehouse/values.test.ts',

@@ -1,6 +1,12 @@
 import type { Settings } from '../config/settings.ts';
-import { openConfiguredWarehouse, warehouseMayHoldCredentials } from '../warehouse/index.ts';
+import {
+  markCredentialRefresh,
+  openConfiguredWarehouse,
+  warehouseMayHoldCredentials,
+  type RefreshMark,
+} from '../warehouse/index.ts';
 import { LockedError } from '../util/errors.ts';
+import { testPause } from '../util/test-pause.ts';
 import type { Logger } from '../util/logger.ts';
 import { registerCredentialSecrets } from './credential-pair.ts';
 import { updateCiSecrets } from './env-credentials.ts';
@@ -20,11 +26,6 @@ import { WarehouseCredentialStore } from './warehouse-store.ts';
 export class FirstRunCredentialStore implements CredentialStore {
   readonly description = 'GRANTFLOW_* environment variables (no rotated pair stored yet)';
   readonly replaceAdvice = updateCiSecrets;
-  /**
-   * The other first run stores its pair by creating the warehouse (`keepFirstRotation`): seconds on a busy machine,
-   * where a 1 s look found nothing yet in 1 race of 4 and reported a good pair as revoked.
-   */
-  readonly adoptWindowMs = 15_000;
   private target: CredentialStore | null = null;
   private pending: Credentials | null = null;
 
@@ -58,6 +59,8 @@ export class FirstRunCredentialStore implements CredentialStore {
     registerCredentialSecrets(credentials);
     if (this.target) return this.target.save(credentials);
     this.pending = credentials;
+    // A test holds the save here to show that another first run waits for it, however long it takes.
+    await testPause('first run rotation saving');
     try {
       await keepFirstRotation(this.settings, this.site, this.fromEnv, credentials, this.logger);
     } catch (error) {
@@ -67,6 +70,17 @@ export class FirstRunCredentialStore implements CredentialStore {
         'could not store the rotated credentials in the warehouse yet; holding them until it opens',
       );
     }
+  }
+
+  /**
+   * Before the warehouse is attached, another first run from the same variables may refresh at the same time and
+   * store its pair in the warehouse it then creates: both mark their refreshes there, so the one the site refuses
+   * waits for the other's save rather than a guessed while (see TokenManager.doRefresh). Once attached, the
+   * warehouse's store decides.
+   */
+  async markRefresh(): Promise<RefreshMark | undefined> {
+    if (this.target) return this.target.markRefresh?.();
+    return markCredentialRefresh(this.settings);
   }
 
   /** From now on rotations go to `target`; one made before is saved there at once. */

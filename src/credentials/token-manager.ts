@@ -117,17 +117,27 @@ export class TokenManager implements SiteAuth {
     // The site counts the new token's lifetime from its answer; the save below can take a while (a checkpoint on a
     // busy disk), so the early-refresh point is counted from before the request, not from after the save.
     const requestedAt = Date.now();
+    const mark = await this.options.store.markRefresh?.();
+    let next: Credentials;
     try {
-      result = await this.options.exchange.send(form);
-    } catch (e) {
-      if (e instanceof SiteHttpError && e.errorCode === 'invalid_grant' && (await this.adoptNewerStored(current)))
-        return;
-      throw this.explain(e);
+      try {
+        result = await this.options.exchange.send(form);
+      } catch (e) {
+        if (e instanceof SiteHttpError && e.errorCode === 'invalid_grant') {
+          // Another process's refresh used the token first: it marked before sending, so once no mark remains the
+          // pair it rotated is saved (or it was killed before saving it, and that pair is lost).
+          await mark?.waitForOthers();
+          if (await this.adoptNewerStored(current)) return;
+        }
+        throw this.explain(e);
+      }
+      next = parseTokenResponse(result.body, current, result.url);
+      this.options.exchange.refreshed();
+      // Persist before anyone sends with the new token: a lost refresh token needs a manual reset.
+      await this.options.store.save(next);
+    } finally {
+      await mark?.release();
     }
-    const next = parseTokenResponse(result.body, current, result.url);
-    this.options.exchange.refreshed();
-    // Persist before anyone sends with the new token: a lost refresh token needs a manual reset.
-    await this.options.store.save(next);
     this.creds = next;
     this.options.logger.info({ store: this.options.store.description }, 'access token refreshed and saved');
     const expiresIn = isJsonObject(result.body) ? result.body.expires_in : undefined;
@@ -141,16 +151,15 @@ export class TokenManager implements SiteAuth {
   /**
    * Another process using the same store (a `doctor` during a scheduled sync, two pipelines sharing one file) may
    * have refreshed first, killing the refresh token this one holds: the store then holds the newer pair. Adopted, the
-   * caller retries with it instead of failing with invalid_grant. The other process may still be saving, so the store
-   * is read again for a while (`CredentialStore.adoptWindowMs`). Where the other process holds that pair out of reach (a warehouse it has open), a
+   * caller retries with it instead of failing with invalid_grant. A store that marks refreshes (markRefresh) has the
+   * pair saved by now; one that does not may still be saving it, so the store is read again for a second. Where the other process holds that pair out of reach (a warehouse it has open), a
    * LockedError says so: the credentials are fine, and the next run once it is done finds the pair.
    */
   private async adoptNewerStored(current: Credentials): Promise<boolean> {
     const store = this.options.store;
-    const windowMs = store.adoptWindowMs ?? 1_000;
-    const deadline = Date.now() + windowMs;
+    const deadline = Date.now() + 1_000;
     this.options.logger.info(
-      { store: store.description, waitMs: windowMs },
+      { store: store.description },
       'the site rejected the refresh token as used; looking for a pair another run sharing these credentials stored',
     );
     for (let attempt = 0; ; attempt++) {

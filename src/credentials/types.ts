@@ -1,3 +1,5 @@
+import type { RefreshMark } from '../warehouse/types.ts';
+
 export interface Credentials {
   readonly client_id: string;
   readonly client_secret: string;
@@ -20,10 +22,10 @@ export interface CredentialStore {
    * `load`). A LockedError says where that pair is and that its holder must finish first.
    */
   reload?(): Promise<Credentials>;
-  /**
-   * How long, after the site rejected our refresh token as used, `reload` is tried for a pair another process is
-   * still storing (default 1 s): about as long as that process takes from its refresh to its save.
-   */
-  readonly adoptWindowMs?: number;
   save(credentials: Credentials): Promise<void>;
+  /**
+   * Marks, before a refresh request is sent, that this process refreshes the pair (see RefreshMark), where other
+   * processes may refresh the same pair and find it only once saved; absent where none can.
+   */
+  markRefresh?(): Promise<RefreshMark | undefined>;
 }

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import {
   defaultDuckDBMemoryLimit,
   isPostgresUrl,
@@ -8,7 +9,7 @@ import {
 import { ConfigError } from '../util/errors.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
 export { SchemaNotYetCreated } from './schema-not-yet-created.ts';
-import type { LockWait, Warehouse } from './types.ts';
+import type { LockWait, RefreshMark, Warehouse } from './types.ts';
 import { analyticsSchemaFor, maxSchemaLengthWithAnalytics } from './analytics-schema.ts';
 
 export type * from './types.ts';
@@ -137,6 +138,19 @@ export async function warehouseMayHoldCredentials(
     site,
     logger,
   );
+}
+
+/**
+ * Marks that this process is refreshing the credentials kept in the warehouse the settings name, which need not exist
+ * yet (see RefreshMark): a note beside a DuckDB file, a shared advisory lock on a Postgres schema.
+ */
+export async function markCredentialRefresh(settings: WarehouseSettings): Promise<RefreshMark> {
+  if (!isPostgresUrl(settings.warehouse)) {
+    const { markDuckDBRefresh } = await import('./duckdb/refresh-mark.ts');
+    return markDuckDBRefresh(resolve(settings.warehouse));
+  }
+  const { markPostgresRefresh } = await import('./postgres/refresh-mark.ts');
+  return markPostgresRefresh(settings.warehouse, checkedSchema(settings.siteSchema ?? settings.schema));
 }
 
 /** The warehouse a command's settings name, opened with their schema and DuckDB memory limit. */

@@ -145,6 +145,18 @@ export interface StoredCredentials {
   readonly seeded_from?: string | null;
 }
 
+/**
+ * A process's mark that it is refreshing the credentials kept at a warehouse target: taken before the refresh request
+ * is sent, released once the new pair is saved (or the refresh failed). The site rejects a refresh token as used only
+ * once another process's request with it arrived, so that process marked before: waiting for every other mark to end
+ * waits until the pair it rotated is saved, however long its save takes.
+ */
+export interface RefreshMark {
+  /** Ends this mark, then resolves once no other process's mark on the target remains. */
+  waitForOthers(): Promise<void>;
+  release(): Promise<void>;
+}
+
 /** What `readStatement` returns: columns (numeric ones flagged) and rows of values in the shared formats (values.ts). */
 export interface StatementResult {
   readonly columns: readonly { readonly name: string; readonly numeric: boolean }[];
