@@ -383,6 +383,8 @@ describe.each(['duckdb', 'postgres'])(
       expect(second.code, second.stderr).toBe(0);
     });
 
+    // However long the winner takes to store the rotated pair (a loaded machine), the loser waits for it: both mark
+    // their refresh before sending it (RefreshMark), and the loser waits for the winner's mark to end.
     it('two at once: one syncs, the other exits 1 saying another run holds the rotated pair; the next run works', async () => {
       const sim = await startSite({ scale: 'tiny', seed: 37, latency: { ms: 20 } });
       const dir = await tempDir();
@@ -399,8 +401,14 @@ describe.each(['duckdb', 'postgres'])(
         await barrier;
       });
       cleanup.push(proxy.close);
-      // Every stream: the winner must still be running when the other finds the pair it stored.
-      const env = { ...ciEnvironment(sim, warehouse.target, dir.path, 'everyStream'), GRANTFLOW_SITE: proxy.url };
+      // Every stream: the winner must still be running when the other finds the pair it stored. The winner's save of
+      // the rotated pair is held 3 s, longer than the loser's own retries (1 s) would wait for it.
+      const env = {
+        ...ciEnvironment(sim, warehouse.target, dir.path, 'everyStream'),
+        GRANTFLOW_SITE: proxy.url,
+        GRANTFLOW_TEST_PAUSE_AT: 'first run rotation saving',
+        GRANTFLOW_TEST_PAUSE_MS: '3000',
+      };
       sim.control.expireAccessTokens();
       const sync = (): Promise<CliResult> => runCli(['sync', ...warehouse.schemaArgs], { env });
       const [a, b] = await Promise.all([sync(), sync()]);
@@ -417,7 +425,8 @@ describe.each(['duckdb', 'postgres'])(
       expect(lost.stderr).not.toMatch(/invalid_grant|new credential set|not a grantflow run/);
       // The same variables again: the pair the winner stored works.
       sim.control.expireAccessTokens();
-      const next = await runCliInProcess(['sync', ...warehouse.schemaArgs], { env });
+      const { GRANTFLOW_TEST_PAUSE_AT: _at, GRANTFLOW_TEST_PAUSE_MS: _ms, ...unpaused } = env;
+      const next = await runCliInProcess(['sync', ...warehouse.schemaArgs], { env: unpaused });
       expect(next.code, next.stderr).toBe(0);
     });
 
