@@ -2,7 +2,8 @@ import type { LockWait, Warehouse } from '../warehouse/types.ts';
 import { firstLine, GrantflowError, throwIfStopped } from '../util/errors.ts';
 import { testPause } from '../util/test-pause.ts';
 import { silentLogger, type Logger } from '../util/logger.ts';
-import { loadAllModels, loadModels, orderModels, type ModelDef } from './model-files.ts';
+import { catalogObjects } from '../warehouse/catalog-comments.ts';
+import { loadAllModels, loadModels, modelTableDefs, orderModels, type ModelDef } from './model-files.ts';
 import { checkUpstreamBuilt, selectModels } from './select-models.ts';
 
 export interface ModelResult {
@@ -30,9 +31,13 @@ export interface RunModelsOptions {
   readonly lockWait?: LockWait;
 }
 
-/** Replaces the model's table of the analytics schema in one transaction: readers see the old table or the new one. */
-function materialise(warehouse: Warehouse, model: ModelDef, lockWait?: LockWait): Promise<void> {
-  return warehouse.replaceTable(model.name, model.sql[warehouse.dialect], `model ${model.name}`, lockWait);
+/**
+ * Replaces the model's table of the analytics schema in one transaction: readers see the old table or the new one.
+ * Then its header's description and columns become the table's comments, for BI tools (a table made anew has none).
+ */
+async function materialise(warehouse: Warehouse, model: ModelDef, lockWait?: LockWait): Promise<void> {
+  await warehouse.replaceTable(model.name, model.sql[warehouse.dialect], `model ${model.name}`, lockWait);
+  await warehouse.describe(modelTableDefs([model]).flatMap(catalogObjects), warehouse.analyticsSchema);
 }
 
 /** Runs every model in dependency order, materialised as a table named after it in the analytics schema. */

@@ -1,11 +1,15 @@
 import { portfolioSchema, siteSchema, type PortfolioSite } from '../config/portfolio.ts';
 
-import type { Warehouse } from '../warehouse/types.ts';
+import type { CatalogObject, StoredComments, Warehouse } from '../warehouse/types.ts';
+import { commentKey, commentStatements } from '../warehouse/catalog-comments.ts';
 
 import { ident, literal } from '../warehouse/values.ts';
 
 import { analyticsSchemaFor } from '../warehouse/index.ts';
 import { tables as catalog } from '../streams/registry.ts';
+
+/** The comment of the `site` column every portfolio view starts with. */
+const siteComment = 'Name of the site the row comes from, as the pipeline file names it.';
 
 /**
  * Totals across a portfolio's sites, where one means something: per site, since ids (programs, funds) are each
@@ -13,10 +17,27 @@ import { tables as catalog } from '../streams/registry.ts';
  * named unqualified: a view resolves them in its own schema, and `portfolio.award_rates` would be ambiguous to a
  * reader whose DuckDB catalog is the file `portfolio.duckdb`.
  */
-const portfolioModels: readonly { readonly name: string; readonly reads: string; readonly sql: string }[] = [
+const portfolioModels: readonly {
+  readonly name: string;
+  readonly reads: string;
+  readonly sql: string;
+  /** Its comment, and its columns' (`COMMENT ON`), as a model header gives them. */
+  readonly description: string;
+  readonly columns: Readonly<Record<string, string>>;
+}[] = [
   {
     name: 'award_rates_by_site',
     reads: 'award_rates',
+    description: 'Award rates per site of the portfolio: the sums of award_rates over its programs.',
+    columns: {
+      site: siteComment,
+      programs: 'Programs of the site (rows of award_rates).',
+      applications: 'Applications of those programs, not trashed and not deleted.',
+      awarded: 'Awards with decision 0 (Awarded) among those applications.',
+      declined: 'Awards with decision 1 (Declined) among those applications.',
+      award_rate: 'awarded / (awarded + declined), a fraction from 0 to 1 (6 decimals); NULL when both are 0.',
+      awarded_value: "Sum of the programs' awarded values; NULL when one of them is unknown.",
+    },
     // A site's awarded value is NULL when one of its programs' is (unknown, not zero), as award_rates says it.
     sql: `SELECT site,
   count(*) AS programs,
@@ -32,6 +53,17 @@ GROUP BY site`,
   {
     name: 'funding_flow_by_site',
     reads: 'funding_flow',
+    description: 'Funding flow per site of the portfolio: the sums of funding_flow over its fund and program pairs.',
+    columns: {
+      site: siteComment,
+      fund_programs: 'Fund and program pairs of the site (rows of funding_flow).',
+      transfers: 'Transfers from the funds to the programs.',
+      transferred: 'Amount transferred; NULL when one of the amounts is unknown.',
+      budget: 'Sum of the programs budgets as funding_flow gives them.',
+      paid: 'Sum of the payments as funding_flow gives them.',
+      balance: 'Sum of the balances as funding_flow gives them.',
+      unreconciled: 'Pairs whose amounts do not reconcile (funding_flow.reconciled false).',
+    },
     sql: `SELECT site,
   count(*) AS fund_programs,
   sum(transfers) AS transfers,
@@ -86,8 +118,52 @@ export async function rebuildPortfolioViews(
     statements.push(`CREATE VIEW ${ident(portfolioSchema)}.${ident(model.name)} AS ${model.sql}`);
     views.push(model.name);
   }
+  statements.push(...(await viewComments(warehouse, tables, views)));
   await warehouse.execInTransaction(statements, portfolioSchema, 'portfolio views');
   return { views: views.sort(), keys };
+}
+
+/**
+ * The views' comments, made in the same transaction: a union view says what the site's table says (its first site's
+ * comments, so whatever describes a site's tables and models, declarations or model headers, describes these too),
+ * after the `site` column; the totals say what portfolioModels gives them.
+ */
+async function viewComments(
+  warehouse: Warehouse,
+  tables: Map<string, Map<string, SiteTable>>,
+  views: readonly string[],
+): Promise<string[]> {
+  const bySchema = new Map<string, StoredComments>();
+  const objects: CatalogObject[] = [];
+  for (const [table, bySite] of tables) {
+    const [first] = bySite.values();
+    if (first === undefined) continue;
+    const stored = bySchema.get(first.schema) ?? (await warehouse.comments(first.schema));
+    bySchema.set(first.schema, stored);
+    const own = stored.get(commentKey(table)) ?? '';
+    objects.push({
+      name: table,
+      kind: 'view',
+      comment: `Every site's rows of ${table}, a site column first. ${own}`.trim(),
+      columns: [
+        { name: 'site', comment: siteComment },
+        ...sharedColumns([...bySite.values()].map((t) => t.columns)).map((c) => ({
+          name: c,
+          comment: stored.get(commentKey(table, c)) ?? '',
+        })),
+      ],
+    });
+  }
+  for (const model of portfolioModels) {
+    if (!views.includes(model.name)) continue;
+    objects.push({
+      name: model.name,
+      kind: 'view',
+      comment: model.description,
+      columns: Object.entries(model.columns).map(([name, comment]) => ({ name, comment })),
+    });
+  }
+  return commentStatements(objects, null, (name) => `${ident(portfolioSchema)}.${ident(name)}`);
 }
 
 /** A site's table or model: the schema it is in and its columns, in their order. */

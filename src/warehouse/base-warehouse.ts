@@ -6,6 +6,7 @@ import { GrantflowError } from '../util/errors.ts';
 import * as bk from './bookkeeping.ts';
 import type { UnknownFieldRow } from './unknown-field-row.ts';
 import { StagingLoadUnit, type StagingBackend } from './load-unit.ts';
+import { applyComments, readComments } from './catalog-comments.ts';
 import { applyCatalog, migrationPending, runMigrations } from './migrations.ts';
 import type { ResultRow, SqlRunner } from './sql-runner.ts';
 import { ident } from './values.ts';
@@ -21,6 +22,8 @@ import type {
   StatementResult,
   StoredCredentials,
   Warehouse,
+  CatalogObject,
+  StoredComments,
 } from './types.ts';
 
 /** What differs between DuckDB and Postgres; everything else is shared here. */
@@ -72,6 +75,16 @@ export abstract class BaseWarehouse implements Warehouse {
   qualifyModel(name: string): string {
     return `${ident(this.analyticsSchema)}.${ident(name)}`;
   }
+
+  describe(objects: readonly CatalogObject[], schema: string = this.schemaName): Promise<number> {
+    const qualify =
+      schema === this.schemaName ? (t: string) => this.qualify(t) : (t: string) => `${ident(schema)}.${ident(t)}`;
+    return applyComments(this.runner(), this.sqlDialect, objects, schema, qualify);
+  }
+
+  comments(schema: string = this.schemaName): Promise<StoredComments> {
+    return readComments(this.runner(), this.sqlDialect, schema);
+  }
   abstract acquireLock(owner: string): Promise<void>;
   abstract nameHolder(owner: string): Promise<void>;
   abstract runLockHeld(): Promise<boolean>;
@@ -114,7 +127,7 @@ export abstract class BaseWarehouse implements Warehouse {
 
   async migrate(tables: readonly TableDef[], wait?: LockWait): Promise<void> {
     await this.migrateBookkeeping(wait);
-    const { created, added, views } = await this.alteringTables(
+    const { created, added, views, comments } = await this.alteringTables(
       this.qualify('_grantflow_catalog'),
       (lockTimeout) =>
         this.transaction((runner) =>
@@ -128,6 +141,7 @@ export abstract class BaseWarehouse implements Warehouse {
       this.logger.info(`warehouse schema evolved: ${schemaChangeCounts(created, added, views)}`);
       this.logger.debug({ created, added, views }, 'warehouse schema evolved');
     }
+    if (comments > 0) this.logger.debug({ comments }, 'warehouse comments updated');
   }
 
   needsMigration(tables: readonly TableDef[]): Promise<boolean> {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { metadataColumns, type ColumnDef, type TableDef } from '../normalize/table-def.ts';
 import type { SqlDialect } from './types.ts';
+import { enumEntries, enumLabelSql, labelColumnName } from './enum-label-sql.ts';
 import { ident } from './values.ts';
 
 /** Whether rows of this table carry the metadata columns (_raw, _extracted_at, ...). */
@@ -23,13 +24,46 @@ export function currentViewName(table: TableDef): string | null {
   return hasMetadata(table) ? `${table.name}_current` : null;
 }
 
+/** A column of a `_current` view: a column of the table, or the label beside an enum code column (`labelOf`). */
+export interface ViewColumn {
+  readonly name: string;
+  readonly column: ColumnDef;
+  readonly labelOf?: ColumnDef;
+}
+
+/** The columns of a table's `_current` view: every column of the table, each enum code followed by its label. */
+export function currentViewColumns(table: TableDef): ViewColumn[] {
+  return allColumns(table).flatMap((c) =>
+    c.enum === undefined
+      ? [{ name: c.name, column: c }]
+      : [
+          { name: c.name, column: c },
+          { name: labelColumnName(c.name), column: c, labelOf: c },
+        ],
+  );
+}
+
 /**
- * `SELECT *`, so the view has every column of the table. Postgres fixes the columns of `*` when the view is made:
- * a column added to the table later needs the view made again (CREATE OR REPLACE keeps views analysts built on it,
- * as added columns come last); DuckDB reads the table's columns each time.
+ * The view of current rows with the columns of currentViewColumns, named one by one. Postgres replaces a view only
+ * when the new one keeps the old one's columns, in their order, and adds any after them (that keeps the views
+ * analysts built on it): so the columns a view already has (`existing`, in order) come first, and the others after
+ * them, in table order; a fresh view has each label right beside its code. An existing column the table still has
+ * but the catalog no longer lists is kept, read as it is.
  */
-export function createCurrentViewSql(qualifiedView: string, qualifiedTable: string): string {
-  return `CREATE OR REPLACE VIEW ${qualifiedView} AS SELECT * FROM ${qualifiedTable} WHERE _deleted_at IS NULL`;
+export function createCurrentViewSql(
+  dialect: SqlDialect,
+  table: TableDef,
+  qualifiedView: string,
+  qualifiedTable: string,
+  existing: readonly string[] = [],
+): string {
+  const wanted = new Map(currentViewColumns(table).map((v) => [v.name, v]));
+  const order = [...existing, ...[...wanted.keys()].filter((n) => !existing.includes(n))];
+  const select = order.map((name) => {
+    const v = wanted.get(name);
+    return v?.labelOf ? `${enumLabelSql(dialect, v.labelOf)} AS ${ident(name)}` : ident(name);
+  });
+  return `CREATE OR REPLACE VIEW ${qualifiedView} AS SELECT ${select.join(', ')} FROM ${qualifiedTable} WHERE _deleted_at IS NULL`;
 }
 
 function columnSql(dialect: SqlDialect, c: ColumnDef, pk: ReadonlySet<string>): string {
@@ -54,14 +88,17 @@ export function addColumnSql(dialect: SqlDialect, qualified: string, c: ColumnDe
   return `ALTER TABLE ${qualified} ADD COLUMN ${ident(c.name)} ${dialect.sqlType(c.type)}`;
 }
 
-/** Stable fingerprint of the catalog's shape (names, kinds, columns, types, keys), not its descriptions. */
+/**
+ * Stable fingerprint of the catalog's shape (names, kinds, columns, types, keys, and the labels of enum columns,
+ * which the `_current` views spell out), not its descriptions. A new one has the migration remake every view.
+ */
 export function catalogFingerprint(tables: readonly TableDef[]): string {
   const shape = [...tables]
     .sort((a, b) => a.name.localeCompare(b.name))
     .map((t) => ({
       n: t.name,
       k: t.kind,
-      c: allColumns(t).map((c) => [c.name, c.type, c.notNull === true]),
+      c: allColumns(t).map((c) => [c.name, c.type, c.notNull === true, ...(c.enum ? [enumEntries(c.enum)] : [])]),
       p: t.primaryKey,
     }));
   return createHash('sha256').update(JSON.stringify(shape)).digest('hex').slice(0, 16);

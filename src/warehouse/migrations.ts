@@ -9,8 +9,11 @@ import {
   catalogFingerprint,
   createCurrentViewSql,
   createTableSql,
+  currentViewColumns,
   currentViewName,
 } from './ddl.ts';
+import { applyComments, catalogObjects } from './catalog-comments.ts';
+import { bookkeepingTables } from './bookkeeping-tables.ts';
 import type { SqlRunner } from './sql-runner.ts';
 import type { SqlDialect } from './types.ts';
 import { ident } from './values.ts';
@@ -120,7 +123,9 @@ export async function runMigrations(
 
 /**
  * Apply the catalog additively and idempotently: create missing tables, add missing columns (nullable),
- * never drop or retype (`views`: the `<table>_current` views made). Records the catalog's fingerprint in `_grantflow_catalog` when it is new.
+ * never drop or retype (`views`: the `<table>_current` views made, all of them when the catalog's fingerprint is new,
+ * as labels may have changed), then bring every comment up to date (catalog-comments.ts). Records the catalog's
+ * fingerprint in `_grantflow_catalog` when it is new.
  * Runs inside the caller's transaction, under `lockTimeout` when given (see runMigrations).
  */
 export async function applyCatalog(
@@ -130,9 +135,14 @@ export async function applyCatalog(
   qualify: (name: string) => string,
   schemaName: string,
   lockTimeout: string | null = null,
-): Promise<{ created: string[]; added: string[]; views: string[] }> {
+): Promise<{ created: string[]; added: string[]; views: string[]; comments: number }> {
   if (lockTimeout !== null) await runner.run(lockTimeout);
   const existing = await existingColumns(runner, schemaName);
+  const fingerprint = catalogFingerprint(tables);
+  const known = await runner.run(`SELECT 1 AS known FROM ${qualify('_grantflow_catalog')} WHERE fingerprint = $1`, [
+    fingerprint,
+  ]);
+  const remakeViews = known.rows.length === 0;
   const created: string[] = [];
   const added: string[] = [];
   const views: string[] = [];
@@ -149,28 +159,53 @@ export async function applyCatalog(
       }
     }
     const view = currentViewName(table);
-    if (view !== null && viewPending(existing, table, view)) {
-      await runner.run(createCurrentViewSql(qualify(view), qualify(table.name)));
+    if (view !== null && (remakeViews || viewPending(existing, table, view))) {
+      await remakeView(runner, dialect, table, view, existing, qualify);
       views.push(view);
     }
   }
-  const fingerprint = catalogFingerprint(tables);
+  const comments = await applyComments(
+    runner,
+    dialect,
+    [...tables, ...bookkeepingTables.filter((b) => !tables.some((t) => t.name === b.name))].flatMap(catalogObjects),
+    schemaName,
+    qualify,
+  );
   await runner.run(
     `INSERT INTO ${qualify('_grantflow_catalog')} (fingerprint, applied_at, tables) VALUES ($1, CAST($2 AS TIMESTAMPTZ), $3) ON CONFLICT (fingerprint) DO NOTHING`,
     [fingerprint, new Date().toISOString(), JSON.stringify(tables.map((t) => t.name))],
   );
-  return { created, added, views };
+  return { created, added, views, comments };
 }
 
-/** The table's view of current rows is missing, or lacks a column of the table (see createCurrentViewSql). */
+/**
+ * Makes the table's `_current` view again, keeping the columns it has in their order (see createCurrentViewSql). One
+ * that holds a column neither the table nor the catalog still has cannot be replaced so, and is dropped first.
+ */
+async function remakeView(
+  runner: SqlRunner,
+  dialect: SqlDialect,
+  table: TableDef,
+  view: string,
+  existing: Map<string, Set<string>>,
+  qualify: (name: string) => string,
+): Promise<void> {
+  const old = [...(existing.get(view) ?? [])];
+  const readable = new Set([...(existing.get(table.name) ?? []), ...currentViewColumns(table).map((v) => v.name)]);
+  const keep = old.filter((c) => readable.has(c));
+  if (keep.length < old.length) await runner.run(`DROP VIEW IF EXISTS ${qualify(view)}`);
+  await runner.run(createCurrentViewSql(dialect, table, qualify(view), qualify(table.name), keep));
+}
+
+/** The table's view of current rows is missing, or lacks a column of the table or a label (see createCurrentViewSql). */
 function viewPending(existing: Map<string, Set<string>>, table: TableDef, view: string): boolean {
   const have = existing.get(view);
-  return have === undefined || allColumns(table).some((c) => !have.has(c.name));
+  return have === undefined || currentViewColumns(table).some((c) => !have.has(c.name));
 }
 
 async function existingColumns(runner: SqlRunner, schemaName: string): Promise<Map<string, Set<string>>> {
   const { rows } = await runner.run(
-    `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = $1 AND table_catalog = current_database()`,
+    `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = $1 AND table_catalog = current_database() ORDER BY table_name, ordinal_position`,
     [schemaName],
   );
   const existing = new Map<string, Set<string>>();

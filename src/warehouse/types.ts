@@ -33,6 +33,12 @@ export interface SqlDialect {
   rawValue(path: readonly string[], type: PromotionType): string;
   /** Whether `error` is a statement giving up on a lock under its lock timeout (never on DuckDB, which sets none). */
   isLockTimeout(error: unknown): boolean;
+  /**
+   * A query of the comments (`COMMENT ON`) of every table, view and column of the schema `$1`: rows of
+   * `table_name`, `column_name` (NULL for the table or view itself) and `comment` (NULL when it has none), every
+   * column listed, with a comment or not.
+   */
+  readonly commentsQuery: string;
 }
 
 /**
@@ -218,6 +224,21 @@ export interface WarehouseBookkeeping {
   carryCredentials(from: string, to: string): Promise<void>;
 }
 
+/**
+ * What a table or view, and each of its columns, says in the engine's catalog (`COMMENT ON`): what BI tools
+ * (Metabase, Superset, Power BI, dbt docs) show beside the names. Built from the same declarations as
+ * docs/data-dictionary.md (stream columns, model headers), so the two never disagree.
+ */
+export interface CatalogObject {
+  readonly name: string;
+  readonly kind: 'table' | 'view';
+  readonly comment: string;
+  readonly columns: readonly { readonly name: string; readonly comment: string }[];
+}
+
+/** Comments as the catalog holds them: `table` -> comment, `table.column` -> comment (null when none). */
+export type StoredComments = Map<string, string | null>;
+
 /** What differs by engine: each dialect folder implements it (docs/architecture.md#warehouse). */
 export interface WarehouseEngine {
   readonly dialect: Dialect;
@@ -333,6 +354,13 @@ export interface WarehouseEngine {
   schemaTables(): Promise<Map<string, boolean>>;
   /** As schemaTables, for the analytics schema (the model tables); empty while it does not exist. */
   modelTables(): Promise<Map<string, boolean>>;
+  /**
+   * Brings the comments (`COMMENT ON`) of `objects` in `schema` (default: the warehouse's own) up to date, only those
+   * that differ (catalog-comments.ts); objects or columns the schema lacks are skipped. Returns how many changed.
+   */
+  describe(objects: readonly CatalogObject[], schema?: string): Promise<number>;
+  /** The comments of every table, view and column of `schema` (default: the warehouse's own). */
+  comments(schema?: string): Promise<StoredComments>;
 
   /** A writer of Parquet files from this warehouse's tables (snapshots). */
   openParquetExport(compression: ParquetCompression, viewKeys?: ViewKeys): Promise<ParquetExport>;

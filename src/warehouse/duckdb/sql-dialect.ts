@@ -43,4 +43,11 @@ export const duckdbSql: SqlDialect = {
     }
   },
   isLockTimeout: () => false,
+  // DuckDB keeps comments in its catalog functions; `duckdb_columns()` lists the columns of views too.
+  commentsQuery: `SELECT table_name, column_name, comment FROM duckdb_columns()
+     WHERE database_name = current_database() AND schema_name = $1
+   UNION ALL SELECT table_name, NULL, comment FROM duckdb_tables()
+     WHERE database_name = current_database() AND schema_name = $1
+   UNION ALL SELECT view_name, NULL, comment FROM duckdb_views()
+     WHERE database_name = current_database() AND schema_name = $1 AND NOT internal`,
 };

@@ -47,4 +47,15 @@ export const postgresSql: SqlDialect = {
     }
   },
   isLockTimeout,
+  // pg_description through col_description / obj_description; tables (plain and partitioned) and views.
+  commentsQuery: `SELECT c.relname AS table_name, a.attname AS column_name, col_description(c.oid, a.attnum) AS comment
+      FROM pg_class c
+      JOIN pg_namespace n ON n.oid = c.relnamespace
+      JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+     WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v')
+    UNION ALL
+    SELECT c.relname, NULL, obj_description(c.oid, 'pg_class')
+      FROM pg_class c
+      JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v')`,
 };

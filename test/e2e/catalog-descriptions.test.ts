@@ -1,0 +1,184 @@
+/**
+ * What BI tools read from the engine's catalog after a sync (as `npm run demo` runs one), on both engines: a comment
+ * on every table, view and column of the warehouse's schema and of its models' (grantflow's `_grantflow_*`
+ * bookkeeping aside), equal to what docs/data-dictionary.md says of it; and a `<col>_label` beside every enum code
+ * of each `_current` view, the spec's label of the code (as `enum_labels` holds it) or the code as text.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dictionaryPath } from '../../src/docs/data-dictionary.ts';
+import type { SimulatorHandle } from '../../src/simulator/index.ts';
+import { tables } from '../../src/streams/registry.ts';
+import { silentLogger } from '../../src/util/logger.ts';
+import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
+import { postgresSchema, startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
+
+interface Described {
+  readonly table: string;
+  readonly column: string | null;
+  readonly comment: string | null;
+}
+
+/** Every table, view and column of `schema` with its comment, read the engine's own way (not grantflow's query). */
+async function catalogComments(w: Warehouse, schema: string): Promise<Described[]> {
+  const rows =
+    w.dialect === 'duckdb'
+      ? await w.query(
+          `SELECT table_name AS t, column_name AS c, comment FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = $1
+           UNION ALL SELECT table_name, NULL, comment FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = $1
+           UNION ALL SELECT view_name, NULL, comment FROM duckdb_views() WHERE database_name = current_database() AND schema_name = $1 AND NOT internal`,
+          [schema],
+        )
+      : await w.query(
+          `SELECT c.relname AS t, a.attname AS c, d.description AS comment
+             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+             JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+             LEFT JOIN pg_description d ON d.objoid = c.oid AND d.classoid = 'pg_class'::regclass AND d.objsubid = a.attnum
+            WHERE n.nspname = $1 AND c.relkind IN ('r', 'v')
+           UNION ALL
+           SELECT c.relname, NULL, d.description
+             FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+             LEFT JOIN pg_description d ON d.objoid = c.oid AND d.classoid = 'pg_class'::regclass AND d.objsubid = 0
+            WHERE n.nspname = $1 AND c.relkind IN ('r', 'v')`,
+          [schema],
+        );
+  return rows
+    .map((r) => ({
+      table: String(r.t),
+      column: r.c === null ? null : String(r.c),
+      comment: r.comment === null ? null : String(r.comment),
+    }))
+    .filter((d) => !d.table.startsWith('_grantflow_'));
+}
+
+/** docs/data-dictionary.md read back: per table, its description and each column's description, references, enum. */
+function dictionary(): Map<string, { description: string; columns: Map<string, string[]> }> {
+  const text = readFileSync(dictionaryPath, 'utf8');
+  const out = new Map<string, { description: string; columns: Map<string, string[]> }>();
+  const unescape = (s: string): string => s.replace(/\\\|/g, '|').trim();
+  for (const whole of text.split('\n### ').slice(1)) {
+    const section = whole.split('\n## ')[0] ?? '';
+    const [name = '', , description = ''] = section.split('\n');
+    const columns = new Map<string, string[]>();
+    for (const line of section.split('\n')) {
+      const m = /^\| `([^`]+)` \|(.*)\|$/.exec(line);
+      if (!m) continue;
+      const cells = (m[2] ?? '').split(/(?<!\\)\|/).map(unescape);
+      // type, key, references, enum, description
+      columns.set(m[1] ?? '', cells);
+    }
+    out.set(name.trim(), { description: unescape(description), columns });
+  }
+  return out;
+}
+
+let sim: SimulatorHandle;
+let work: { path: string; remove: () => Promise<void> };
+const drops: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  sim = await startSite({ scale: 'tiny', seed: 41 });
+  work = await tempDir('grantflow-descriptions-');
+});
+afterAll(async () => {
+  for (const drop of drops) await drop();
+  await sim?.close();
+  await work?.remove();
+});
+
+describe.each(['duckdb', 'postgres'] as const)('the catalog after a sync (%s)', (dialect) => {
+  let w: Warehouse;
+  /** The warehouse's own schema: DuckDB's `main`, or the test's Postgres schema. */
+  let own = 'main';
+
+  beforeAll(async () => {
+    const credentials = await writeCredentials(sim, join(work.path, `${dialect}.json`));
+    let target = join(work.path, 'warehouse.duckdb');
+    let schema: string | undefined;
+    if (dialect === 'postgres') {
+      const pgSchema = await postgresSchema();
+      drops.push(pgSchema.drop);
+      target = pgSchema.url;
+      schema = pgSchema.schema;
+      own = schema;
+    }
+    const result = await syncOnce(sim, { credentials, warehouse: target, ...(schema ? { schema } : {}) });
+    expect(result.status).toBe('succeeded');
+    w = await openWarehouse(target, { logger: silentLogger, existingOnly: true, ...(schema ? { schema } : {}) });
+  }, 180_000);
+  afterAll(async () => {
+    await w?.close();
+  });
+
+  it('has a comment on every table, view and column of the warehouse and its models', async () => {
+    const main = await catalogComments(w, own);
+    const models = await catalogComments(w, w.analyticsSchema);
+    expect(main.length).toBeGreaterThan(1000);
+    expect(models.length).toBeGreaterThan(50);
+    const missing = [...main, ...models].filter((d) => d.comment === null || d.comment.trim() === '');
+    expect(missing.map((d) => `${d.table}.${d.column ?? ''}`)).toEqual([]);
+  });
+
+  it('says what the data dictionary says of each table, model and column', async () => {
+    const dict = dictionary();
+    const main = await catalogComments(w, own);
+    const models = await catalogComments(w, w.analyticsSchema);
+    let compared = 0;
+    for (const d of [...main, ...models]) {
+      const entry = dict.get(d.table);
+      if (entry === undefined) continue; // a `_current` view: checked below against its table
+      if (d.column === null) {
+        expect(d.comment, d.table).toBe(entry.description);
+        continue;
+      }
+      const [, , references = '', enumCell = '', description = ''] = entry.columns.get(d.column) ?? [];
+      expect(entry.columns.has(d.column), `${d.table}.${d.column} in the dictionary`).toBe(true);
+      expect(d.comment?.startsWith(description), `${d.table}.${d.column}: ${d.comment}`).toBe(true);
+      if (references !== '') expect(d.comment).toContain(references);
+      // The enum cell lists `name`: code label, ...: each pair is in the comment.
+      for (const pair of enumCell
+        .replace(/^`[^`]*`: /, '')
+        .split(', ')
+        .filter(Boolean))
+        expect(d.comment, `${d.table}.${d.column}`).toContain(pair);
+      compared++;
+    }
+    // And the other way round: every column the dictionary lists of a table the warehouse has was compared.
+    const present = new Set([...main, ...models].map((d) => d.table));
+    const listed = [...dict].filter(([name]) => present.has(name)).reduce((n, [, e]) => n + e.columns.size, 0);
+    expect(compared).toBe(listed);
+    // Each view of current rows: its table's columns say the same there.
+    const byKey = new Map(main.map((d) => [`${d.table}.${d.column ?? ''}`, d.comment]));
+    for (const d of main.filter((o) => o.table.endsWith('_current') && o.column !== null)) {
+      const table = d.table.replace(/_current$/, '');
+      if (d.column?.endsWith('_label') && !byKey.has(`${table}.${d.column}`)) {
+        expect(d.comment).toContain(`Label of ${d.column.replace(/_label$/, '')}`);
+      } else expect(d.comment, `${d.table}.${d.column}`).toBe(byKey.get(`${table}.${d.column}`));
+    }
+  });
+
+  it("gives every enum code of a `_current` view its label: the spec's, or the code as text", async () => {
+    let checked = 0;
+    for (const t of tables) {
+      if (t.kind === 'bookkeeping' || t.kind === 'model') continue;
+      for (const c of t.columns.filter((col) => col.enum !== undefined)) {
+        const view = `${t.name}_current`;
+        const code = `v."${c.name}"`;
+        // enum_labels, as the sync loaded it, is the spec's list: joined here on the code as text.
+        const rows = await w.query(
+          `SELECT CAST(${code} AS ${w.dialect === 'duckdb' ? 'VARCHAR' : 'TEXT'}) AS code, v."${c.name}_label" AS label, l.label AS spec
+             FROM ${view} v LEFT JOIN enum_labels l ON l.enum = $1 AND l.value = CAST(${code} AS ${w.dialect === 'duckdb' ? 'VARCHAR' : 'TEXT'})`,
+          [c.enum ?? ''],
+        );
+        for (const r of rows) {
+          expect(r.label, `${view}.${c.name}_label of ${String(r.code)}`).toBe(r.spec ?? r.code);
+          if (r.code !== null) checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(100);
+    const [active] = await w.query(`SELECT state_label FROM applications_current WHERE state = 0 LIMIT 1`);
+    expect(active?.state_label).toBe('Active');
+  });
+});
