@@ -38,6 +38,7 @@ import {
   type TableDump,
 } from '../support/harness.ts';
 import { tables } from '../../src/streams/registry.ts';
+import { catalogComments } from '../support/catalog-comments.ts';
 
 const names = ['north', 'south'] as const;
 type Name = (typeof names)[number];
@@ -210,6 +211,23 @@ describe.each(['duckdb', 'postgres'] as const)('a portfolio of two sites (%s)', 
         ]);
         expect(Number(flow.find((r) => r.site === name)?.transfers), name).toBe(sum(name, 'funding_flow', 'transfers'));
       }
+    } finally {
+      await w.close();
+    }
+  });
+
+  it("describes every view and column of the portfolio schema, as its sites' tables are", async () => {
+    const w = await open(portfolioSchema);
+    try {
+      const views = await catalogComments(w, portfolioSchema);
+      expect(views.filter((d) => d.column === null).length).toBeGreaterThan(dataTables.length);
+      const missing = views.filter((d) => d.comment === null || d.comment.trim() === '');
+      expect(missing.map((d) => `${d.table}.${d.column ?? ''}`)).toEqual([]);
+      // A column of a union view says what the same column of its first site's table says.
+      const site = await catalogComments(w, siteSchema('north'));
+      const ofSite = new Map(site.map((d) => [`${d.table}.${d.column ?? ''}`, d.comment]));
+      const applications = views.find((d) => d.table === 'applications' && d.column === 'state');
+      expect(applications?.comment).toBe(ofSite.get('applications.state'));
     } finally {
       await w.close();
     }
