@@ -20,7 +20,7 @@ const literal = (value: string): string => `'${value.replace(/'/g, "''")}'`;
  * before grantflow ever saw it, so a dangling id there is a warning. References into tables every reference
  * fills (users, programs, stages, funds, ...) must always resolve: an error.
  */
-const idOnlyTargets = new Set(['applications', 'awards', 'payments', 'budgets']);
+export const idOnlyTargets: ReadonlySet<string> = new Set(['applications', 'awards', 'payments', 'budgets']);
 
 const hasMetadata = (t: TableDef): boolean => t.kind === 'entity' || t.kind === 'dimension' || t.kind === 'bridge';
 const live = (t: TableDef, alias = ''): string => (hasMetadata(t) ? ` AND ${alias}_deleted_at IS NULL` : '');

@@ -14,7 +14,9 @@ export function columnComment(c: ColumnDef): string {
   if (c.references) parts.push(`References ${c.references.table}.${c.references.column}.`);
   if (c.enum !== undefined) {
     const codes = enumEntries(c.enum).map(([code, label]) => (code === label ? code : `${code} ${label}`));
-    parts.push(`Enum ${c.enum}${codes.length > 0 ? `: ${codes.join(', ')}` : ''}.`);
+    // A description that lists the codes itself is not repeated.
+    if (!codes.every((code) => c.description.includes(code)) || codes.length === 0)
+      parts.push(`Enum ${c.enum}${codes.length > 0 ? `: ${codes.join(', ')}` : ''}.`);
   }
   return parts.filter((p) => p !== '').join(' ');
 }

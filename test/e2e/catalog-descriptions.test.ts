@@ -13,6 +13,8 @@ import { tables } from '../../src/streams/registry.ts';
 import { silentLogger } from '../../src/util/logger.ts';
 import { openWarehouse, type Warehouse } from '../../src/warehouse/index.ts';
 import { catalogComments } from '../support/catalog-comments.ts';
+import { renderDbtSources } from '../../src/docs/dbt-sources.ts';
+import { parse } from 'yaml';
 import { postgresSchema, startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
 
 /** docs/data-dictionary.md read back: per table, its description and each column's description, references, enum. */
@@ -34,6 +36,12 @@ function dictionary(): Map<string, { description: string; columns: Map<string, s
     out.set(name.trim(), { description: unescape(description), columns });
   }
   return out;
+}
+
+type DbtTest = string | Record<string, Record<string, unknown>>;
+interface DbtSource {
+  name: string;
+  tables: { name: string; data_tests?: DbtTest[]; columns: { name: string; data_tests?: DbtTest[] }[] }[];
 }
 
 let sim: SimulatorHandle;
@@ -143,5 +151,46 @@ describe.each(['duckdb', 'postgres'] as const)('the catalog after a sync (%s)', 
     expect(checked).toBeGreaterThan(100);
     const [active] = await w.query(`SELECT state_label FROM applications_current WHERE state = 0 LIMIT 1`);
     expect(active?.state_label).toBe('Active');
+  });
+  it('passes the tests of its dbt sources.yml, which names every table and column it has', async () => {
+    const yaml = renderDbtSources({ schema: own, analyticsSchema: w.analyticsSchema });
+    const { sources } = parse(yaml) as { sources: DbtSource[] };
+    const q = (name: string): string => `"${name}"`;
+    const failing: string[] = [];
+    let ran = 0;
+    for (const source of sources) {
+      const schema = source.name === 'grantflow' ? own : w.analyticsSchema;
+      const at = (table: string): string => `${q(schema)}.${q(table)}`;
+      for (const table of source.tables) {
+        // Every column listed exists: the select binds.
+        await w.query(`SELECT ${table.columns.map((c) => q(c.name)).join(', ')} FROM ${at(table.name)} WHERE 1 = 0`);
+        const cases: [string, DbtTest, string][] = [
+          ...(table.data_tests ?? []).map((t): [string, DbtTest, string] => ['', t, table.name]),
+          ...table.columns.flatMap((c) =>
+            (c.data_tests ?? []).map((t): [string, DbtTest, string] => [c.name, t, table.name]),
+          ),
+        ];
+        for (const [column, test] of cases) {
+          const [kind, args = {}] = typeof test === 'string' ? [test, {}] : Object.entries(test)[0]!;
+          const config = (args.config ?? {}) as { where?: string; severity?: string };
+          const from = `(SELECT * FROM ${at(table.name)}${config.where ? ` WHERE ${config.where}` : ''}) t`;
+          const col = column === '' ? String(args.column_name) : q(column);
+          // As dbt compiles its generic tests: each query returns the failing rows.
+          const sql =
+            kind === 'not_null'
+              ? `SELECT * FROM ${from} WHERE ${col} IS NULL`
+              : kind === 'unique'
+                ? `SELECT ${col} FROM ${from} WHERE ${col} IS NOT NULL GROUP BY ${col} HAVING count(*) > 1`
+                : kind === 'relationships'
+                  ? `SELECT c.v FROM (SELECT ${col} AS v FROM ${from} WHERE ${col} IS NOT NULL) c LEFT JOIN (SELECT ${q(String(args.field))} AS v FROM ${at(/'([^']+)'\)$/.exec(String(args.to))?.[1] ?? '')}) p ON c.v = p.v WHERE p.v IS NULL`
+                  : `SELECT ${col} FROM ${from} WHERE ${col} IS NOT NULL AND CAST(${col} AS TEXT) NOT IN (${(args.values as unknown[]).map((v) => `'${String(v)}'`).join(', ')})`;
+          const rows = await w.query(sql);
+          ran++;
+          if (rows.length > 0 && config.severity !== 'warn') failing.push(`${kind} ${table.name}.${column}`);
+        }
+      }
+    }
+    expect(failing).toEqual([]);
+    expect(ran).toBeGreaterThan(300);
   });
 });

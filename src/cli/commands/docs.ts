@@ -2,11 +2,15 @@ import type { Command } from 'commander';
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 import { dictionaryPath, renderDataDictionary } from '../../docs/data-dictionary.ts';
 
 import { renderSettingsReference, settingsReferencePath } from '../../docs/settings-reference.ts';
+
+import { renderDbtSources } from '../../docs/dbt-sources.ts';
+
+import { analyticsSchemaFor } from '../../warehouse/index.ts';
 
 import { ConfigError, ExitCode } from '../../util/errors.ts';
 
@@ -73,6 +77,36 @@ export function registerDocs(program: Command): void {
       const settings = await settingsFrom(options, ['promote']);
       const fresh = renderDataDictionary(promotedCatalog(tables, promotionsOf(settings)));
       return writeGenerated(options, fresh, 'grantflow docs dictionary');
+    }),
+  );
+  const dbt = docs
+    .command('dbt')
+    .description(
+      'write a dbt sources.yml (<dir>/sources.yml): every table and model with its columns and descriptions, and ' +
+        'tests on keys (unique, not_null), references (relationships) and enums (accepted_values)',
+    )
+    .requiredOption('--out <dir>', "the folder of sources.yml (a dbt project's models/ folder, say)")
+    .option(
+      '--schema <name>',
+      "the warehouse's schema (DuckDB: main; Postgres: public, or the sync's --schema)",
+      'main',
+    )
+    .option('--check', 'do not write; exit 1 when the file is stale');
+  addSettings(dbt, ['promote']);
+  dbt.action(
+    runAction(async (options: { check?: boolean; out: string; schema: string } & Record<string, unknown>) => {
+      const settings = await settingsFrom(options, ['promote']);
+      // `main` and `public` are the engines' default schemas, beside which the models live in `analytics`.
+      const analyticsSchema = analyticsSchemaFor(options.schema, options.schema === 'main' ? 'main' : 'public');
+      const fresh = renderDbtSources(
+        { schema: options.schema, analyticsSchema },
+        promotedCatalog(tables, promotionsOf(settings)),
+      );
+      return writeGenerated(
+        { ...(options.check ? { check: true } : {}), out: join(options.out, 'sources.yml') },
+        fresh,
+        'grantflow docs dbt',
+      );
     }),
   );
   docs
