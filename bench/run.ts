@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only rate,requests,load,snapshot,naive,report,portfolio] [--scale small] [--load-scales medium,large]
+ * `npm run bench [-- --only rate,requests,load,snapshot,naive,report,portfolio,keys] [--scale small] [--load-scales medium,large]
  * [--seed 42]`: runs the benchmarks one after another (never in parallel: they would skew each other), stores
  * each figure's result under bench/results/ (committed, so a partial run on a fresh clone keeps the other figures) and
  * rewrites BENCHMARKS.md from the latest result of each.
@@ -15,14 +15,15 @@ import type { BenchOptions, FigureResult } from './lib/figure.ts';
 import { rateFigure } from './figures/rate.ts';
 import { requestFigures } from './figures/requests.ts';
 import { loadFigure } from './figures/load.ts';
+import { keysFigure } from './figures/keys.ts';
 import { snapshotFigure } from './figures/snapshot.ts';
 import { naiveFigure } from './figures/naive.ts';
 import { reportFigure } from './figures/report.ts';
 import { portfolioFigure } from './figures/portfolio.ts';
 
-const names = ['rate', 'requests', 'load', 'snapshot', 'naive', 'report', 'portfolio'] as const;
+const names = ['rate', 'requests', 'load', 'snapshot', 'naive', 'report', 'portfolio', 'keys'] as const;
 /** Stored result files, in report order (`requests` produces two). */
-const order = ['rate', 'requests', 'incremental', 'load', 'snapshot', 'naive', 'report', 'portfolio'];
+const order = ['rate', 'requests', 'incremental', 'load', 'snapshot', 'naive', 'report', 'portfolio', 'keys'];
 
 const { values } = parseArgs({
   options: {
@@ -96,6 +97,9 @@ for (const name of selected) {
       break;
     case 'portfolio':
       await store(await portfolioFigure(options));
+      break;
+    case 'keys':
+      await store(await keysFigure(options));
       break;
     case 'naive': {
       // Compare against figures 1-3 as last measured; measure the request counts now if there are none.

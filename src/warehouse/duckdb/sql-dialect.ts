@@ -18,7 +18,8 @@ export const duckdbSql: SqlDialect = {
   name: 'duckdb',
   defaultSchema: 'main',
   // DuckDB keeps primary-key indexes (ART) in memory and maintains them on every insert: ~165 MB and 2.6x slower
-  // inserts per 2M composite keys. Its tables declare none; the merge keeps keys unique and data tests check it.
+  // inserts per 2M composite keys; +6 % CPU on the medium scale (BENCHMARKS.md figure 9, not yet run on the large
+  // one). Its tables declare none; the merge keeps keys unique and data tests check it (architecture.md#keys-and-descriptions).
   declaresPrimaryKey: false,
   sqlType(type: ColumnType, decimal?: DecimalPrecision): string {
     return type === 'decimal' && decimal ? `DECIMAL(${decimal.precision},${decimal.scale})` : types[type];
