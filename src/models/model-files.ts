@@ -8,6 +8,14 @@ import { dialects, type DecimalPrecision, type Dialect } from '../warehouse/type
 
 import { sqlDialects } from '../warehouse/dialects.ts';
 
+import { enumLabelSql, labelColumnName } from '../warehouse/enum-label-sql.ts';
+
+import { labelComment } from '../warehouse/catalog-comments.ts';
+
+import { ident } from '../warehouse/values.ts';
+
+import { enumNames } from '../normalize/enums.ts';
+
 import { ConfigError } from '../util/errors.ts';
 
 import { commaList } from '../util/comma-list.ts';
@@ -24,6 +32,8 @@ export const defaultModelsDir = packagePath('models');
 export interface ModelColumn extends ColumnDef {
   readonly sqlType: string;
   readonly decimal?: DecimalPrecision;
+  /** The label of this enum code column (`-- column <code> <type> enum <name>: ...`), added by grantflow. */
+  readonly labelOf?: string;
 }
 
 export interface ModelDef {
@@ -69,16 +79,40 @@ function parseHeader(text: string, file: string): Header {
     if (line === '') continue;
     if (!line.startsWith('--')) break;
     const content = line.slice(2).trim();
-    const column = /^column\s+([a-z_][a-z0-9_]*)\s+([a-z]+)(?:\((\d+),(\d+)\))?\s*:\s*(.*)$/.exec(content);
+    const column =
+      /^column\s+([a-z_][a-z0-9_]*)\s+([a-z]+)(?:\((\d+),(\d+)\))?(?:\s+enum\s+([a-z_][a-z0-9_]*))?\s*:\s*(.*)$/.exec(
+        content,
+      );
     if (column) {
-      const [, name = '', type = '', precision, scale, description = ''] = column;
+      const [, name = '', type = '', precision, scale, enumName, description = ''] = column;
       if (!(columnTypes as readonly string[]).includes(type)) {
         throw new ConfigError(`${file}: column ${name} has unknown type "${type}" (one of ${columnTypes.join(', ')})`);
       }
+      if (enumName !== undefined && !(enumNames as readonly string[]).includes(enumName))
+        throw new ConfigError(
+          `${file}: column ${name} names unknown enum "${enumName}" (one of ${enumNames.join(', ')})`,
+        );
       const decimal =
         precision !== undefined && type === 'decimal' ? { precision: Number(precision), scale: Number(scale) } : null;
       const sqlType = sqlDialects[0].sqlType(type as ColumnType, decimal ?? undefined);
-      header.columns.push({ name, type: type as ColumnType, description, sqlType, ...(decimal ? { decimal } : {}) });
+      const declared: ModelColumn = {
+        name,
+        type: type as ColumnType,
+        description,
+        sqlType,
+        ...(decimal ? { decimal } : {}),
+        ...(enumName ? { enum: enumName } : {}),
+      };
+      header.columns.push(declared);
+      // A model that shows codes shows their labels too, right after them (added to its SELECT by labelledSql).
+      if (enumName)
+        header.columns.push({
+          name: labelColumnName(name),
+          type: 'text',
+          description: labelComment(declared),
+          sqlType: sqlDialects[0].sqlType('text'),
+          labelOf: name,
+        });
       continue;
     }
     // A mistyped header line would otherwise be dropped without a word (a column left out of the dictionary).
@@ -105,6 +139,24 @@ function parseHeader(text: string, file: string): Header {
     .replace(/;\s*(?:--[^\n]*\s*)*$/, '');
   if (!header.body) throw new ConfigError(`${file} has no SQL statement`);
   return header;
+}
+
+/**
+ * A model's SELECT with a label beside each enum code column its header declares: the model's own columns, in
+ * header order, the labels spelt out as in the `_current` views (warehouse/enum-label-sql.ts). A model without enum
+ * columns is left as written.
+ */
+function labelledSql(body: string, columns: readonly ModelColumn[], dialect: Dialect): string {
+  if (!columns.some((c) => c.labelOf !== undefined)) return body;
+  const sqlDialect = sqlDialects.find((d) => d.name === dialect) ?? sqlDialects[0];
+  const byName = new Map(columns.map((c) => [c.name, c]));
+  const select = columns.map((c) => {
+    const code = c.labelOf === undefined ? undefined : byName.get(c.labelOf);
+    return code
+      ? `${enumLabelSql(sqlDialect, code, `m.${ident(code.name)}`)} AS ${ident(c.name)}`
+      : `m.${ident(c.name)}`;
+  });
+  return `SELECT ${select.join(', ')}\nFROM (\n${body}\n) AS m`;
 }
 
 /** `.sql` files of `dir`; a missing directory is an error unless `optional` (a user's models dir without tests/). */
@@ -141,7 +193,10 @@ export function loadModels(dir: string = defaultModelsDir, visible: readonly str
       const v = `${name}.${d}.sql`;
       return files.includes(v) ? parseHeader(readFileSync(join(dir, v), 'utf8'), join(dir, v)).body : shared.body;
     };
-    const sql = Object.fromEntries(dialects.map((d) => [d, variant(d)])) as Record<Dialect, string>;
+    const sql = Object.fromEntries(dialects.map((d) => [d, labelledSql(variant(d), shared.columns, d)])) as Record<
+      Dialect,
+      string
+    >;
     const every = Object.values(sql).join('\n');
     const mentioned = names.filter((other) => other !== name && new RegExp(`\\b${other}\\b`).test(every));
     for (const dep of shared.dependsOn) {
