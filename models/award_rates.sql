@@ -1,4 +1,5 @@
 -- description: Award rate of each program: applications (not trashed), awarded and declined decisions, rate and awarded value. Every program has a row.
+-- primary_key: program_id
 -- includes: every program not deleted, one without applications too (zeros).
 -- includes: applications not deleted and not trashed (state 4); awards not deleted of those applications.
 -- includes: decision 0 counts as awarded, 1 as declined; awards without a decision count in neither.

@@ -1,4 +1,5 @@
 -- description: Days from an application's last submission to its award decision, per program (median, p90, mean). Every program has a row. Trashed and deleted applications are left out.
+-- primary_key: program_id
 -- includes: every program not deleted, one without decisions too (0, NULL days).
 -- includes: awards not deleted with decision 0 or 1, of applications not deleted and not trashed (state 4).
 -- includes: only decisions with both a last submission (last_submitted_at) and a decision time (awarded_at, else created_at).

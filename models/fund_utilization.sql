@@ -1,4 +1,5 @@
 -- description: Each fund's money from its transactions (deposits, withdrawals, transfers out of and into the fund) against the fund record, with budgets' allocations and payments.
+-- primary_key: fund_id
 -- includes: every fund not deleted, those known only from references too (reconciled NULL).
 -- includes: financial transactions not deleted with the fund as source or destination; budgets not deleted.
 -- column fund_id bigint: Fund.

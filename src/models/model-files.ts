@@ -47,6 +47,8 @@ export interface ModelDef {
   readonly columns: readonly ModelColumn[];
   /** Its inclusion rules, one per `-- includes: <rule>` line: which rows it counts and which it leaves out. */
   readonly includes: readonly string[];
+  /** `-- primary_key: a, b`: columns that identify a row, declared on the table (none when not given). */
+  readonly primaryKey?: readonly string[];
   readonly file: string;
 }
 
@@ -62,6 +64,7 @@ const namePattern = /^[a-z_][a-z0-9_]*$/;
 
 interface Header {
   description: string;
+  primaryKey: string[];
   dependsOn: string[];
   columns: ModelColumn[];
   includes: string[];
@@ -71,7 +74,15 @@ interface Header {
 
 /** Header comment lines (`-- key: value`) at the top of a SQL file; the rest is the statement. */
 function parseHeader(text: string, file: string): Header {
-  const header: Header = { description: '', dependsOn: [], columns: [], includes: [], severity: null, body: '' };
+  const header: Header = {
+    description: '',
+    primaryKey: [],
+    dependsOn: [],
+    columns: [],
+    includes: [],
+    severity: null,
+    body: '',
+  };
   const lines = text.split('\n');
   let i = 0;
   for (; i < lines.length; i++) {
@@ -123,12 +134,13 @@ function parseHeader(text: string, file: string): Header {
     const [, key, value = ''] = kv;
     if (key === 'description') header.description = value;
     else if (key === 'depends_on') header.dependsOn.push(...commaList(value));
+    else if (key === 'primary_key') header.primaryKey.push(...commaList(value));
     else if (key === 'severity') header.severity = value;
     else if (key === 'includes') {
       if (value.trim() !== '') header.includes.push(value.trim());
     } else
       throw new ConfigError(
-        `${file}: unknown header key "${key}" (known: description, depends_on, column, severity, includes)`,
+        `${file}: unknown header key "${key}" (known: description, depends_on, column, severity, includes, primary_key)`,
       );
   }
   // The statement's closing ';' goes, with any line comments after it: the body is nested in other SQL.
@@ -202,6 +214,10 @@ export function loadModels(dir: string = defaultModelsDir, visible: readonly str
     for (const dep of shared.dependsOn) {
       if (!names.includes(dep)) throw new ConfigError(`model ${name} depends on unknown model ${dep}`);
     }
+    for (const k of shared.primaryKey) {
+      if (!shared.columns.some((c) => c.name === k))
+        throw new ConfigError(`${file}: primary_key names ${k}, which no -- column line declares`);
+    }
     return {
       name,
       description: shared.description,
@@ -209,6 +225,7 @@ export function loadModels(dir: string = defaultModelsDir, visible: readonly str
       dependsOn: [...new Set([...shared.dependsOn, ...mentioned])],
       columns: shared.columns,
       includes: shared.includes,
+      primaryKey: shared.primaryKey,
       file,
     };
   });
@@ -266,7 +283,7 @@ export function modelTableDefs(models: readonly ModelDef[] = loadModels()): Tabl
     description: m.description,
     kind: 'model',
     columns: m.columns,
-    primaryKey: [],
+    primaryKey: m.primaryKey ?? [],
     includes: m.includes,
   }));
 }

@@ -36,7 +36,13 @@ export interface RunModelsOptions {
  * Then its header's description and columns become the table's comments, for BI tools (a table made anew has none).
  */
 async function materialise(warehouse: Warehouse, model: ModelDef, lockWait?: LockWait): Promise<void> {
-  await warehouse.replaceTable(model.name, model.sql[warehouse.dialect], `model ${model.name}`, lockWait);
+  await warehouse.replaceTable(
+    model.name,
+    model.sql[warehouse.dialect],
+    `model ${model.name}`,
+    lockWait,
+    model.primaryKey ?? [],
+  );
   await warehouse.describe(modelTableDefs([model]).flatMap(catalogObjects), warehouse.analyticsSchema);
 }
 

@@ -61,7 +61,13 @@ export abstract class BaseWarehouse implements Warehouse {
     step: (lockTimeout: string | null) => Promise<T>,
     wait?: LockWait,
   ): Promise<T>;
-  abstract replaceTable(name: string, select: string, what: string, wait?: LockWait): Promise<void>;
+  abstract replaceTable(
+    name: string,
+    select: string,
+    what: string,
+    wait?: LockWait,
+    primaryKey?: readonly string[],
+  ): Promise<void>;
   async schemaTables(): Promise<Map<string, boolean>> {
     return this.tablesOf(this.schemaName);
   }

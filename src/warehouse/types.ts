@@ -344,9 +344,15 @@ export interface WarehouseEngine {
    * goes in the same transaction (Postgres moves it to the analytics schema when that has none yet, so views analysts
    * built on it follow; else drops it), so no model is left twice. Postgres keeps a table whose columns did not
    * change, so views analysts built on it stay, and waits for its readers as execExclusive does; DuckDB drops and
-   * creates it.
+   * creates it. `primaryKey`: declared on the table (the model header's `-- primary_key:`), in the same transaction.
    */
-  replaceTable(name: string, select: string, what: string, wait?: LockWait): Promise<void>;
+  replaceTable(
+    name: string,
+    select: string,
+    what: string,
+    wait?: LockWait,
+    primaryKey?: readonly string[],
+  ): Promise<void>;
   /**
    * The tables of the warehouse's schema, each with whether this role may read them (DuckDB: every one). Postgres
    * lists those it may not read too: information_schema hides them, and a role without SELECT would see none.

@@ -6,7 +6,7 @@ import { SchemaNotYetCreated } from '../schema-not-yet-created.ts';
 import { BaseWarehouse } from '../base-warehouse.ts';
 import type { BookkeepingDb } from '../bookkeeping.ts';
 import type { StagingBackend } from '../load-unit.ts';
-import type { ParquetCompression, ParquetExport } from '../types.ts';
+import type { LockWait, ParquetCompression, ParquetExport } from '../types.ts';
 import type { SqlRunner } from '../sql-runner.ts';
 import { ident, literal } from '../values.ts';
 import { analyticsSchemaFor } from '../analytics-schema.ts';
@@ -164,7 +164,13 @@ export class DuckDBWarehouse extends BaseWarehouse {
    * Explicit BEGIN/COMMIT and a ROLLBACK on failure (DuckDB's views do not pin the tables they read). A model table
    * an older version built in `main` is dropped with it: views naming it unqualified now read the analytics one.
    */
-  async replaceTable(name: string, select: string): Promise<void> {
+  async replaceTable(
+    name: string,
+    select: string,
+    _what?: string,
+    _wait?: LockWait,
+    primaryKey: readonly string[] = [],
+  ): Promise<void> {
     if (!(await this.hasAnalyticsSchema())) {
       await this.exec(`CREATE SCHEMA IF NOT EXISTS ${ident(this.analyticsSchema)}`);
       await this.searchAnalytics();
@@ -178,6 +184,7 @@ export class DuckDBWarehouse extends BaseWarehouse {
       ...(stale.length > 0 ? [`DROP TABLE ${this.qualify(name)}`] : []),
       `DROP TABLE IF EXISTS ${table}`,
       `CREATE TABLE ${table} AS ${select}`,
+      ...(primaryKey.length > 0 ? [`ALTER TABLE ${table} ADD PRIMARY KEY (${primaryKey.map(ident).join(', ')})`] : []),
     ]);
   }
 

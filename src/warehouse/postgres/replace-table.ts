@@ -10,10 +10,26 @@ import { ident, literal } from '../values.ts';
  * schema does not have yet would drop another warehouse's table. One implicit transaction (a multi-statement text;
  * an explicit BEGIN would leave a pooled connection in an aborted transaction on failure).
  */
-export function replaceTableSql(table: string, select: string, schema: string, analytics: string): string {
+export function replaceTableSql(
+  table: string,
+  select: string,
+  schema: string,
+  analytics: string,
+  primaryKey: readonly string[] = [],
+): string {
   const name = literal(table);
   const next = literal(`_gf_next_${table}`);
   const s = literal(analytics);
+  // The key, on the table once it has the model's name (named after it: a key added to the `_gf_next_` table would
+  // keep that name and collide with the next rebuild's), unless a kept table has it already; its ALTER waits for
+  // readers as a DROP does.
+  const key = primaryKey.map((c) => ident(c)).join(', ');
+  const addKey =
+    primaryKey.length === 0
+      ? ''
+      : `IF NOT EXISTS (SELECT 1 FROM pg_constraint WHERE contype = 'p' AND conrelid = to_regclass(quote_ident(s) || '.' || quote_ident(${name}))) THEN
+    EXECUTE format('ALTER TABLE %I.%I ADD CONSTRAINT %I PRIMARY KEY (%s)', s, ${name}, ${literal(`${table}_pkey`)}, ${literal(key)});
+  END IF;`;
   const columnsOf = (t: string): string =>
     `(SELECT string_agg(attname || ' ' || format_type(atttypid, atttypmod), ', ' ORDER BY attnum) FROM pg_attribute ` +
     `WHERE attrelid = to_regclass(quote_ident(${s}) || '.' || quote_ident(${t})) ` +
@@ -41,5 +57,6 @@ BEGIN
     EXECUTE format('DROP TABLE IF EXISTS %I.%I', s, ${name});
     EXECUTE format('ALTER TABLE %I.%I RENAME TO %I', s, ${next}, ${name});
   END IF;
+  ${addKey}
 END $gf$`;
 }

@@ -279,9 +279,15 @@ export class PostgresWarehouse extends BaseWarehouse {
     );
   }
 
-  async replaceTable(name: string, select: string, what: string, wait?: LockWait): Promise<void> {
+  async replaceTable(
+    name: string,
+    select: string,
+    what: string,
+    wait?: LockWait,
+    primaryKey: readonly string[] = [],
+  ): Promise<void> {
     await this.createAnalyticsSchema();
-    const sql = replaceTableSql(name, select, this.schemaName, this.analyticsSchema);
+    const sql = replaceTableSql(name, select, this.schemaName, this.analyticsSchema, primaryKey);
     // The lock waited for is the model's, in the analytics schema (execExclusive would name the main schema's).
     await this.waitingForLocks(
       what,
