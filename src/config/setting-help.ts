@@ -50,6 +50,8 @@ export const settingHelp: Readonly<Record<SettingKey, string>> = {
   modelsDir:
     'directory of your own SQL models (DIR/*.sql) and data tests (DIR/tests/*.sql), built and run with the built-in ones (default: none)',
   snapshot: 'write Parquet snapshots after a successful sync (default true)',
+  snapshotRaw:
+    "keep each row's source JSON (_raw) in the Parquet snapshots, about half their size (default false: it stays in the warehouse)",
   report: 'directory to write the HTML report into after each successful sync (default: none; see docs/report.md)',
   logLevel: 'fatal|error|warn|info|debug|trace|silent (default info)',
   promote:

@@ -208,6 +208,8 @@ export const settingsSchema = z
     // The user's own models (DIR/*.sql) and data tests (DIR/tests/*.sql), built and run with the built-in ones.
     modelsDir: z.string().min(1).optional(),
     snapshot: z.boolean().default(true),
+    // Each row's source JSON in the snapshot files too: about half their bytes, so off unless asked for.
+    snapshotRaw: z.boolean().default(false),
     report: z.string().min(1).optional(),
     logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     // Unmapped source paths made typed columns (normalize/promotions.ts); checked against the catalog by planPromotions.
@@ -283,6 +285,7 @@ export const settingKinds: Readonly<Record<SettingKey, 'string' | 'number' | 'bo
   models: 'boolean',
   modelsDir: 'string',
   snapshot: 'boolean',
+  snapshotRaw: 'boolean',
   report: 'string',
   logLevel: 'string',
   promote: 'json',

@@ -117,6 +117,7 @@ export async function afterLoad(
           signal,
           command: `grantflow sync (run ${runId})`,
           s3ForcePathStyle: settings.s3ForcePathStyle,
+          raw: settings.snapshotRaw,
           ...(unchanged ? { unchanged } : {}),
         });
         const kept = snap.kept.length > 0 ? ` (${snap.kept.length} unchanged kept from earlier runs)` : '';

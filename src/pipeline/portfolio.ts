@@ -211,6 +211,7 @@ async function snapshotViews(
     ...(request.signal ? { signal: request.signal } : {}),
     command: `grantflow sync --pipeline (portfolio, run ${runId})`,
     s3ForcePathStyle: settings.s3ForcePathStyle,
+    raw: settings.snapshotRaw,
   });
   return `portfolio snapshot: ${snap.tables.length} views written to ${dir} in ${(snap.durationMs / 1000).toFixed(1)} s`;
 }

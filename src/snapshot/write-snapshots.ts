@@ -43,6 +43,8 @@ export interface SnapshotOptions {
   readonly unchanged?: ReadonlySet<string>;
   /** Views among `tables`, with columns that order their rows uniquely (Postgres pages them by those). */
   readonly viewKeys?: ViewKeys;
+  /** Keep each row's source JSON (`_raw`) in the files (`snapshotRaw`); left out by default. */
+  readonly raw?: boolean;
 }
 
 export interface TableSnapshot extends ManifestEntry {
@@ -137,6 +139,8 @@ async function publish(
   logger: Logger,
 ): Promise<SnapshotResult> {
   const { signal } = options;
+  // One time for the folder name and every row's `_snapshot_at`.
+  const snapshotAt = options.now ?? new Date();
   let removed: string[];
   let kept: string[];
   let tableNames: readonly string[];
@@ -149,7 +153,7 @@ async function publish(
     kept = await keptTables(store, before, allTables, options.unchanged);
     tableNames = allTables.filter((t) => !kept.includes(t));
     const taken = await store.takenFolders(tableNames);
-    folder = chooseFolder(taken, tableNames, snapshotStamp(options.now ?? new Date()));
+    folder = chooseFolder(taken, tableNames, snapshotStamp(snapshotAt));
     await store.notePending({ folder, tables: tableNames });
   } catch (e) {
     throw store.failure({ kind: 'prepare' }, e);
@@ -163,7 +167,10 @@ async function publish(
   try {
     // Imported here: the writer loads DuckDB, which commands that only check a snapshot target need not.
     const { openParquetWriter } = await import('./parquet-writer.ts');
-    writer = await openParquetWriter(warehouse, options.compression ?? 'zstd', options.viewKeys);
+    writer = await openParquetWriter(warehouse, options.compression ?? 'zstd', options.viewKeys ?? {}, {
+      snapshotAt,
+      raw: options.raw === true,
+    });
     for (const table of tableNames) {
       throwIfStopped(signal);
       const t0 = Date.now();

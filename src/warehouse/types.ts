@@ -186,10 +186,18 @@ export interface TableSource {
   readonly qualified: string;
 }
 
+/** What a snapshot file holds beyond its table's columns, and what it leaves out (parquet-sql.ts, snapshotSelectSql). */
+export interface SnapshotShape {
+  /** The snapshot's time, written to every row as `_snapshot_at`. */
+  readonly snapshotAt: Date;
+  /** Keep `_raw`, each row's source JSON (off by default: it is about half a snapshot's bytes). */
+  readonly raw: boolean;
+}
+
 /** Writes warehouse tables to Parquet files with DuckDB's built-in writer, whatever the warehouse engine. */
 export interface ParquetExport {
   /** False when the engine shows no column of `source` (a table the role may not see): nothing is written. */
-  write(source: TableSource, path: string): Promise<boolean>;
+  write(source: TableSource, path: string, shape: SnapshotShape): Promise<boolean>;
   /** Rows and column types as the written file declares them. */
   inspect(path: string): Promise<ParquetFileInfo>;
   close(): Promise<void>;

@@ -70,7 +70,13 @@ describe.each<Dialect>(['duckdb', 'postgres'])('snapshots of a %s warehouse', (d
     expect(schema.created_at?.logical_type).toMatchObject({ type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MICROS' });
     expect(schema.awarded_amount?.logical_type).toMatchObject({ type: 'DECIMAL', precision: 18, scale: 2 });
     expect(schema.id?.type).toBe('INT64');
-    expect(schema._raw?.logical_type).toMatchObject({ type: 'JSON' });
+    // Each row's source JSON is left out by default (`snapshotRaw`); the snapshot's time is in every row.
+    expect(schema._raw).toBeUndefined();
+    expect(schema._snapshot_at?.logical_type).toMatchObject({
+      type: 'TIMESTAMP',
+      isAdjustedToUTC: true,
+      unit: 'MICROS',
+    });
     const rates = await schemaOf(join(dir, 'award_rates', 'snapshot=2026-11-21T23-59-59Z', 'award_rates.parquet'));
     expect(rates.award_rate?.logical_type).toMatchObject({ type: 'DECIMAL', precision: 9, scale: 6 });
 
@@ -108,6 +114,40 @@ describe.each<Dialect>(['duckdb', 'postgres'])('snapshots of a %s warehouse', (d
       expect(Number(got?.awarded_amount)).toBeCloseTo(Number(src.awarded_amount), 2);
       expect(got?.average_score).toBeCloseTo(src.average_score, 12);
       expect(got?._deleted_at).toBeNull();
+    }
+  });
+
+  it('writes the snapshot time to every row as _snapshot_at, and _raw only when asked, as text', async () => {
+    const sub = join(dir, 'with-raw');
+    const at = new Date('2026-05-06T07:08:09.123Z');
+    await writeSnapshots(t.warehouse, {
+      dir: sub,
+      runId: 'run-raw',
+      retain: 1,
+      tables: ['applications'],
+      compression: 'snappy',
+      now: at,
+      raw: true,
+    });
+    const path = join(sub, readManifest(sub)?.tables.applications?.path ?? '');
+    const schema = await schemaOf(path);
+    // Text, not JSON: DuckDB cuts string statistics at 256 bytes, which a reader parsing JSON statistics fails on.
+    expect(schema._raw?.converted_type).toBe('UTF8');
+    expect(schema._raw?.logical_type).toBeUndefined();
+    const rows = await parquetReadObjects({
+      file: await asyncBufferFromFile(path),
+      columns: ['id', '_raw', '_snapshot_at'],
+    });
+    expect(rows).toHaveLength(n);
+    const stored = new Map(
+      (await t.warehouse.query('SELECT id, CAST(_raw AS VARCHAR) AS raw FROM applications')).map((r) => [
+        Number(r.id),
+        String(r.raw),
+      ]),
+    );
+    for (const r of rows) {
+      expect((r._snapshot_at as Date).toISOString()).toBe(at.toISOString());
+      expect(r._raw).toBe(stored.get(Number(r.id)));
     }
   });
 

@@ -20,6 +20,7 @@ const keys = [
   'snapshots',
   's3ForcePathStyle',
   'retainSnapshots',
+  'snapshotRaw',
   'logLevel',
 ] as const satisfies readonly SettingKey[];
 
@@ -67,6 +68,7 @@ export function registerSnapshot(program: Command): void {
           logger,
           command: 'grantflow snapshot',
           s3ForcePathStyle: settings.s3ForcePathStyle,
+          raw: settings.snapshotRaw,
         });
         const written = result.tables.map((t) => [t.table, `${t.rows} rows`, `${t.bytes} bytes`, t.path]);
         if (written.length > 0)

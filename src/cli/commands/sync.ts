@@ -42,6 +42,7 @@ export const syncKeys: readonly SettingKey[] = [
   'models',
   'modelsDir',
   'snapshot',
+  'snapshotRaw',
   'report',
   'promote',
   'logLevel',

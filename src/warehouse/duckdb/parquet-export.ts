@@ -1,5 +1,18 @@
-import type { ParquetCompression, ParquetExport, ParquetFileInfo, TableSource, Warehouse } from '../types.ts';
-import { copyToParquetSql, countParquetSql, describeParquetSql } from '../parquet-sql.ts';
+import type {
+  ParquetCompression,
+  ParquetExport,
+  ParquetFileInfo,
+  SnapshotShape,
+  TableSource,
+  Warehouse,
+} from '../types.ts';
+import {
+  copyToParquetSql,
+  countParquetSql,
+  describeParquetSql,
+  describeSql,
+  snapshotSelectSql,
+} from '../parquet-sql.ts';
 
 /** A DuckDB warehouse writes with a COPY from its own connection (the file is locked by this process anyway). */
 export class DuckDBParquetExport implements ParquetExport {
@@ -8,8 +21,11 @@ export class DuckDBParquetExport implements ParquetExport {
     private readonly compression: ParquetCompression,
   ) {}
 
-  async write(source: TableSource, path: string): Promise<boolean> {
-    await this.warehouse.exec(copyToParquetSql(`SELECT * FROM ${source.qualified}`, path, this.compression));
+  async write(source: TableSource, path: string, shape: SnapshotShape): Promise<boolean> {
+    const columns = await this.warehouse.query(describeSql(source.qualified));
+    await this.warehouse.exec(
+      copyToParquetSql(snapshotSelectSql(source.qualified, columns, shape), path, this.compression),
+    );
     return true;
   }
 

@@ -1,7 +1,21 @@
 import { DuckDBInstance, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
 import type { CellValue } from '../../normalize/table-def.ts';
-import type { ParquetCompression, ParquetExport, ParquetFileInfo, TableSource, ViewKeys, Warehouse } from '../types.ts';
-import { copyToParquetSql, countParquetSql, describeParquetSql } from '../parquet-sql.ts';
+import type {
+  ParquetCompression,
+  ParquetExport,
+  ParquetFileInfo,
+  SnapshotShape,
+  TableSource,
+  ViewKeys,
+  Warehouse,
+} from '../types.ts';
+import {
+  copyToParquetSql,
+  countParquetSql,
+  describeParquetSql,
+  describeSql,
+  snapshotSelectSql,
+} from '../parquet-sql.ts';
 import { ident } from '../values.ts';
 import { duckColumn, type DuckColumn } from './duckdb-types.ts';
 
@@ -30,11 +44,12 @@ export class PostgresParquetExport implements ParquetExport {
     return new PostgresParquetExport(warehouse, compression, instance, duck, viewKeys);
   }
 
-  async write(source: TableSource, path: string): Promise<boolean> {
+  async write(source: TableSource, path: string, shape: SnapshotShape): Promise<boolean> {
     const staged = '_snapshot_copy';
     const copied = await copyPostgresTable(this.warehouse, this.duck, source, staged, this.viewKeys[source.table]);
     if (copied === null) return false;
-    await this.duck.run(copyToParquetSql(`SELECT * FROM ${ident(staged)}`, path, this.compression));
+    const columns = (await this.duck.runAndReadAll(describeSql(ident(staged)))).getRowObjects();
+    await this.duck.run(copyToParquetSql(snapshotSelectSql(ident(staged), columns, shape), path, this.compression));
     await this.duck.run(`DROP TABLE ${ident(staged)}`);
     return true;
   }
