@@ -117,6 +117,15 @@ export function dbl(v: JsonValue | undefined): number | null {
   return lenient(v, null);
 }
 
+/**
+ * A percentage as a fraction from 0 to 1 (57.3 -> 0.573): every ratio grantflow stores is a fraction. One binary
+ * floating-point division, the one the migration of stored percentages (migrations.ts) makes on either engine, so a
+ * value reads the same whether it was loaded after the change or migrated.
+ */
+export function percentAsFraction(n: number | null): number | null {
+  return n === null ? null : n / 100;
+}
+
 /** Boolean text as PostgreSQL reads it (any case, surrounding blanks ignored). */
 const TRUE_TEXT = new Set(['true', 't', 'yes', 'y', 'on', '1']);
 const FALSE_TEXT = new Set(['false', 'f', 'no', 'n', 'off', '0']);

@@ -43,6 +43,7 @@ export interface ColumnDef {
  * - `key`: the record's own integer id; absent or not an id quarantines the record.
  * - `id`: an integer id; present but not an id quarantines, absent is NULL.
  * - `attrId`, `long`, `int`, `dbl`, `bool`, `text`, `json`, `money`, `ts`: lenient (an odd value is NULL, counted).
+ * - `percent`: a number in percent, stored as a fraction (divided by 100); lenient as `dbl`.
  * - `strictTs`: a timestamp that matters (cursors, log times): present but unreadable quarantines.
  * - `user`, `named`, `titled`: a reference feeding its dimension (`users`; `{id, name}`; `{id, title}`) by its id.
  * - `refId`: only the id of a reference to a table that is not a dimension (applications, awards).
@@ -56,6 +57,7 @@ export type ColumnReader =
   | 'long'
   | 'int'
   | 'dbl'
+  | 'percent'
   | 'bool'
   | 'text'
   | 'json'

@@ -27,7 +27,12 @@ export const applicationStages = defineStream({
       tsCol('created_at', 'When the application entered the stage', { read: 'strictTs' }),
       tsCol('date_submitted', 'When it was submitted in this stage'),
       tsCol('date_reopened', 'When it was reopened in this stage'),
-      col('task_completion', 'integer', 'Percentage of required tasks completed.'),
+      col(
+        'task_completion_rate',
+        'double',
+        'Required tasks completed, a fraction from 0 to 1: the site sends task_completion in percent, divided here by 100.',
+        { source: 'task_completion', read: 'percent' },
+      ),
       col('reviews_assigned', 'integer', 'Reviews assigned in this stage.'),
       col('reviews_submitted', 'integer', 'Reviews submitted in this stage.'),
       col('reviews_completed', 'integer', 'Reviews completed in this stage.'),

@@ -120,7 +120,12 @@ export const applications = defineStream({
         'integer',
         { source: 'decision.decision' },
       ),
-      col('awarded', 'text', 'Awarded value exactly as the API sends it (a string).', { source: 'decision.awarded' }),
+      col(
+        'awarded_as_sent',
+        'text',
+        'Awarded value as the API sends it, text such as $27,986.17 (decision.awarded); the amount is awarded_amount.',
+        { source: 'decision.awarded' },
+      ),
       money('awarded_amount', 'Awarded value parsed as money; NULL when the text is not an unambiguous amount', {
         source: 'decision.awarded',
       }),

@@ -18,7 +18,12 @@ export const awards = defineStream({
       ref('program_id', 'programs', 'Program.'),
       ref('applicant_id', 'users', 'Applicant.'),
       enumCol('decision', 'award_decision', 'Decision (enum award_decision: 0 Awarded, 1 Declined).'),
-      col('awarded', 'text', 'Awarded value exactly as the API sends it (a string).'),
+      col(
+        'awarded_as_sent',
+        'text',
+        'Awarded value as the API sends it, text such as $27,986.17 (awarded); the amount is awarded_amount.',
+        { source: 'awarded' },
+      ),
       money('awarded_amount', 'Awarded value parsed as money; NULL when the text is not an unambiguous amount', {
         source: 'awarded',
       }),

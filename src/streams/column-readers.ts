@@ -1,5 +1,20 @@
 import type { JsonObject, JsonValue } from '../util/json.ts';
-import { attrId, bool, dbl, int, json, long, money, obj, optId, reqId, reqTs, text, ts } from '../normalize/coerce.ts';
+import {
+  attrId,
+  bool,
+  dbl,
+  int,
+  json,
+  long,
+  money,
+  obj,
+  optId,
+  percentAsFraction,
+  reqId,
+  reqTs,
+  text,
+  ts,
+} from '../normalize/coerce.ts';
 import type { MappedRow, NormalizeContext } from '../normalize/mapping.ts';
 import { QuarantineError } from '../normalize/quarantine.ts';
 import { namedRef, parentId, refId, userRef } from '../normalize/refs.ts';
@@ -107,6 +122,8 @@ function readValueOf(reader: ColumnReader, table: string | undefined): ReadValue
       return (v) => int(v);
     case 'dbl':
       return (v) => dbl(v);
+    case 'percent':
+      return (v) => percentAsFraction(dbl(v));
     case 'bool':
       return (v) => bool(v);
     case 'text':

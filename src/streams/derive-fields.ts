@@ -26,6 +26,7 @@ const nodeOfReader: Readonly<Record<Exclude<ColumnReader, 'parent' | 'owner' | '
   long: I,
   int: N,
   dbl: M,
+  percent: M,
   money: M,
   bool: B,
   text: S,

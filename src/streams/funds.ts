@@ -26,9 +26,10 @@ export const funds = defineStream({
       money('paid', 'Paid to applications'),
       money('available_to_programs', 'Transferred to programs'),
       col(
-        'utilization',
+        'utilization_rate',
         'double',
-        'Allocated to applications / total moved into the fund, in percent (100 = all of it; 2 decimals), as the site sends it; fund_utilization.utilization_percent has the same unit.',
+        'Allocated to applications / total moved into the fund, a fraction from 0 to 1 (1 = all of it): the site sends utilization in percent, divided here by 100.',
+        { source: 'utilization', read: 'percent' },
       ),
     ],
   },

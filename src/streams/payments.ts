@@ -22,7 +22,12 @@ export const payments = defineStream({
       enumCol('decision', 'award_decision', 'Decision of that award (enum award_decision).', 'integer', {
         source: 'decision.decision',
       }),
-      col('awarded', 'text', 'Awarded value of that award exactly as sent (a string).', { source: 'decision.awarded' }),
+      col(
+        'awarded_as_sent',
+        'text',
+        'Awarded value of that award as sent, text such as $27,986.17 (decision.awarded); the amount is awarded_amount.',
+        { source: 'decision.awarded' },
+      ),
       money('awarded_amount', 'Awarded value parsed as money; NULL when the text is not an unambiguous amount', {
         source: 'decision.awarded',
       }),

@@ -18,25 +18,13 @@ import type { SqlRunner } from './sql-runner.ts';
 import type { SqlDialect } from './types.ts';
 import { ident } from './values.ts';
 import { packagePath } from '../util/package-root.ts';
+import { unitNamesMigration } from './unit-names-migration.ts';
+import { onTable } from './on-table.ts';
 
 const sqlDir = packagePath('sql');
 
 /** The table an ALTER statement changes: whose readers' locks a lock timeout of that statement waited for. */
 const alteredTable = /^ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(\S+)/i;
-
-/**
- * Runs a statement about `table` (qualified), marking a lock timeout it meets with that table: an attempt of several
- * statements (a migration altering several tables) then tells the lock wait (postgres/lock-wait.ts) whose holders
- * to name.
- */
-async function onTable<T>(dialect: SqlDialect, table: string, statement: () => Promise<T>): Promise<T> {
-  try {
-    return await statement();
-  } catch (e) {
-    if (dialect.isLockTimeout(e)) Object.assign(e as object, { lockedTable: table });
-    throw e;
-  }
-}
 
 /**
  * Versioned migrations: hand-written SQL in sql/, shared by both dialects. `lockTimeout` (Postgres, see
@@ -60,6 +48,7 @@ function sqlMigration(file: string, schemaPrefix: string, dialect: SqlDialect, l
 
 class SqlFileProvider implements MigrationProvider {
   constructor(
+    private readonly schema: string | null,
     private readonly schemaPrefix: string,
     private readonly dialect: SqlDialect,
     private readonly lockTimeout: string | null,
@@ -72,6 +61,8 @@ class SqlFileProvider implements MigrationProvider {
       '002_catalog': migration('002_catalog.sql'),
       '003_credentials_seed': migration('003_credentials_seed.sql'),
       '004_unknown_fields': migration('004_unknown_fields.sql'),
+      // In TypeScript: it changes only what an older version made, so it looks first (unit-names-migration.ts).
+      '005_unit_names': unitNamesMigration(this.schema, this.schemaPrefix, this.dialect, this.lockTimeout),
     };
   }
 }
@@ -84,7 +75,7 @@ function migrator(
 ): Migrator {
   return new Migrator({
     db,
-    provider: new SqlFileProvider(schema === null ? '' : `${ident(schema)}.`, dialect, lockTimeout),
+    provider: new SqlFileProvider(schema, schema === null ? '' : `${ident(schema)}.`, dialect, lockTimeout),
     migrationTableName: '_grantflow_migrations',
     migrationLockTableName: '_grantflow_migrations_lock',
     ...(schema === null ? {} : { migrationTableSchema: schema }),

@@ -39,6 +39,11 @@ export interface SqlDialect {
    * column listed, with a comment or not.
    */
   readonly commentsQuery: string;
+  /**
+   * The statement renaming a column of a view made as `SELECT *` after its table's column was renamed; null where
+   * such a view shows the table's columns as they are when read (DuckDB), and the catalog makes it again anyway.
+   */
+  renameViewColumnSql(qualifiedView: string, from: string, to: string): string | null;
 }
 
 /**

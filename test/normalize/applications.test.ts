@@ -55,7 +55,7 @@ describe('applications', () => {
       organization_id: null,
       decision_award_id: 900,
       decision: 0,
-      awarded: '$1,250.00',
+      awarded_as_sent: '$1,250.00',
       awarded_amount: '1250.00',
       average_score: 4.5,
       overall_score: 90,
@@ -163,7 +163,7 @@ describe('applications', () => {
       map('applications', { id: 103, state: 9, decision: { id: 1, decision: 1, awarded: '1 250,00' } }),
       'applications',
     );
-    expect(app).toMatchObject({ state: 9, decision: 1, awarded: '1 250,00', awarded_amount: null });
+    expect(app).toMatchObject({ state: 9, decision: 1, awarded_as_sent: '1 250,00', awarded_amount: null });
   });
 
   it('reads ids beyond 2^53 given as text exactly, up to the BIGINT limit', () => {
@@ -242,7 +242,8 @@ describe('application stages, tasks, notes (per application)', () => {
       stage_id: 3,
       state: 0,
       status_id: 4,
-      task_completion: 50,
+      // Sent in percent, stored as a fraction.
+      task_completion_rate: 0.5,
       reviews_completed: 1,
       date_reopened: null,
     });

@@ -210,7 +210,8 @@ describe('finance', () => {
       fund_folder_id: 2,
       balance: '100.50',
       paid: '49.50',
-      utilization: 49.75,
+      // Sent in percent, stored as a fraction.
+      utilization_rate: 0.4975,
       created_by_id: 1,
     });
   });
@@ -307,7 +308,7 @@ describe('finance', () => {
     expect(rowsOf(rows, 'awards')[0]).toMatchObject({
       id: 900,
       application_id: 101,
-      awarded: '$1,250.00',
+      awarded_as_sent: '$1,250.00',
       awarded_amount: '1250.00',
       value: '1250.00',
       awarded_at: '2024-04-01T07:00:00Z',

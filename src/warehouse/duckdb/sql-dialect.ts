@@ -51,4 +51,5 @@ export const duckdbSql: SqlDialect = {
      WHERE database_name = current_database() AND schema_name = $1
    UNION ALL SELECT view_name, NULL, comment FROM duckdb_views()
      WHERE database_name = current_database() AND schema_name = $1 AND NOT internal`,
+  renameViewColumnSql: () => null,
 };

@@ -1,7 +1,7 @@
 import type { ColumnType } from '../../normalize/table-def.ts';
 import type { PromotionType } from '../../normalize/promotions.ts';
 import type { DecimalPrecision, SqlDialect } from '../types.ts';
-import { literal } from '../values.ts';
+import { ident, literal } from '../values.ts';
 
 const types: Record<ColumnType, string> = {
   bigint: 'BIGINT',
@@ -58,4 +58,6 @@ export const postgresSql: SqlDialect = {
       FROM pg_class c
       JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v')`,
+  // Postgres fixed the view's columns when it was made; its column keeps the old name until renamed too.
+  renameViewColumnSql: (view, from, to) => `ALTER VIEW ${view} RENAME COLUMN ${ident(from)} TO ${ident(to)}`,
 };
