@@ -12,7 +12,7 @@
 -- column reopened bigint: Stage records in state 1 (Reopened).
 -- column initialized bigint: Stage records in state 2 (Initialized).
 -- column submit_rate decimal(18,6): submitted / entered (6 decimals); NULL when nothing entered.
--- column conversion_from_previous decimal(18,6): entered / entered of the previous stage of the program (6 decimals); NULL for the first stage.
+-- column conversion_rate decimal(18,6): Of the applications with a stage record in the previous stage of the program, the share with one in this stage too, a fraction from 0 to 1 (6 decimals); NULL for the first stage, or when none entered the previous one.
 WITH live_applications AS (
   SELECT id, program_id, current_stage_id
   FROM applications
@@ -58,8 +58,27 @@ ordered AS (
   LEFT JOIN current_counts c ON c.program_id = k.program_id AND c.stage_id = k.stage_id
 ),
 with_previous AS (
-  SELECT o.*, lag(o.entered) OVER (PARTITION BY o.program_id ORDER BY o.stage_order) AS previous_entered
+  SELECT
+    o.*,
+    lag(o.stage_id) OVER (PARTITION BY o.program_id ORDER BY o.stage_order) AS previous_stage_id,
+    lag(o.entered) OVER (PARTITION BY o.program_id ORDER BY o.stage_order) AS previous_entered
   FROM ordered o
+),
+stage_applications AS (
+  SELECT a.program_id, s.stage_id, s.application_id
+  FROM application_stages s
+  JOIN live_applications a ON a.id = s.application_id
+  WHERE s._deleted_at IS NULL
+),
+-- Applications of the previous stage that entered this one too: a share of the previous stage's, so at most 1 even
+-- when applications enter a stage with no record of the one before.
+converted AS (
+  SELECT w.program_id, w.stage_id, count(*) AS converted
+  FROM with_previous w
+  JOIN stage_applications p ON p.program_id = w.program_id AND p.stage_id = w.previous_stage_id
+  JOIN stage_applications c
+    ON c.program_id = w.program_id AND c.stage_id = w.stage_id AND c.application_id = p.application_id
+  GROUP BY w.program_id, w.stage_id
 )
 SELECT
   CAST(w.program_id AS BIGINT) AS program_id,
@@ -75,7 +94,8 @@ SELECT
   -- settling it at 12 places first makes the final rounding half up, the same as Postgres' exact division.
   -- CAST outside (no CASE): Postgres drops the precision of a CASE result.
   CAST(CAST(CAST(w.submitted AS DECIMAL(18,6)) / NULLIF(w.entered, 0) AS DECIMAL(38,12)) AS DECIMAL(18,6)) AS submit_rate,
-  CAST(CAST(CAST(w.entered AS DECIMAL(18,6)) / NULLIF(w.previous_entered, 0) AS DECIMAL(38,12)) AS DECIMAL(18,6)) AS conversion_from_previous
+  CAST(CAST(CAST(COALESCE(v.converted, 0) AS DECIMAL(18,6)) / NULLIF(w.previous_entered, 0) AS DECIMAL(38,12)) AS DECIMAL(18,6)) AS conversion_rate
 FROM with_previous w
+LEFT JOIN converted v ON v.program_id = w.program_id AND v.stage_id = w.stage_id
 LEFT JOIN stages st ON st.id = w.stage_id AND st._deleted_at IS NULL
 ORDER BY w.program_id, w.stage_order

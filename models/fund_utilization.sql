@@ -12,7 +12,7 @@
 -- column balance decimal: Balance on the fund record.
 -- column allocated decimal: Allocated to applications, summed over the fund's program budgets.
 -- column paid decimal: Paid to applications, summed over the fund's program budgets.
--- column utilization_percent decimal(18,2): allocated / deposits in percent (100 = every deposit allocated; 2 decimals), the unit and rounding of funds.utilization; NULL without deposits, or when either is unknown.
+-- column utilization_rate decimal(18,4): allocated / deposits, a fraction (1 = every deposit allocated; above 1 only when more was allocated than deposited; 4 decimals), the unit and rounding of funds.utilization_rate; NULL without deposits, or when either is unknown.
 -- column reconciled boolean: True when balance_from_transactions equals the fund record's balance (false when either is unknown); NULL when the fund is known only from references (no balance to compare).
 WITH movements AS (
   -- sum() skips NULL amounts (absent, or not readable): a total missing one would look exact, so it is NULL instead.
@@ -52,10 +52,10 @@ SELECT
   CAST(f.balance AS DECIMAL(18,2)) AS balance,
   CAST(CASE WHEN b.fund_id IS NULL THEN 0 ELSE b.allocated END AS DECIMAL(18,2)) AS allocated,
   CAST(CASE WHEN b.fund_id IS NULL THEN 0 ELSE b.paid END AS DECIMAL(18,2)) AS paid,
-  -- In percent, as the site's funds.utilization, so the two compare without converting.
-  -- Through DECIMAL(38,12): DuckDB divides decimals in binary floating point, so 50.005 arrives as 50.00499...;
+  -- A fraction at 4 decimals: the rounding of the site's funds.utilization (a percentage at 2), so the two compare.
+  -- Through DECIMAL(38,12): DuckDB divides decimals in binary floating point, so 0.50005 arrives as 0.5000499...;
   -- settling it at 12 places first makes the final rounding half up, the same as Postgres' exact division.
-  CAST(CAST(CAST(CASE WHEN b.fund_id IS NULL THEN 0 ELSE b.allocated END AS DECIMAL(18,6)) * 100 / NULLIF(m.deposits, 0) AS DECIMAL(38,12)) AS DECIMAL(18,2)) AS utilization_percent,
+  CAST(CAST(CAST(CASE WHEN b.fund_id IS NULL THEN 0 ELSE b.allocated END AS DECIMAL(18,6)) / NULLIF(m.deposits, 0) AS DECIMAL(38,12)) AS DECIMAL(18,4)) AS utilization_rate,
   CASE
     WHEN f._ref_only THEN NULL
     ELSE COALESCE(f.balance = m.deposits + m.received - m.withdrawals - m.transferred, FALSE)

@@ -10,7 +10,7 @@
 -- column assigned bigint: Number of assignments of this reviewer in this program and stage.
 -- column stage_assigned bigint: Assignments of all reviewers in this program and stage.
 -- column stage_reviewers bigint: Reviewers with at least one assignment in this program and stage.
--- column share_of_stage decimal(9,6): assigned / stage_assigned, a fraction from 0 to 1 (6 decimals).
+-- column stage_share decimal(9,6): assigned / stage_assigned: the reviewer's share of the stage's assignments, a fraction from 0 to 1 (6 decimals).
 WITH live_assignments AS (
   SELECT s.reviewer_id, COALESCE(s.program_id, a.program_id) AS program_id, s.stage_id
   FROM assignments s
@@ -41,7 +41,7 @@ SELECT
   CAST(w.stage_reviewers AS BIGINT) AS stage_reviewers,
   -- Through DECIMAL(38,12): DuckDB divides decimals in binary floating point, so 0.5000045 arrives as 0.50000449...;
   -- settling it at 12 places first makes the final rounding half up, the same as Postgres' exact division.
-  CAST(CAST(CAST(w.assigned AS DECIMAL(18,6)) / w.stage_assigned AS DECIMAL(38,12)) AS DECIMAL(9,6)) AS share_of_stage
+  CAST(CAST(CAST(w.assigned AS DECIMAL(18,6)) / w.stage_assigned AS DECIMAL(38,12)) AS DECIMAL(9,6)) AS stage_share
 FROM with_stage w
 LEFT JOIN users u ON u.id = w.reviewer_id AND u._deleted_at IS NULL
 LEFT JOIN stages st ON st.id = w.stage_id AND st._deleted_at IS NULL

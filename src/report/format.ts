@@ -73,12 +73,6 @@ export function formatPercent(value: CellValue): string {
   return `${formatNumber(shifted, 1)} %`;
 }
 
-/** A value already in percent (utilisation) with one decimal: "52.38" -> "52.4 %". */
-export function formatPercentValue(value: CellValue): string {
-  if (decimalText(value) === null) return unknownText;
-  return `${formatNumber(value, 1)} %`;
-}
-
 /** Days with one decimal: "12.3456" -> "12.3". */
 export function formatDays(value: CellValue): string {
   return formatNumber(value, 1);

@@ -146,7 +146,7 @@ describe.each(['duckdb', 'postgres'])('unreadable amounts on %s', (target) => {
       const balance = known ? (deposits ?? 0) + (received ?? 0) - (withdrawals ?? 0) - (transferred ?? 0) : null;
       expect(fromModel(r.balance_from_transactions), `fund ${fund}`).toBe(balance);
       expect(r.reconciled, `fund ${fund}`).toBe(known);
-      if (deposits === null) expect(r.utilization_percent).toBeNull();
+      if (deposits === null) expect(r.utilization_rate).toBeNull();
     }
     expect(got.filter((r) => r.reconciled === false).length).toBeGreaterThan(0);
     expect((await failingRows(target, 'fund_balance_reconciles')).map((r) => Number(r.fund_id)).sort()).toEqual(

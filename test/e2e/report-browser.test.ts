@@ -30,7 +30,6 @@ import {
   formatMoney,
   formatMoneyTotal,
   formatPercent,
-  formatPercentValue,
   formatTime,
   formatYesNo,
   nameOr,
@@ -248,7 +247,7 @@ async function expectedTables(target: { warehouse: string; schema?: string }): P
           rows: funds.map((r) => [
             fund(r),
             ...fundMoney.map((c) => formatMoney(r[c] ?? null)),
-            formatPercentValue(r.utilization_percent ?? null),
+            formatPercent(r.utilization_rate ?? null),
             formatYesNo(r.reconciled ?? null),
           ]),
           foot: ['Total', ...moneyTotals(funds, fundMoney), '', ''],
@@ -318,7 +317,7 @@ async function expectedTables(target: { warehouse: string; schema?: string }): P
             ...['stage_order', 'current_applications', 'entered', 'submitted', 'reopened', 'initialized'].map((c) =>
               formatCount(r[c] ?? null),
             ),
-            formatPercent(r.conversion_from_previous ?? null),
+            formatPercent(r.conversion_rate ?? null),
           ]),
         },
       },

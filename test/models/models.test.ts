@@ -88,7 +88,7 @@ describe.each<Dialect>(['duckdb', 'postgres'])('models on %s', (dialect) => {
         .reduce((s, [, v]) => s + v, 0);
       expect(r?.assigned).toBe(n);
       expect(r?.stage_assigned).toBe(stageTotal);
-      expect(Number(r?.share_of_stage)).toBeCloseTo(n / stageTotal, 6);
+      expect(Number(r?.stage_share)).toBeCloseTo(n / stageTotal, 6);
       expect(r?.reviewer_name).toBe(`First${reviewer} Last${reviewer}`);
       expect(r?.reviewer_email).toBe(`u${reviewer}@example.org`);
     }
@@ -153,8 +153,16 @@ describe.each<Dialect>(['duckdb', 'postgres'])('models on %s', (dialect) => {
     const p1 = [...funnel.values()]
       .filter((r) => r.program_id === 1)
       .sort((a, b) => Number(a.stage_order) - Number(b.stage_order));
-    expect(p1[0]?.conversion_from_previous).toBeNull();
-    expect(Number(p1[1]?.conversion_from_previous)).toBeCloseTo(Number(p1[1]?.entered) / Number(p1[0]?.entered), 6);
+    expect(p1[0]?.conversion_rate).toBeNull();
+    // The share of the first stage's applications that entered the second too.
+    const inStage = (r: (typeof p1)[number] | undefined) =>
+      new Set(
+        live(data.application_stages)
+          .filter((s) => s.stage_id === r?.stage_id)
+          .map((s) => s.application_id),
+      );
+    const [first, second] = [inStage(p1[0]), inStage(p1[1])];
+    expect(Number(p1[1]?.conversion_rate)).toBeCloseTo([...first].filter((a) => second.has(a)).length / first.size, 6);
 
     const latency = byKey(await q('SELECT * FROM decision_latency'), 'program_id');
     for (const p of live(data.programs)) {

@@ -69,8 +69,8 @@ describe.each<Dialect>(['duckdb', 'postgres'])('model ratios on %s', (dialect) =
       const days = halfUp(BigInt(latencySeconds), 86_400n, 4);
       expect(latency).toEqual({ median_days: days, p90_days: days, mean_days: days });
 
-      const [fund] = await t.warehouse.query('SELECT utilization_percent FROM fund_utilization');
-      expect(fund?.utilization_percent).toBe(halfUp(cents(allocated) * 100n, cents(deposit), 2));
+      const [fund] = await t.warehouse.query('SELECT utilization_rate FROM fund_utilization');
+      expect(fund?.utilization_rate).toBe(halfUp(cents(allocated), cents(deposit), 4));
     } finally {
       await t.cleanup();
     }

@@ -103,7 +103,7 @@ export function reviewerLoad(d: Dataset): Out[] {
       assigned: mine.length,
       stage_assigned: stageRows.length,
       stage_reviewers: new Set(stageRows.map((r) => r.reviewer)).size,
-      share_of_stage: ratio(BigInt(mine.length), BigInt(stageRows.length)),
+      stage_share: ratio(BigInt(mine.length), BigInt(stageRows.length)),
     };
   });
 }
@@ -180,7 +180,7 @@ export function fundUtilization(d: Dataset): Out[] {
       balance: money(balance),
       allocated: money(allocated),
       paid: money(total(budgets.map((b) => cents(b.paid)))),
-      utilization_percent: ratio(allocated === null ? null : allocated * 100n, deposits, 2),
+      utilization_rate: ratio(allocated, deposits, 4),
       reconciled: f._ref_only === true ? null : balance !== null && balance === fromTransactions,
     };
   });
@@ -213,7 +213,9 @@ export function applicationFunnel(d: Dataset): Out[] {
     );
     inProgram.forEach((p, i) => {
       const state = (n: number): number => p.mine.filter((s) => s.state === n).length;
-      const previous = i === 0 ? null : BigInt(inProgram[i - 1]!.mine.length);
+      // Of the previous stage's applications, those with a record in this stage too.
+      const before = i === 0 ? null : new Set(inProgram[i - 1]!.mine.map((s) => Number(s.application_id)));
+      const converted = before === null ? null : p.mine.filter((s) => before.has(Number(s.application_id))).length;
       out.push({
         program_id: p.program,
         stage_id: p.stage,
@@ -225,7 +227,10 @@ export function applicationFunnel(d: Dataset): Out[] {
         reopened: state(1),
         initialized: state(2),
         submit_rate: ratio(BigInt(state(0)), BigInt(p.mine.length)),
-        conversion_from_previous: ratio(BigInt(p.mine.length), previous),
+        conversion_rate: ratio(
+          converted === null ? null : BigInt(converted),
+          before === null ? null : BigInt(before.size),
+        ),
       });
     });
   }

@@ -1,5 +1,5 @@
 import { barSpec, renderChart } from '../charts.ts';
-import { formatCount, formatMoney, formatMoneyTotal, formatPercentValue, formatYesNo, nameOr } from '../format.ts';
+import { formatCount, formatMoney, formatMoneyTotal, formatPercent, formatYesNo, nameOr } from '../format.ts';
 import { empty, figure, page, table, type PageContext } from '../html.ts';
 import type { ReportData } from '../report-data.ts';
 import { financeMissingWhy, hasFinanceData, modelMissing } from './common.ts';
@@ -128,7 +128,7 @@ export async function fundingPage(data: ReportData, ctx: PageContext): Promise<s
           formatMoney(r.balance ?? null),
           formatMoney(r.allocated ?? null),
           formatMoney(r.paid ?? null),
-          formatPercentValue(r.utilization_percent ?? null),
+          formatPercent(r.utilization_rate ?? null),
           formatYesNo(r.reconciled ?? null),
         ]),
         foot: [
@@ -145,7 +145,7 @@ export async function fundingPage(data: ReportData, ctx: PageContext): Promise<s
           'fund-utilization',
           "Funds' utilisation",
           "Each fund's deposits against what its program budgets allocated to applications and paid. Utilisation is " +
-            'allocated / deposits, in percent as on the fund record; "Reconciled" means the balance from the transactions equals the balance on the fund ' +
+            'allocated / deposits, as the fund record has it; "Reconciled" means the balance from the transactions equals the balance on the fund ' +
             'record.',
           svg,
           numbers,

@@ -24,8 +24,8 @@ export async function pipelinePage(data: ReportData, ctx: PageContext): Promise<
         'funnel',
         'Applications per stage and state',
         "Each program's stages in the order applications first entered them. The bars count the stage records in each " +
-          'state; "Now in stage" counts the applications whose current stage it is, and conversion is the entries ' +
-          'of a stage against those of the stage before.',
+          'state; "Now in stage" counts the applications whose current stage it is, and conversion is the share of ' +
+          'the applications of the stage before that entered this one too.',
         await renderChart(
           barSpec({
             description: 'Stage records per program stage, stacked by state (the funnel).',
@@ -65,7 +65,7 @@ export async function pipelinePage(data: ReportData, ctx: PageContext): Promise<
             formatCount(r.submitted ?? null),
             formatCount(r.reopened ?? null),
             formatCount(r.initialized ?? null),
-            formatPercent(r.conversion_from_previous ?? null),
+            formatPercent(r.conversion_rate ?? null),
           ]),
         }),
       ),
