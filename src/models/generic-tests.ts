@@ -25,9 +25,13 @@ export const idOnlyTargets: ReadonlySet<string> = new Set(['applications', 'awar
 const hasMetadata = (t: TableDef): boolean => t.kind === 'entity' || t.kind === 'dimension' || t.kind === 'bridge';
 const live = (t: TableDef, alias = ''): string => (hasMetadata(t) ? ` AND ${alias}_deleted_at IS NULL` : '');
 
+/** A ratio's name: every ratio is a fraction from 0 to 1 named `*_rate` or `*_share`, in tables and models alike. */
+export const isRatio = (column: string): boolean => /_(rate|share)$/.test(column);
+
 /**
  * Tests generated from the catalog (the single source of the schema): unique and non-null primary keys,
- * non-null required columns, references that resolve, enum values the API documents, `_raw` present.
+ * non-null required columns, references that resolve, enum values the API documents, `_raw` present, ratios that are
+ * fractions.
  * References and enums only look at live rows (not soft-deleted).
  */
 export function genericTests(tables: readonly TableDef[]): DataTestDef[] {
@@ -75,6 +79,14 @@ export function genericTests(tables: readonly TableDef[]): DataTestDef[] {
             `WHERE c.${col} IS NOT NULL${live(t, 'c.')} ` +
             `AND NOT EXISTS (SELECT 1 FROM ${ident(ref.table)} r WHERE r.${ident(ref.column)} = c.${col}) ` +
             `GROUP BY c.${col}`,
+        });
+      }
+      if (isRatio(c.name)) {
+        tests.push({
+          name: `fraction:${t.name}.${c.name}`,
+          description: `${t.name}.${c.name} is a fraction from 0 to 1, as every ratio grantflow stores (one out of it is a site's value read in another unit, so this warns).`,
+          severity: 'warn',
+          sql: `SELECT * FROM ${table} WHERE (${ident(c.name)} < 0 OR ${ident(c.name)} > 1)${live(t)}`,
         });
       }
       if (c.enum && c.enum in enums) {

@@ -9,10 +9,12 @@ export const reportModels = {
   funding_flow: 'fund_id, program_id',
   fund_utilization: 'fund_id',
   award_rates: 'program_id',
+  award_rates_by_year: 'program_id, decision_year',
   decision_latency: 'program_id',
   reviewer_load: 'reviewer_id, program_id, stage_id',
   review_progress: 'program_id, stage_id',
   application_funnel: 'program_id, stage_order, stage_id',
+  stage_aging: 'program_id, stage_id, state',
 } as const;
 export type ReportModel = keyof typeof reportModels;
 

@@ -28,6 +28,8 @@ import { silentLogger } from '../../src/util/logger.ts';
 
 import { postgresSchema, startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
 import { tables } from '../../src/streams/registry.ts';
+import { loadModels } from '../../src/models/index.ts';
+import { isRatio } from '../../src/models/generic-tests.ts';
 
 /** Money as integer cents, from a number or a decimal string, without binary floating point. */
 function cents(value: unknown): number {
@@ -37,6 +39,17 @@ function cents(value: unknown): number {
   return (m[1] ? -1 : 1) * (Number(m[2]) * 100 + Number((m[3] ?? '0').padEnd(2, '0')));
 }
 const idOf = (r: JsonObject, field: string): number => Number((r[field] as JsonObject | null)?.id);
+/** A site timestamp in milliseconds: one without a zone is UTC (the sync's default site time zone); blank is null. */
+function siteMs(value: unknown): number | null {
+  if (typeof value !== 'string' || value.trim() === '') return null;
+  return Date.parse(/(?:Z|[+-]\d\d:\d\d)$/.test(value) ? value : `${value}Z`);
+}
+/** Continuous percentile of sorted numbers (as percentile_cont). */
+function percentile(sorted: readonly number[], p: number): number {
+  const pos = p * (sorted.length - 1);
+  const lo = sorted[Math.floor(pos)]!;
+  return lo + (sorted[Math.ceil(pos)]! - lo) * (pos - Math.floor(pos));
+}
 
 let sim: SimulatorHandle;
 let dir: Awaited<ReturnType<typeof tempDir>>;
@@ -115,6 +128,91 @@ describe.each(['duckdb', 'postgres'])('the whole pipeline on %s', (target) => {
       awarded_value: cents(r.awarded_value),
     }));
     expect(actual).toEqual(expected.sort((a, b) => a.program_id - b.program_id));
+  });
+
+  it('award_rates_by_year equals the decisions of the simulator per program and UTC year, to the cent', async () => {
+    const apps = new Map(sim.control.collection('applications').map((a) => [Number(a.id), a]));
+    const expected = new Map<string, { decided: number; awarded: number; declined: number; value: number }>();
+    for (const w of sim.control.collection('awards')) {
+      const a = apps.get(idOf(w, 'application'));
+      if (a === undefined || a.state === 4 || (w.decision !== 0 && w.decision !== 1)) continue;
+      const at = siteMs(w.awarded_at) ?? siteMs(w.created_at);
+      const key = `${idOf(a, 'program')}/${at === null ? null : new Date(at).getUTCFullYear()}`;
+      const e = expected.get(key) ?? { decided: 0, awarded: 0, declined: 0, value: 0 };
+      e.decided++;
+      if (w.decision === 0) {
+        e.awarded++;
+        e.value += cents(w.value);
+      } else e.declined++;
+      expected.set(key, e);
+    }
+    expect(new Set([...expected.keys()].map((k) => k.split('/')[1])).size).toBeGreaterThan(1);
+    const rows = await modelRows(target, 'SELECT * FROM award_rates_by_year');
+    expect(rows.length).toBe(expected.size);
+    for (const r of rows) {
+      const key = `${String(r.program_id)}/${String(r.decision_year)}`;
+      const e = expected.get(key);
+      expect(e, key).toBeDefined();
+      expect([Number(r.decided), Number(r.awarded), Number(r.declined)], key).toEqual([
+        e!.decided,
+        e!.awarded,
+        e!.declined,
+      ]);
+      expect(Number(r.award_rate), key).toBeCloseTo(e!.awarded / e!.decided, 6);
+      expect(cents(r.awarded_value), key).toBe(e!.value);
+    }
+  });
+
+  it('stage_aging equals the days the applications of the simulator have waited in their stage', async () => {
+    const rows = await modelRows(target, 'SELECT * FROM stage_aging');
+    const asOf = Date.parse(String(rows[0]?.as_of));
+    // As of the sync: when it read the applications, after the simulator made them and before now.
+    expect(asOf).toBeLessThanOrEqual(Date.now());
+    const entered = new Map(
+      sim.control
+        .collection('application_stages')
+        .map((s) => [`${String(s.application_id)}/${idOf(s, 'stage')}`, siteMs(s.created_at)]),
+    );
+    const groups = new Map<string, { applications: number; days: number[] }>();
+    for (const a of sim.control.collection('applications')) {
+      const stage = idOf(a, 'current_stage');
+      if (a.state === 4 || !(stage > 0)) continue;
+      const key = `${idOf(a, 'program')}/${stage}/${String(a.state)}`;
+      const g = groups.get(key) ?? { applications: 0, days: [] };
+      g.applications++;
+      const at = entered.get(`${String(a.id)}/${stage}`);
+      if (at !== null && at !== undefined) g.days.push((asOf - at) / 86_400_000);
+      groups.set(key, g);
+    }
+    expect(rows.length).toBe(groups.size);
+    expect(rows.some((r) => Number(r.applications) > 1)).toBe(true);
+    for (const r of rows) {
+      const key = `${String(r.program_id)}/${String(r.stage_id)}/${String(r.state)}`;
+      const g = groups.get(key);
+      expect(g, key).toBeDefined();
+      expect(r.as_of, key).toBe(rows[0]!.as_of);
+      expect([Number(r.applications), Number(r.dated)], key).toEqual([g!.applications, g!.days.length]);
+      const days = [...g!.days].sort((x, y) => x - y);
+      // To the last of 4 decimals (8.6 s): the site's timestamps carry microseconds, a JavaScript date milliseconds.
+      expect(Math.abs(Number(r.median_days) - percentile(days, 0.5)), key).toBeLessThanOrEqual(0.0001);
+      expect(Math.abs(Number(r.p90_days) - percentile(days, 0.9)), key).toBeLessThanOrEqual(0.0001);
+    }
+  });
+
+  it('every ratio of the models (*_rate, *_share) is a fraction from 0 to 1', async () => {
+    let checked = 0;
+    for (const m of loadModels())
+      for (const c of m.columns.filter((x) => isRatio(x.name))) {
+        const [range] = await modelRows(
+          target,
+          `SELECT min(${c.name}) AS lo, max(${c.name}) AS hi, count(${c.name}) AS n FROM ${m.name}`,
+        );
+        expect(Number(range?.n), `${m.name}.${c.name} has values`).toBeGreaterThan(0);
+        expect(Number(range?.lo), `${m.name}.${c.name}`).toBeGreaterThanOrEqual(0);
+        expect(Number(range?.hi), `${m.name}.${c.name}`).toBeLessThanOrEqual(1);
+        checked++;
+      }
+    expect(checked).toBeGreaterThan(5);
   });
 
   it('reviewer_load equals the assignment counts of the simulator', async () => {
@@ -229,13 +327,37 @@ describe.each(['duckdb', 'postgres'])('the whole pipeline on %s', (target) => {
       expect(manifest.tables[name], name).toBeDefined();
     }
     const counts = await modelRows(target, 'SELECT count(*) AS n FROM applications');
+    const snapshotAt = new Set<string>();
     for (const [name, entry] of Object.entries(manifest.tables)) {
       const bytes = await readFile(join(snapshots, entry.path));
       const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
       const metadata = await parquetMetadataAsync(file);
       expect(Number(metadata.num_rows), name).toBe(entry.rows);
       if (name === 'applications') expect(entry.rows).toBe(Number(counts[0]!.n));
+      // Every file: read whole, with the snapshot's time in every row, no _raw (snapshotRaw is off), and no column
+      // typed JSON (whose statistics, cut at 256 bytes, a reader parsing them fails on).
+      const schema = parquetSchema(metadata).children.map((c) => c.element);
+      expect(
+        schema.map((c) => c.name),
+        name,
+      ).toContain('_snapshot_at');
+      expect(
+        schema.map((c) => c.name),
+        name,
+      ).not.toContain('_raw');
+      expect(
+        schema.filter((c) => c.logical_type?.type === 'JSON' || c.converted_type === 'JSON').map((c) => c.name),
+        name,
+      ).toEqual([]);
+      const rows = await parquetReadObjects({ file, compressors });
+      expect(rows.length, name).toBe(entry.rows);
+      for (const r of rows) snapshotAt.add((r._snapshot_at as Date).toISOString());
     }
+    // One time for the whole snapshot, the one its folder is named after (to the second).
+    expect(snapshotAt.size).toBe(1);
+    const [at] = [...snapshotAt];
+    const folder = manifest.tables.applications!.path.split('/')[1]!;
+    expect(folder).toBe(`snapshot=${at!.slice(0, 19).replaceAll(':', '-')}Z`);
     const apps = await readFile(join(snapshots, manifest.tables.applications!.path));
     const file = apps.buffer.slice(apps.byteOffset, apps.byteOffset + apps.byteLength);
     const metadata = await parquetMetadataAsync(file);

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { generateDataset, type SimulatorHandle } from '../../src/simulator/index.ts';
 import type { CellValue, Row } from '../../src/normalize/table-def.ts';
+import { enums } from '../../src/normalize/enums.ts';
 import type { SyncResult } from '../../src/pipeline/sync.ts';
 import { openWarehouse } from '../../src/warehouse/index.ts';
 import { writeReport } from '../../src/report/index.ts';
@@ -168,6 +169,7 @@ function layoutOf(page: Page): Promise<{
   });
 }
 
+const applicationStates: Readonly<Record<string, string>> = enums.application_state;
 const fund = (r: Row): string => nameOr(r.fund_name ?? null, 'fund', r.fund_id ?? null);
 const program = (r: Row): string => nameOr(r.program_name ?? null, 'program', r.program_id ?? null);
 const stage = (r: Row): string => nameOr(r.stage_title ?? null, 'stage', r.stage_id ?? null);
@@ -192,6 +194,8 @@ async function expectedTables(target: { warehouse: string; schema?: string }): P
     const funds = await q('SELECT * FROM fund_utilization ORDER BY fund_id');
     const rates = await q('SELECT * FROM award_rates ORDER BY program_id');
     const latency = await q('SELECT * FROM decision_latency ORDER BY program_id');
+    const years = await q('SELECT * FROM award_rates_by_year ORDER BY program_id, decision_year');
+    const aging = await q('SELECT * FROM stage_aging ORDER BY program_id, stage_id, state');
     const distribution = await q(
       'SELECT assigned, count(*) AS pairs FROM reviewer_load GROUP BY assigned ORDER BY assigned',
     );
@@ -273,6 +277,27 @@ async function expectedTables(target: { warehouse: string; schema?: string }): P
           page: 'awards',
           rows: rates.map((r) => [program(r), formatCount(r.awarded ?? null), formatMoney(r.awarded_value ?? null)]),
           foot: ['All programs', formatCount(awarded), formatMoneyTotal(rates.map((r) => r.awarded_value ?? null))],
+        },
+        'award-rates-by-year': {
+          page: 'awards',
+          rows: years.map((r) => [
+            program(r),
+            r.decision_year === null ? 'unknown year' : String(r.decision_year),
+            ...['decided', 'awarded', 'declined'].map((c) => formatCount(r[c] ?? null)),
+            formatPercent(r.award_rate ?? null),
+            formatMoney(r.awarded_value ?? null),
+          ]),
+        },
+        'stage-aging': {
+          page: 'pipeline',
+          rows: aging.map((r) => [
+            `${program(r)} · ${stage(r)}`,
+            applicationStates[String(r.state)] ?? 'unknown state',
+            formatCount(r.applications ?? null),
+            formatCount(r.dated ?? null),
+            formatDays(r.median_days ?? null),
+            formatDays(r.p90_days ?? null),
+          ]),
         },
         'decision-latency': {
           page: 'awards',
@@ -386,9 +411,9 @@ describe.each(['duckdb', 'postgres'])('the report of a %s warehouse', (name) => 
       // Every figure of a model page is drawn here (the reference site has data for each).
       const expected: Record<string, string[]> = {
         funding: ['funding-flow', 'fund-utilization'],
-        awards: ['award-rates', 'awarded-value', 'decision-latency'],
+        awards: ['award-rates', 'awarded-value', 'award-rates-by-year', 'decision-latency'],
         reviews: ['reviewer-load', 'top-reviewers', 'review-progress'],
-        pipeline: ['funnel'],
+        pipeline: ['funnel', 'stage-aging'],
         'data-health': ['stream-records'],
       };
       expect(charts.map((c) => c.id)).toEqual(expected[p] ?? []);

@@ -20,7 +20,8 @@ const DELETED = '2026-01-02T00:00:00Z';
  * its application's, in a stage id another program also uses; a declined award with a value; transactions the
  * fund models must leave out (a payment, an unlabelled type); a transfer to a program without a budget; a budget
  * that agrees with its transfer but not with its own balance; a stage entered first by a program's applications
- * although its id is higher than a later one's.
+ * although its id is higher than a later one's; awards decided in another year and at no known time; an application
+ * in a stage it has no record of.
  */
 function edgeRows(): { rows: Dataset; deleted: Dataset } {
   const day = (n: number): string => new Date(Date.UTC(2025, 2, n)).toISOString();
@@ -41,7 +42,14 @@ function edgeRows(): { rows: Dataset; deleted: Dataset } {
     ],
     budgets: [{ id: 61, fund_id: 1, program_id: 3, budget: '10.00', allocated: '4.00', paid: '4.00', balance: '7.00' }],
     application_stages: [{ application_id: 111, stage_id: 19, state: 2, created_at: day(25) }],
-    awards: [{ id: 50, application_id: 106, program_id: 1, decision: 1, value: '250.00', awarded_at: day(9) }],
+    awards: [
+      { id: 50, application_id: 106, program_id: 1, decision: 1, value: '250.00', awarded_at: day(9) },
+      // Decided half an hour before 2025 in UTC (2025 already east of it), and one with no decision time at all.
+      { id: 51, application_id: 101, program_id: 1, decision: 0, value: '10.00', awarded_at: '2024-12-31T23:30:00Z' },
+      { id: 52, application_id: 102, program_id: 1, decision: 1, value: null, awarded_at: null, created_at: null },
+    ],
+    // In a stage with no record of it: waiting, for a time nobody knows.
+    applications: [{ id: 120, program_id: 1, current_stage_id: 10, state: 1 }],
     financial_transactions: [
       transfer(102, 2, 2, '12.34'),
       transfer(105, 1, 3, '10.00'),

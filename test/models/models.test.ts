@@ -267,7 +267,11 @@ describe.each<Dialect>(['duckdb', 'postgres'])('models on %s', (dialect) => {
           ]);
         else
           expect(String(c.data_type).toUpperCase(), `${m.name}.${String(c.column_name)}`).toMatch(
-            declared === 'VARCHAR' ? /VARCHAR|TEXT/ : new RegExp(declared),
+            declared === 'VARCHAR'
+              ? /VARCHAR|TEXT/
+              : declared === 'TIMESTAMPTZ'
+                ? /^TIMESTAMP WITH TIME ZONE$|^TIMESTAMPTZ$/
+                : new RegExp(declared),
           );
       });
     }

@@ -316,6 +316,8 @@ export const modelNames = [
   'decision_latency',
   'review_progress',
   'fund_utilization',
+  'award_rates_by_year',
+  'stage_aging',
 ] as const;
 
 /** A proxy in front of a site: `before` runs as each request arrives, `rewrite` may change a 200 GET body. */

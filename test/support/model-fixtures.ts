@@ -55,6 +55,9 @@ export async function openTestWarehouse(dialect: Dialect, label: string): Promis
   return { warehouse, target: postgresUrl, schema, cleanup: () => drop(warehouse) };
 }
 
+/** When `load` says its rows were fetched: their `_extracted_at`. */
+export const loadedAt = '2026-01-01T00:00:00.000Z';
+
 /** Rows per table; every row gets a `_raw`. */
 export type Dataset = Record<string, Row[]>;
 
@@ -68,7 +71,7 @@ export async function load(warehouse: Warehouse, data: Dataset, runId = 'test-ru
     if (own.length > 0) await unit.append(table, withRaw(own));
     if (refs.length > 0) await unit.append(table, withRaw(refs), 'coalesce');
   }
-  await unit.commit({ runId, extractedAt: '2026-01-01T00:00:00.000Z' });
+  await unit.commit({ runId, extractedAt: loadedAt });
 }
 
 /** Soft-delete rows by id (what a complete scan that no longer returns them would do). */

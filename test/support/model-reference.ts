@@ -4,7 +4,7 @@
  * It follows the meanings in the models' column descriptions, not their SQL.
  */
 import type { CellValue, Row } from '../../src/normalize/table-def.ts';
-import type { Dataset } from './model-fixtures.ts';
+import { loadedAt, type Dataset } from './model-fixtures.ts';
 
 type Out = Record<string, CellValue>;
 
@@ -262,6 +262,16 @@ export function reviewProgress(d: Dataset): Out[] {
 
 const DAY_MS = 86_400_000n;
 
+/** Continuous percentile (f = num / 10) of sorted milliseconds, in days, as DECIMAL(12,4); null for none. */
+function percentileDays(ms: readonly bigint[], f: bigint): string | null {
+  if (ms.length === 0) return null;
+  const pos = f * BigInt(ms.length - 1); // tenths
+  const lo = ms[Number(pos / 10n)]!;
+  const hi = ms[Number((pos + 9n) / 10n)]!;
+  return decimal(lo * 10n + (hi - lo) * (pos % 10n), 10n * DAY_MS, 4);
+}
+const ascending = (x: bigint, y: bigint): number => (x < y ? -1 : x > y ? 1 : 0);
+
 export function decisionLatency(d: Dataset): Out[] {
   const apps = countedApps(d);
   const latencies = live(d, 'awards').flatMap((w) => {
@@ -275,16 +285,9 @@ export function decisionLatency(d: Dataset): Out[] {
     const ms = latencies
       .filter((l) => l.program === Number(p.id))
       .map((l) => l.ms)
-      .sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+      .sort(ascending);
     const n = BigInt(ms.length);
-    /** Continuous percentile (f = num / 10) in days, as DECIMAL(12,4). */
-    const percentile = (f: bigint): string | null => {
-      if (ms.length === 0) return null;
-      const pos = f * (n - 1n); // tenths
-      const lo = ms[Number(pos / 10n)]!;
-      const hi = ms[Number((pos + 9n) / 10n)]!;
-      return decimal(lo * 10n + (hi - lo) * (pos % 10n), 10n * DAY_MS, 4);
-    };
+    const percentile = (f: bigint): string | null => percentileDays(ms, f);
     return {
       program_id: Number(p.id),
       program_name: p.name ?? null,
@@ -303,15 +306,78 @@ export function decisionLatency(d: Dataset): Out[] {
   });
 }
 
+/** Per program and UTC year of the decision (awarded_at, else created_at): the awards decided, as award_rates. */
+export function awardRatesByYear(d: Dataset): Out[] {
+  const apps = countedApps(d);
+  const decided = live(d, 'awards').flatMap((w) => {
+    const a = apps.get(Number(w.application_id));
+    if (!a || (w.decision !== 0 && w.decision !== 1)) return [];
+    const at = w.awarded_at ?? w.created_at;
+    const year = at === null || at === undefined ? null : new Date(Date.parse(String(at))).getUTCFullYear();
+    return [{ award: w, program: num(a.program_id), year }];
+  });
+  return [...group(decided, (w) => `${w.program}/${w.year}`).values()].map((mine) => {
+    const awarded = mine.filter((w) => w.award.decision === 0).map((w) => w.award);
+    return {
+      program_id: mine[0]!.program,
+      program_name: name(d, 'programs', mine[0]!.program),
+      decision_year: mine[0]!.year,
+      decided: mine.length,
+      awarded: awarded.length,
+      declined: mine.length - awarded.length,
+      award_rate: ratio(BigInt(awarded.length), BigInt(mine.length)),
+      awarded_value: money(total(awarded.map((w) => cents(w.value)))),
+    };
+  });
+}
+
+/** Timestamp text as the warehouse returns it: microseconds, `Z`. */
+const warehouseTime = (ms: number): string => new Date(ms).toISOString().replace('Z', '000Z');
+
+/**
+ * Per program, current stage and state of the counted applications with a current stage: how many, and the days from
+ * the creation of their live stage record in that stage to when the rows were fetched (the latest of them).
+ */
+export function stageAging(d: Dataset): Out[] {
+  const asOf = Math.max(...live(d, 'applications').map((a) => Date.parse(String(a._extracted_at ?? loadedAt))));
+  const records = new Map(
+    live(d, 'application_stages').map((s) => [`${num(s.application_id)}/${num(s.stage_id)}`, s.created_at]),
+  );
+  const waiting = [...countedApps(d).values()].filter((a) => num(a.current_stage_id) !== null);
+  const groups = group(waiting, (a) => `${num(a.program_id)}/${num(a.current_stage_id)}/${num(a.state)}`);
+  return [...groups.values()].map((mine) => {
+    const entered = mine
+      .map((a) => records.get(`${num(a.id)}/${num(a.current_stage_id)}`))
+      .filter((at) => at !== null && at !== undefined)
+      .map((at) => BigInt(asOf - Date.parse(String(at))))
+      .sort(ascending);
+    const a = mine[0]!;
+    return {
+      program_id: num(a.program_id),
+      program_name: name(d, 'programs', a.program_id),
+      stage_id: num(a.current_stage_id),
+      stage_title: title(d, a.current_stage_id),
+      state: num(a.state),
+      applications: mine.length,
+      dated: entered.length,
+      median_days: percentileDays(entered, 5n),
+      p90_days: percentileDays(entered, 9n),
+      as_of: warehouseTime(asOf),
+    };
+  });
+}
+
 /** Each model's expected rows, by model name. */
 export const references: Record<string, (d: Dataset) => Out[]> = {
   application_funnel: applicationFunnel,
   award_rates: awardRates,
+  award_rates_by_year: awardRatesByYear,
   decision_latency: decisionLatency,
   fund_utilization: fundUtilization,
   funding_flow: fundingFlow,
   review_progress: reviewProgress,
   reviewer_load: reviewerLoad,
+  stage_aging: stageAging,
 };
 
 /** Rows in one order whatever order a query or a reference gives them: by all their values, columns by name. */

@@ -94,6 +94,7 @@ export async function awardsPage(data: ReportData, ctx: PageContext): Promise<st
       ),
     );
   }
+  parts.push(await byYearFigure(data));
   if (latency === null) parts.push(modelMissing('decision_latency'));
   else if (latency.some((r) => num(r.decisions) > 0)) {
     const program = (r: (typeof latency)[number]): string =>
@@ -153,5 +154,57 @@ export async function awardsPage(data: ReportData, ctx: PageContext): Promise<st
     'How often each program says yes, what it has awarded, and how long decisions take.',
     parts.join('\n'),
     ctx,
+  );
+}
+
+/** Award rate and awarded value of each program per year of the decision (award_rates_by_year). */
+async function byYearFigure(data: ReportData): Promise<string> {
+  const years = data.models.award_rates_by_year;
+  if (years === null) return modelMissing('award_rates_by_year');
+  if (years.length === 0)
+    return empty('award-rates-by-year', 'No decisions yet.', ' No live application has an award decision.');
+  const program = (r: (typeof years)[number]): string =>
+    nameOr(r.program_name ?? null, 'program', r.program_id ?? null);
+  const year = (r: (typeof years)[number]): string =>
+    r.decision_year === null || r.decision_year === undefined ? 'unknown year' : String(r.decision_year);
+  const svg = await renderChart(
+    barSpec({
+      description: 'Award rate of each program per year of the decision.',
+      values: years.map((r) => ({ label: year(r), series: program(r), value: num(r.award_rate) })),
+      labelTitle: 'Year of the decision',
+      valueTitle: 'Award rate',
+      seriesTitle: 'Program',
+      grouped: true,
+      format: '.0%',
+    }),
+  );
+  return figure(
+    'award-rates-by-year',
+    'Award rate per program and year',
+    'The decisions of each year (in UTC, of the decision time: when awarded, else when the award was made), with ' +
+      'the awarded value. Trashed and deleted applications are left out; a decision with no time is in "unknown year".',
+    svg,
+    table({
+      id: 'award-rates-by-year',
+      caption: 'Decisions, award rate and awarded value per program and year',
+      columns: [
+        { label: 'Program' },
+        { label: 'Year' },
+        { label: 'Decided', numeric: true },
+        { label: 'Awarded', numeric: true },
+        { label: 'Declined', numeric: true },
+        { label: 'Award rate', numeric: true },
+        { label: 'Awarded value', numeric: true },
+      ],
+      rows: years.map((r) => [
+        program(r),
+        year(r),
+        formatCount(r.decided ?? null),
+        formatCount(r.awarded ?? null),
+        formatCount(r.declined ?? null),
+        formatPercent(r.award_rate ?? null),
+        formatMoney(r.awarded_value ?? null),
+      ]),
+    }),
   );
 }

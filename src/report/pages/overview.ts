@@ -9,9 +9,9 @@ const sum = (rows: readonly Record<string, unknown>[] | null, column: string): n
 
 const about: Readonly<Record<string, string>> = {
   'funding.html': 'money from each fund to each program, and how much of each fund is allocated and paid',
-  'awards.html': 'award rate and awarded value per program, and how long decisions take',
+  'awards.html': 'award rate and awarded value per program and per year, and how long decisions take',
   'reviews.html': 'reviewer load, the most loaded reviewers, and review progress per stage',
-  'pipeline.html': 'applications per stage and state: the funnel of each program',
+  'pipeline.html': 'applications per stage and state: the funnel of each program, and how long they have waited',
   'data-health.html': 'the last syncs, data tests, quarantined records and how fresh each stream is',
   'dictionary.html': 'every table and model with its columns, and which tables each model reads',
 };
