@@ -12,6 +12,7 @@ export const optOutReasons = [
   'needs a real site',
   'needs a database server of your own',
   'shows data the site sends',
+  'needs Python, Spark or Athena',
 ] as const;
 export type OptOutReason = (typeof optOutReasons)[number];
 
