@@ -28,6 +28,7 @@ import { openWarehouse } from '../../src/warehouse/index.ts';
 import {
   dumpWarehouse,
   modelNames,
+  clockModels,
   postgresUrl,
   runCli,
   startSite,
@@ -177,8 +178,13 @@ describe.each(['duckdb', 'postgres'] as const)('a portfolio of two sites (%s)', 
         duckdbSchema: siteSchema(name),
         models: modelNames,
       });
+      // Rows of a clock model differ between any two syncs (their counts are compared below and in the next test).
       const comparable = (d: Record<string, TableDump>) =>
-        Object.fromEntries(Object.entries(d).filter(([k]) => dialect === 'duckdb' || !k.startsWith('model:')));
+        Object.fromEntries(
+          Object.entries(d).filter(([k]) =>
+            k.startsWith('model:') ? dialect === 'duckdb' && !clockModels.has(k.slice('model:'.length)) : true,
+          ),
+        );
       expect(summarize(comparable(dump)), name).toEqual(summarize(comparable(alone[name])));
       if (dialect === 'postgres')
         for (const model of modelNames)

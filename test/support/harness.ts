@@ -320,6 +320,12 @@ export const modelNames = [
   'stage_aging',
 ] as const;
 
+/**
+ * Models whose rows depend on when their sync ran: stage_aging counts days up to the time its sync read the
+ * applications. Two syncs of one site agree on every other model, not on these.
+ */
+export const clockModels: ReadonlySet<string> = new Set(['stage_aging']);
+
 /** A proxy in front of a site: `before` runs as each request arrives, `rewrite` may change a 200 GET body. */
 export async function proxySite(
   target: string,

@@ -29,7 +29,15 @@ import type { SimulatorHandle } from '../../src/simulator/index.ts';
 
 import { hasMetadata } from '../../src/warehouse/index.ts';
 
-import { postgresSchema, postgresUrl, startSite, syncOnce, tempDir, writeCredentials } from '../support/harness.ts';
+import {
+  clockModels,
+  postgresSchema,
+  postgresUrl,
+  startSite,
+  syncOnce,
+  tempDir,
+  writeCredentials,
+} from '../support/harness.ts';
 import { runCliInProcess } from '../support/cli-in-process.ts';
 import { tables } from '../../src/streams/registry.ts';
 
@@ -76,11 +84,11 @@ type Row = Record<string, unknown>;
 
 /**
  * The tables compared: every catalog table but the run bookkeeping (whose rows record runs), and every model but
- * stage_aging, whose days count up to its own sync's time (as_of), another in each of the two syncs.
+ * those whose rows depend on when their sync ran (clockModels).
  */
 const compared: readonly TableDef[] = [
   ...tables.filter((t) => t.kind !== 'bookkeeping' || t.name === '_grantflow_quarantine'),
-  ...modelTableDefs(loadModels()).filter((m) => m.name !== 'stage_aging'),
+  ...modelTableDefs(loadModels()).filter((m) => !clockModels.has(m.name)),
 ];
 
 /** Columns that say when and by which run a row was written, as the e2e harness leaves them out. */
