@@ -32,8 +32,12 @@ describe.each(bothDialects)('warehouse loading (%s)', (dialect) => {
     await wh.migrate(catalog);
     const fp = await wh.query('SELECT count(*) AS n FROM _grantflow_catalog');
     expect(fp).toEqual([{ n: 1 }]);
-    const migrations = await wh.query('SELECT name FROM _grantflow_migrations ORDER BY name');
-    expect(migrations.map((r) => r.name)).toEqual(migrationFiles.map((f) => f.replace(/\.sql$/, '')));
+    const names = (await wh.query('SELECT name FROM _grantflow_migrations ORDER BY name')).map((r) => String(r.name));
+    // Each SQL file once; migrations written in TypeScript (they look at what an older version made) among them.
+    expect(names).toEqual(expect.arrayContaining(migrationFiles.map((f) => f.replace(/\.sql$/, ''))));
+    expect(new Set(names).size).toBe(names.length);
+    // Nothing is left to run.
+    expect(await wh.needsMigration(catalog)).toBe(false);
   });
 
   it('migrate adds a new column to an existing table and a new table', async () => {
