@@ -1,11 +1,11 @@
 -- description: Review load of each reviewer per program and stage (reviewer assignments), with the reviewer's share of the stage's load. Every live assignment counts, those of trashed or deleted applications too (review_progress.assignments_listed leaves those out).
 -- includes: every assignment not deleted, those of trashed or deleted applications too.
 -- includes: names of deleted reviewers and stages are left out (NULL).
--- column reviewer_id bigint: Reviewer (users.id).
+-- column reviewer_id bigint identifier: Reviewer (users.id).
 -- column program_id bigint: Program of the assignments (the assignment's program, else the application's).
 -- column stage_id bigint: Stage of the assignments.
--- column reviewer_name text: First and last name of the reviewer.
--- column reviewer_email text: Email of the reviewer.
+-- column reviewer_name text identifier: First and last name of the reviewer.
+-- column reviewer_email text identifier: Email of the reviewer.
 -- column stage_title text: Title of the stage.
 -- column assigned bigint: Number of assignments of this reviewer in this program and stage.
 -- column stage_assigned bigint: Assignments of all reviewers in this program and stage.

@@ -37,9 +37,14 @@ export function columnKeyText(t: TableDef, c: ColumnDef): string {
   return t.primaryKey.includes(c.name) ? 'PK' : c.notNull ? 'not null' : '';
 }
 
+/** The personal data a column holds, as the dictionary writes it (docs/privacy.md); '' for none. */
+export function personalDataText(c: ColumnDef): string {
+  return c.personal === undefined ? '' : c.personal.replace(/_and_/, ', ').replace(/_/g, ' ');
+}
+
 function columnRow(t: TableDef, c: ColumnDef): string {
   const ref = c.references ? `${c.references.table}.${c.references.column}` : '';
-  return `| \`${c.name}\` | ${columnTypeText(c)} | ${columnKeyText(t, c)} | ${ref} | ${cell(c.enum ? enumText(c.enum) : '')} | ${cell(c.description)} |`;
+  return `| \`${c.name}\` | ${columnTypeText(c)} | ${columnKeyText(t, c)} | ${ref} | ${cell(c.enum ? enumText(c.enum) : '')} | ${personalDataText(c)} | ${cell(c.description)} |`;
 }
 
 /** Every column of a table as the dictionary lists it: entity, dimension and bridge rows add the metadata columns. */
@@ -74,8 +79,8 @@ function tableSection(t: TableDef, note?: string): string[] {
     out.push('Includes:', '', ...t.includes.map((rule) => `- ${cell(rule)}`), '');
   }
   out.push(
-    '| column | type (DuckDB / Postgres) | key | references | enum | description |',
-    '|---|---|---|---|---|---|',
+    '| column | type (DuckDB / Postgres) | key | references | enum | personal data | description |',
+    '|---|---|---|---|---|---|---|',
   );
   for (const c of columns) out.push(columnRow(t, c));
   out.push('');
@@ -106,6 +111,10 @@ export function renderDataDictionary(
     'and that references resolve. A reference to `applications`, `awards`, `payments` or `budgets` may not resolve (the',
     'site keeps the awards, payments and activity of an application deleted before grantflow saw it; that test only',
     'warns), so join those with LEFT JOIN to keep every row.',
+    '',
+    'The "personal data" column says which columns hold personal data ([privacy.md](privacy.md)): an _identifier_',
+    "names a person (a name, email, phone, address, tax number, or a user's id), _free text_ is what a person typed",
+    '(answers, notes, messages); `_raw` is both. Fields the site sends that no column declares count as free text.',
     '',
     '## Contents',
     '',

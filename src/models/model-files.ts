@@ -2,7 +2,14 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 import { basename, join } from 'node:path';
 
-import { columnTypes, type ColumnDef, type ColumnType, type TableDef } from '../normalize/table-def.ts';
+import {
+  columnTypes,
+  personalDataKinds,
+  type ColumnDef,
+  type ColumnType,
+  type PersonalData,
+  type TableDef,
+} from '../normalize/table-def.ts';
 
 import { dialects, type DecimalPrecision, type Dialect } from '../warehouse/types.ts';
 
@@ -91,11 +98,11 @@ function parseHeader(text: string, file: string): Header {
     if (!line.startsWith('--')) break;
     const content = line.slice(2).trim();
     const column =
-      /^column\s+([a-z_][a-z0-9_]*)\s+([a-z]+)(?:\((\d+),(\d+)\))?(?:\s+enum\s+([a-z_][a-z0-9_]*))?\s*:\s*(.*)$/.exec(
+      /^column\s+([a-z_][a-z0-9_]*)\s+([a-z]+)(?:\((\d+),(\d+)\))?(?:\s+enum\s+([a-z_][a-z0-9_]*))?(?:\s+([a-z_]+))?\s*:\s*(.*)$/.exec(
         content,
       );
     if (column) {
-      const [, name = '', type = '', precision, scale, enumName, description = ''] = column;
+      const [, name = '', type = '', precision, scale, enumName, personal, description = ''] = column;
       if (!(columnTypes as readonly string[]).includes(type)) {
         throw new ConfigError(`${file}: column ${name} has unknown type "${type}" (one of ${columnTypes.join(', ')})`);
       }
@@ -103,6 +110,12 @@ function parseHeader(text: string, file: string): Header {
         throw new ConfigError(
           `${file}: column ${name} names unknown enum "${enumName}" (one of ${enumNames.join(', ')})`,
         );
+      // The personal data it holds, after the type (`-- column reviewer_email text identifier: ...`; docs/privacy.md).
+      if (personal !== undefined && !(personalDataKinds as readonly string[]).includes(personal)) {
+        throw new ConfigError(
+          `${file}: column ${name} has unknown personal data kind "${personal}" (one of ${personalDataKinds.join(', ')})`,
+        );
+      }
       const decimal =
         precision !== undefined && type === 'decimal' ? { precision: Number(precision), scale: Number(scale) } : null;
       const sqlType = sqlDialects[0].sqlType(type as ColumnType, decimal ?? undefined);
@@ -113,6 +126,7 @@ function parseHeader(text: string, file: string): Header {
         sqlType,
         ...(decimal ? { decimal } : {}),
         ...(enumName ? { enum: enumName } : {}),
+        ...(personal !== undefined ? { personal: personal as PersonalData } : {}),
       };
       header.columns.push(declared);
       // A model that shows codes shows their labels too, right after them (added to its SELECT by labelledSql).
@@ -128,7 +142,9 @@ function parseHeader(text: string, file: string): Header {
     }
     // A mistyped header line would otherwise be dropped without a word (a column left out of the dictionary).
     if (/^column\s/.test(content))
-      throw new ConfigError(`${file}: bad header line "${line}"; expected -- column <name> <type>: <description>`);
+      throw new ConfigError(
+        `${file}: bad header line "${line}"; expected -- column <name> <type> [identifier|free_text]: <description>`,
+      );
     const kv = /^([a-z_]+)\s*:\s*(.*)$/.exec(content);
     if (!kv) continue;
     const [, key, value = ''] = kv;

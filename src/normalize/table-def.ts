@@ -36,7 +36,20 @@ export interface ColumnDef {
   readonly read?: ColumnReader;
   /** A record without this value cannot be loaded: it is quarantined ("... is missing"). */
   readonly required?: boolean;
+  /** Whether the column holds personal data, and of which kind (see PersonalData); absent: none. */
+  readonly personal?: PersonalData;
 }
+
+/**
+ * Personal data a column holds (docs/privacy.md):
+ * - `identifier`: names a person: a name, email, phone, address, tax number, or a person's id (a numeric identifier
+ *   is always a user id, so its token is the same wherever that user is named).
+ * - `free_text`: what a person typed: answers, notes, messages.
+ * - `identifier_and_free_text`: both, such as `_raw` (the record's whole source JSON).
+ * What leaves the warehouse under `personalData: pseudonymize` carries identifiers as keyed tokens and no free text.
+ */
+export const personalDataKinds = ['identifier', 'free_text', 'identifier_and_free_text'] as const;
+export type PersonalData = (typeof personalDataKinds)[number];
 
 /**
  * How a stream's mapping reads a column (src/streams/column-readers.ts):
@@ -103,6 +116,7 @@ export const metadataColumns: readonly ColumnDef[] = [
     name: '_raw',
     type: 'json',
     notNull: true,
+    personal: 'identifier_and_free_text',
     description: 'The source JSON of the record (or reference) this row came from, unknown fields included.',
   },
   {

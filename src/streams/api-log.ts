@@ -1,4 +1,4 @@
-import { col, enumCol, id, ref, tsCol } from './columns.ts';
+import { col, enumCol, freeText, id, ref, tsCol } from './columns.ts';
 import { defineStream } from './stream-definition.ts';
 
 export const apiLog = defineStream({
@@ -23,7 +23,7 @@ export const apiLog = defineStream({
       col('elapsed', 'double', 'Processing time in milliseconds.'),
       col('object_id', 'bigint', 'Id of the returned object (table depends on the endpoint).'),
       col('parent_id', 'bigint', 'Id of the parent object (table depends on the endpoint).'),
-      col('info', 'json', 'Endpoint-specific data (JSON object).'),
+      col('info', 'json', 'Endpoint-specific data (JSON object).', freeText),
     ],
   },
 });

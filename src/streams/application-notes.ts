@@ -1,7 +1,7 @@
 import { applicationParent } from './stream-def.ts';
 import { QuarantineError } from '../normalize/quarantine.ts';
 import { syntheticId } from '../normalize/refs.ts';
-import { col, enumCol, id, ref, req, tsCol } from './columns.ts';
+import { col, enumCol, freeText, id, ref, req, tsCol } from './columns.ts';
 import { defineStream } from './stream-definition.ts';
 
 export const applicationNotes = defineStream({
@@ -23,7 +23,7 @@ export const applicationNotes = defineStream({
       ref('application_id', 'applications', 'Application the note is on.', { notNull: true, read: 'parent' }),
       ref('author_id', 'users', 'Author of the note.'),
       enumCol('author_role', 'actor_role', 'Role of the author (admin, reviewer).', 'text'),
-      col('content', 'text', 'Text of the note.'),
+      col('content', 'text', 'Text of the note.', freeText),
       col('edited', 'boolean', 'Whether the note was edited.'),
       col('is_private', 'boolean', 'True when only administrators can see the note.'),
       tsCol('created_at', 'When the note was written', { read: 'strictTs' }),

@@ -2,7 +2,7 @@ import { applicationParent } from './stream-def.ts';
 import { obj } from '../normalize/coerce.ts';
 import type { Id } from '../normalize/refs.ts';
 import type { Row } from '../normalize/table-def.ts';
-import { col, enumCol, ref, tsCol } from './columns.ts';
+import { col, enumCol, freeText, ref, tsCol } from './columns.ts';
 import { defineStream } from './stream-definition.ts';
 import { responseRow, taskResponses } from './task-responses.ts';
 
@@ -26,7 +26,7 @@ export const applicationTasks = defineStream({
       tsCol('created_at', 'When the task was created', { read: 'strictTs' }),
       tsCol('updated_at', 'When the task was last updated', { read: 'strictTs' }),
       tsCol('completed_at', 'When the task was completed'),
-      col('data', 'json', 'The task responses object as sent (question id -> response).'),
+      col('data', 'json', 'The task responses object as sent (question id -> response).', freeText),
     ],
   },
   otherTables: [taskResponses],

@@ -4,7 +4,7 @@ import { arrOf, I, NAMED, NUMBER, obj, OBJECT, S, STRING, USER } from '../normal
 import type { MappedRow } from '../normalize/mapping.ts';
 import { QuarantineError } from '../normalize/quarantine.ts';
 import { namedRef, userRef, type Id } from '../normalize/refs.ts';
-import { col, enumCol, id, money, ref, req, tsCol } from './columns.ts';
+import { col, enumCol, freeText, id, money, ref, req, tsCol } from './columns.ts';
 import { defineStream } from './stream-definition.ts';
 
 const appChildren = ['application_stages', 'application_tasks', 'task_responses', 'application_notes'] as const;
@@ -93,7 +93,7 @@ export const applications = defineStream({
     primaryKey: ['id'],
     columns: [
       id('Application system id.'),
-      col('title', 'text', 'Application title.'),
+      col('title', 'text', 'Application title, as the applicant typed it.', freeText),
       col('reference_id', 'text', 'Human-facing application id (site prefix + number).'),
       enumCol('state', 'application_state', 'Application state (enum application_state: 0 Active ... 4 Trashed).'),
       ref('applicant_id', 'users', 'Applicant (user).'),

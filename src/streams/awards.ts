@@ -1,4 +1,4 @@
-import { col, enumCol, id, money, ref, tsCol } from './columns.ts';
+import { col, enumCol, freeText, id, money, ref, tsCol } from './columns.ts';
 import { defineStream } from './stream-definition.ts';
 
 export const awards = defineStream({
@@ -30,7 +30,7 @@ export const awards = defineStream({
       money('value', 'Monetary value of the award'),
       tsCol('awarded_at', 'When the award was made'),
       col('visible', 'boolean', 'Visible to the applicant.'),
-      col('notification_message', 'text', 'Message shown to the applicant on award.'),
+      col('notification_message', 'text', 'Message shown to the applicant on award.', freeText),
       col('applicant_decision_required', 'boolean', 'Applicant must accept or decline.'),
       enumCol(
         'applicant_decision',
@@ -39,7 +39,7 @@ export const awards = defineStream({
       ),
       tsCol('applicant_decision_deadline', 'Deadline of the applicant decision'),
       tsCol('applicant_decision_submitted_on', 'When the applicant decided'),
-      col('applicant_note', 'text', 'Note from the applicant to administrators.'),
+      col('applicant_note', 'text', 'Note from the applicant to administrators.', freeText),
       tsCol('created_at', 'When the award was created', { read: 'strictTs' }),
       tsCol('updated_at', 'When the award was last updated', { read: 'strictTs' }),
     ],

@@ -1,5 +1,5 @@
 import type { EnumName } from '../normalize/enums.ts';
-import type { ColumnDef, ColumnReader, ColumnType } from '../normalize/table-def.ts';
+import type { ColumnDef, ColumnReader, ColumnType, PersonalData } from '../normalize/table-def.ts';
 
 /** Where and how a column's value is read, when not the defaults (see ColumnDef). */
 export interface ColumnOptions {
@@ -7,6 +7,8 @@ export interface ColumnOptions {
   readonly read?: ColumnReader;
   readonly required?: boolean;
   readonly notNull?: boolean;
+  /** Personal data the column holds (docs/privacy.md); a reference to `users` is an identifier without saying so. */
+  readonly personal?: PersonalData;
 }
 
 /** Small builders, so each table reads as a list of (name, type, description) with its source where it differs. */
@@ -29,7 +31,9 @@ export const ref = (
   options: ColumnOptions & { readonly column?: string } = {},
 ): ColumnDef => {
   const { column = 'id', ...rest } = options;
-  return { name, type: 'bigint', description, references: { table, column }, ...rest };
+  // A user id names a person: tokenised like a name or an email wherever personal data is pseudonymised.
+  const personal: ColumnOptions = table === 'users' ? { personal: 'identifier' } : {};
+  return { name, type: 'bigint', description, references: { table, column }, ...personal, ...rest };
 };
 
 export const enumCol = (
@@ -49,3 +53,7 @@ export const money = (name: string, description: string, options: ColumnOptions 
 /** The record's own id: its key. */
 export const id = (description: string, options: ColumnOptions = {}): ColumnDef =>
   req('id', 'bigint', description, options);
+
+/** Personal data a column holds, for a builder's options (docs/privacy.md). */
+export const identifier = { personal: 'identifier' } as const satisfies ColumnOptions;
+export const freeText = { personal: 'free_text' } as const satisfies ColumnOptions;

@@ -1,5 +1,5 @@
 import type { TableDef } from '../normalize/table-def.ts';
-import { col, enumCol, id, ref, req } from './columns.ts';
+import { col, enumCol, freeText, id, identifier, ref, req } from './columns.ts';
 
 export const users: TableDef = {
   name: 'users',
@@ -8,10 +8,10 @@ export const users: TableDef = {
     'Every user seen in any reference (applicants, collaborators, reviewers, note authors, actors, creators, updaters, organization members); there is no users endpoint. Values come from references: where they disagree the later run wins (a rename shows on the next run that reads a record naming the user); within a run the richest (longest source JSON) wins, others filling its gaps.',
   primaryKey: ['id'],
   columns: [
-    id('User id.'),
-    col('first_name', 'text', 'First name, as the newest reference gives it.'),
-    col('last_name', 'text', 'Last name, as the newest reference gives it.'),
-    col('email', 'text', 'Email address, as the newest reference gives it.'),
+    id('User id.', identifier),
+    col('first_name', 'text', 'First name, as the newest reference gives it.', identifier),
+    col('last_name', 'text', 'Last name, as the newest reference gives it.', identifier),
+    col('email', 'text', 'Email address, as the newest reference gives it.', identifier),
   ],
 };
 
@@ -82,7 +82,7 @@ export const quarantine: TableDef = {
     req('stream', 'text', 'Stream the record came from.'),
     req('record_key', 'text', 'Stable key of the record: sha256 (hex) of its canonical JSON (sorted keys).'),
     req('reason', 'text', 'Why the record could not be typed.'),
-    req('payload', 'json', 'The record exactly as parsed.'),
+    req('payload', 'json', 'The record exactly as parsed.', { personal: 'identifier_and_free_text' }),
     req('run_id', 'text', 'Run that quarantined it (last time).'),
     req('quarantined_at', 'timestamptz', 'When it was quarantined (UTC).'),
   ],
@@ -106,7 +106,7 @@ export const customFieldValues: TableDef = {
     req('entity_id', 'bigint', 'Id of that record (in the table named by entity_type).'),
     ref('field_id', 'custom_fields', 'Custom field.', { notNull: true }),
     col('name', 'text', 'Field name as sent with the value.'),
-    col('value', 'text', 'Value as sent (text; non-string values as JSON text).'),
+    col('value', 'text', 'Value as sent (text; non-string values as JSON text).', freeText),
   ],
 };
 

@@ -1,7 +1,7 @@
 import { contentMarker } from './stream-def.ts';
 import { arr, obj, optId, text, untyped } from '../normalize/coerce.ts';
 import { ANY, arrOf, I, obj as fieldsOf, S } from '../normalize/field-kinds.ts';
-import { col, ref, req, tsCol } from './columns.ts';
+import { col, freeText, ref, req, tsCol } from './columns.ts';
 import { defineStream } from './stream-definition.ts';
 
 /** The organization the object was read under, in both tables. */
@@ -52,7 +52,7 @@ export const eligibility = defineStream({
         ),
         col('position', 'integer', 'Index of the response in the responses array.'),
         col('name', 'text', 'Question text.'),
-        col('response', 'text', 'Response text.'),
+        col('response', 'text', 'Response text.', freeText),
       ],
     },
   ],

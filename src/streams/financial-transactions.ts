@@ -5,7 +5,7 @@ import type { MappedRow, NormalizeContext } from '../normalize/mapping.ts';
 import { namedRef, refId, type Id } from '../normalize/refs.ts';
 import type { ColumnDef, Row, TableDef } from '../normalize/table-def.ts';
 import { readerOf } from './column-readers.ts';
-import { col, enumCol, id, money, ref, tsCol } from './columns.ts';
+import { col, enumCol, freeText, id, money, ref, tsCol } from './columns.ts';
 import { deriveFields } from './derive-fields.ts';
 import { embeddedRowReader } from './derive-mapping.ts';
 import { payments } from './payments.ts';
@@ -32,7 +32,11 @@ const endpointColumns = (side: Side): ColumnDef[] => [
   ref(`${side}_application_id`, 'applications', `The ${side} application when ${side}_type is 3.`, {
     read: 'computed',
   }),
-  col(`${side}_json`, 'json', `The ${side} object as sent (its shape varies by type).`, { source: side }),
+  col(`${side}_json`, 'json', `The ${side} object as sent (its shape varies by type).`, {
+    source: side,
+    // An application's reference names its applicant and title.
+    personal: 'identifier_and_free_text',
+  }),
   money(`new_${side}_balance`, `Balance of the ${side} after the transaction`),
 ];
 
@@ -87,7 +91,7 @@ export const financialTransactions = defineStream({
       ...endpointColumns('source'),
       ...endpointColumns('destination'),
       ref('payment_id', 'payments', 'Payment the transaction belongs to.', { read: 'computed' }),
-      col('notes', 'text', 'Notes.'),
+      col('notes', 'text', 'Notes.', freeText),
       ref('created_by_id', 'users', 'User who created the transaction.'),
       ref('updated_by_id', 'users', 'User who last updated the transaction.'),
       tsCol('created_at', 'When the transaction was created', { read: 'strictTs' }),

@@ -1,4 +1,4 @@
-import { col, enumCol, id, ref } from './columns.ts';
+import { col, enumCol, id, identifier, ref } from './columns.ts';
 import { defineStream } from './stream-definition.ts';
 
 /** Tables filled per organization by its child streams: a deleted organization takes their rows with it. */
@@ -29,14 +29,14 @@ export const organizations = defineStream({
       enumCol('status', 'organization_status', 'Status (enum organization_status: 0 Inactive, 1 Active, 2 Invited).'),
       ref('primary_admin_id', 'users', 'Primary administrator (user).'),
       col('allow_collaborators', 'boolean', 'Organization applications can have collaborators.'),
-      col('email', 'text', 'Email address.'),
-      col('phone', 'text', 'Phone number.'),
+      col('email', 'text', 'Email address.', identifier),
+      col('phone', 'text', 'Phone number.', identifier),
       col('website', 'text', 'Website.'),
-      col('address', 'text', 'Street address.'),
+      col('address', 'text', 'Street address.', identifier),
       col('city', 'text', 'City.'),
       col('country', 'text', 'Country.'),
       enumCol('tax_country', 'tax_country', 'Tax registration country/kind (enum tax_country).'),
-      col('tax_number', 'text', 'Tax number (US 12-3456789, Canada 123456789 RT 0001, or VAT).'),
+      col('tax_number', 'text', 'Tax number (US 12-3456789, Canada 123456789 RT 0001, or VAT).', identifier),
       col('logo_url', 'text', 'Logo URL.'),
     ],
   },

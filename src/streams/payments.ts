@@ -1,4 +1,4 @@
-import { col, enumCol, id, money, ref, req, tsCol } from './columns.ts';
+import { col, enumCol, freeText, id, money, ref, req, tsCol } from './columns.ts';
 import { defineStream } from './stream-definition.ts';
 
 export const payments = defineStream({
@@ -32,7 +32,7 @@ export const payments = defineStream({
         source: 'decision.awarded',
       }),
       tsCol('effective_date', 'Effective date of the payment'),
-      col('note', 'text', 'Payment note.'),
+      col('note', 'text', 'Payment note.', freeText),
       col('note_applicant_visible', 'boolean', 'The note is visible to the applicant.'),
       ref('created_by_id', 'users', 'User who created the payment.'),
       tsCol('created_at', 'When the payment was created', { read: 'strictTs' }),

@@ -138,6 +138,8 @@ export const reportDownloads = defineStream({
           'data',
           'json',
           'The row as a JSON object keyed by report_columns.row_key, every cell as text; a cell beyond the header is keyed `(col N)`, a cell a short row lacks is absent.',
+          // A report's cells may be anything the site holds: names, emails, answers.
+          { personal: 'identifier_and_free_text' },
         ),
         ...provenance,
       ],

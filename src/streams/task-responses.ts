@@ -2,7 +2,7 @@ import type { JsonValue } from '../util/json.ts';
 import { cleanText, untyped } from '../normalize/coerce.ts';
 import type { Id } from '../normalize/refs.ts';
 import type { Row, TableDef } from '../normalize/table-def.ts';
-import { col, ref, req } from './columns.ts';
+import { col, freeText, ref, req } from './columns.ts';
 
 /** One row per answered question of a task's `data` object, written by application_tasks' `finish`. */
 export const taskResponses: TableDef = {
@@ -24,11 +24,13 @@ export const taskResponses: TableDef = {
       'response_json',
       'json',
       'The answer exactly as sent, whatever its shape: the bare value, or the response of a {label, response} entry (the whole entry is in _raw).',
+      freeText,
     ),
     col(
       'text_value',
       'text',
       'The response when it is a JSON string, as sent: a text question, or a number question answered as text ("12", "1,250.50"). The API does not publish question types, so such text is not read as a number.',
+      freeText,
     ),
     col(
       'number_value',
@@ -49,6 +51,7 @@ export const taskResponses: TableDef = {
       'other_text',
       'text',
       "Text of the 'other' choice of {value, other} or {other} alone (JSON array text when it is an array).",
+      freeText,
     ),
   ],
 };

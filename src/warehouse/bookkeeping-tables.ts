@@ -122,7 +122,11 @@ export const bookkeepingTables: readonly TableDef[] = [
         notNull: true,
         description: 'Records that held the path, over every run.',
       },
-      text('example', 'One value seen (the first), as JSON text cut at 200 characters, secrets redacted.', false),
+      {
+        ...text('example', 'One value seen (the first), as JSON text cut at 200 characters, secrets redacted.', false),
+        // An unknown field counts as free text until it is promoted to a declared column.
+        personal: 'free_text',
+      },
       text('first_run_id', 'Run that first saw the path.'),
       text('last_run_id', 'Run that last saw the path.'),
       at('first_seen_at', 'When the path was first seen (UTC).'),

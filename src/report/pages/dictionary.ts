@@ -5,6 +5,7 @@ import {
   dictionaryColumns,
   dictionarySections,
   enumText,
+  personalDataText,
 } from '../../docs/data-dictionary.ts';
 import { loadModels, modelTableDefs } from '../../models/model-files.ts';
 import { esc, page, section, table, type PageContext } from '../html.ts';
@@ -53,6 +54,7 @@ export function dictionaryPage(ctx: PageContext): string {
             { label: 'Type (DuckDB / Postgres)' },
             { label: 'Key' },
             { label: 'References' },
+            { label: 'Personal data' },
             { label: 'Description' },
           ],
           rows: dictionaryColumns(t).map((c) => [
@@ -60,6 +62,7 @@ export function dictionaryPage(ctx: PageContext): string {
             columnTypeText(c),
             columnKeyText(t, c),
             c.references ? `${c.references.table}.${c.references.column}` : '',
+            personalDataText(c),
             `${c.description}${c.enum ? ` (${enumText(c.enum).replace(/`/g, '')})` : ''}`,
           ]),
         }),
@@ -81,7 +84,8 @@ export function dictionaryPage(ctx: PageContext): string {
     'Dictionary',
     'Every table and model of the warehouse with its columns, as in <code>docs/data-dictionary.md</code>, and for ' +
       'each model the tables it reads (found in its SQL). Entity, dimension and bridge rows also carry the metadata ' +
-      'columns; analysts usually filter <code>WHERE _deleted_at IS NULL</code>.',
+      'columns; analysts usually filter <code>WHERE _deleted_at IS NULL</code>. Personal data: an identifier names a ' +
+      'person, free text is what a person typed (<code>docs/privacy.md</code>).',
     body.join('\n'),
     ctx,
   );
