@@ -22,6 +22,7 @@ export const secretVariables = [
   'GRANTFLOW_ACCESS_TOKEN',
   'GRANTFLOW_REFRESH_TOKEN',
   'GRANTFLOW_STATE_KEY',
+  'GRANTFLOW_PSEUDONYM_KEY',
 ] as const;
 
 const masked = '********';

@@ -15,6 +15,13 @@ export function durationMs(text: string): number | null {
   return ms > 0 && Number.isSafeInteger(ms) ? ms : null;
 }
 
+/** Like durationMs, but a zero duration (`0s`, `0d`) is 0 rather than refused: a window that may be empty. */
+export function durationOrZeroMs(text: string): number | null {
+  const ms = durationMs(text);
+  if (ms !== null) return ms;
+  return /^\s*0+\s*(d|h|m|s|ms)\s*$/i.test(text) ? 0 : null;
+}
+
 /** A duration in the units it is written in (`5h30m`), for messages. */
 export function formatDuration(ms: number): string {
   const parts: string[] = [];

@@ -45,6 +45,10 @@ export const settingHelp: Readonly<Record<SettingKey, string>> = {
   concurrency: 'requests in flight at once (default 8)',
   siteTimeZone: 'IANA time zone of timestamps the site sends without one (default UTC)',
   retainSnapshots: 'snapshots kept per table (default 7; 2 or more while readers follow the manifest)',
+  personalData:
+    'personal data in snapshots and the report: keep (default), pseudonymize (identifiers as keyed tokens, key from GRANTFLOW_PSEUDONYM_KEY; no free text) or drop (neither); docs/privacy.md',
+  purgeDeletedAfter:
+    'purge rows soft-deleted longer than this, e.g. 90d (0s: every deleted row; default: never): their rows, raw pages and older snapshots go; docs/privacy.md',
   models:
     'run the SQL models and data tests after loading (default true; with false, snapshots are written without the data tests having checked them)',
   modelsDir:

@@ -2,7 +2,7 @@ import { promotionTypes } from '../normalize/promotions.ts';
 import { z } from 'zod';
 import { searchPathIsOurs, setsSearchPath } from './postgres-options.ts';
 import { snapshotTargetProblem } from './snapshot-location.ts';
-import { durationMs } from './duration.ts';
+import { durationMs, durationOrZeroMs } from './duration.ts';
 
 /**
  * DuckDB's memory limit unless told otherwise: DuckDB's documented minimum of ~125 MB per thread for its two
@@ -80,6 +80,13 @@ export function sizeBytes(text: string): number | null {
   if (!m?.[1] || !m[2]) return null;
   return Number(m[1]) * (sizeUnits[m[2].toLowerCase()] ?? NaN);
 }
+
+/**
+ * What leaves the warehouse of personal data (snapshots, the report): everything (`keep`), identifiers as keyed
+ * tokens without free text (`pseudonymize`), or neither (`drop`). See docs/privacy.md.
+ */
+export const personalDataModes = ['keep', 'pseudonymize', 'drop'] as const;
+export type PersonalDataMode = (typeof personalDataModes)[number];
 
 /** Page size asked for unless set; a site may honour more (detectPageSize). */
 export const defaultPerPage = 100;
@@ -204,6 +211,16 @@ export const settingsSchema = z
       }, 'must be an IANA time zone such as UTC or Europe/Berlin')
       .default('UTC'),
     retainSnapshots: z.number().int().min(1).default(7),
+    // What snapshots and the report carry of personal data (docs/privacy.md); the key comes from GRANTFLOW_PSEUDONYM_KEY.
+    personalData: z.enum(personalDataModes, { message: 'must be "keep", "pseudonymize" or "drop"' }).default('keep'),
+    // Rows soft-deleted longer than this are purged (pipeline/purge.ts); unset: never. `0s` purges every deleted row.
+    purgeDeletedAfter: z
+      .string()
+      .refine(
+        (text) => durationOrZeroMs(text) !== null,
+        'must be a duration such as 90d, 12h or 0s (units d, h, m, s, ms)',
+      )
+      .optional(),
     models: z.boolean().default(true),
     // The user's own models (DIR/*.sql) and data tests (DIR/tests/*.sql), built and run with the built-in ones.
     modelsDir: z.string().min(1).optional(),
@@ -282,6 +299,8 @@ export const settingKinds: Readonly<Record<SettingKey, 'string' | 'number' | 'bo
   concurrency: 'number',
   siteTimeZone: 'string',
   retainSnapshots: 'number',
+  personalData: 'string',
+  purgeDeletedAfter: 'string',
   models: 'boolean',
   modelsDir: 'string',
   snapshot: 'boolean',

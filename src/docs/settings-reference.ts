@@ -47,6 +47,7 @@ ${rows.join('\n')}
 | \`GRANTFLOW_PIPELINE\` | the pipeline file, instead of \`--pipeline\` |
 | \`GRANTFLOW_CLIENT_ID\`, \`GRANTFLOW_CLIENT_SECRET\`, \`GRANTFLOW_ACCESS_TOKEN\`, \`GRANTFLOW_REFRESH_TOKEN\` | the credentials, instead of a file; rotated pairs are kept in the warehouse ([credentials.md](credentials.md#where-the-credentials-live)) |
 | \`GRANTFLOW_STATE_KEY\` | the key that encrypts the pairs kept in the warehouse ([credentials.md](credentials.md#the-state-key-grantflow_state_key)) |
+| \`GRANTFLOW_PSEUDONYM_KEY\` | the key of the tokens that replace identifiers under \`personalData: pseudonymize\` and in the \`deidentified\` schema; never stored ([privacy.md](privacy.md#the-key)) |
 | \`GRANTFLOW_<NAME>_CLIENT_ID\` and the other three | a portfolio site's credentials, \`<NAME>\` its name in capitals ([portfolio.md](portfolio.md#the-pipeline-file)) |
 `;
 }

@@ -13,6 +13,14 @@ import type { JsonValue } from '../util/json.ts';
 import { firstLine, LockedError, stopReason } from '../util/errors.ts';
 import type { StreamCatalog } from '../streams/catalog.ts';
 import { defaultCatalog } from '../streams/registry.ts';
+import { PersonalColumns } from '../privacy/personal-columns.ts';
+import { refreshPseudonyms } from '../privacy/pseudonyms.ts';
+import { createDeidentifiedViews } from '../privacy/deidentified-views.ts';
+
+/** The token key of the run (GRANTFLOW_PSEUDONYM_KEY), read once at its start; null when not given. */
+export interface AfterLoadPrivacy {
+  readonly key: string | null;
+}
 
 export interface AfterLoadInfo {
   /** An error-level data test failed, or models/snapshots could not be written. */
@@ -39,6 +47,7 @@ export async function afterLoad(
   logger: Logger,
   signal?: AbortSignal,
   catalog: StreamCatalog = defaultCatalog,
+  privacy: AfterLoadPrivacy = { key: null },
 ): Promise<AfterLoadInfo> {
   const lines: string[] = [];
   const summary: Record<string, JsonValue> = {};
@@ -94,6 +103,25 @@ export async function afterLoad(
     summary.tests = { total: tests.length, errors: errors.map((t) => t.name), warnings: warnings.map((t) => t.name) };
     if (errors.length > 0) failed = true;
   }
+  const personal = PersonalColumns.of(catalog.tables, settings.modelsDir);
+  let tokensFailed = false;
+  if (privacy.key !== null) {
+    if (signal?.aborted) return stopped();
+    // After the models (whose identifiers get tokens too) and before the snapshots that read the tokens.
+    try {
+      const refresh = await refreshPseudonyms(warehouse, privacy.key, personal);
+      const views = await createDeidentifiedViews(warehouse, personal);
+      lines.push(
+        `pseudonyms: ${refresh.added} new tokens, ${refresh.removed} removed${refresh.keyChanged ? ' (the key changed: every token made again)' : ''}; ${views.length} deidentified views`,
+      );
+    } catch (e) {
+      if (signal?.aborted) return stopped();
+      failed = true;
+      tokensFailed = true;
+      summary.pseudonymError = firstLine(e);
+      lines.push(`pseudonyms: FAILED: ${firstLine(e)}`);
+    }
+  }
   if (settings.snapshot) {
     if (signal?.aborted) return stopped();
     if (extractFailed || modelFailed || failed) {
@@ -101,7 +129,9 @@ export async function afterLoad(
         ? 'a stream failed'
         : modelFailed
           ? 'a model failed'
-          : 'an error-level data test failed';
+          : tokensFailed
+            ? 'the pseudonyms could not be made'
+            : 'an error-level data test failed';
       lines.push(`snapshots: not written (${why}; the last good snapshot stays current)`);
     } else {
       const names = [...core, ...modelNames];
@@ -118,6 +148,7 @@ export async function afterLoad(
           command: `grantflow sync (run ${runId})`,
           s3ForcePathStyle: settings.s3ForcePathStyle,
           raw: settings.snapshotRaw,
+          personalData: { mode: settings.personalData, columns: personal },
           ...(unchanged ? { unchanged } : {}),
         });
         const kept = snap.kept.length > 0 ? ` (${snap.kept.length} unchanged kept from earlier runs)` : '';

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { PersonalColumns } from '../privacy/personal-columns.ts';
 import { portfolioSchema, siteCredentialVariable, siteSchema, type PortfolioSite } from '../config/portfolio.ts';
 import { urlPattern, type Settings } from '../config/settings.ts';
 import { envKeys } from '../credentials/index.ts';
@@ -212,6 +213,10 @@ async function snapshotViews(
     command: `grantflow sync --pipeline (portfolio, run ${runId})`,
     s3ForcePathStyle: settings.s3ForcePathStyle,
     raw: settings.snapshotRaw,
+    // Each site keeps its own tokens, none the views over them all: their identifiers are left out instead.
+    ...(settings.personalData === 'keep'
+      ? {}
+      : { personalData: { mode: 'drop' as const, columns: PersonalColumns.ofPortfolio(settings.modelsDir) } }),
   });
   return `portfolio snapshot: ${snap.tables.length} views written to ${dir} in ${(snap.durationMs / 1000).toFixed(1)} s`;
 }

@@ -17,6 +17,7 @@ import { loadAllSqlTests, modelTableNames } from '../models/index.ts';
 import { checkWritableDir } from '../util/writable-dir.ts';
 import { testPause } from '../util/test-pause.ts';
 import { afterLoad } from './after-load.ts';
+import { keyForMode } from '../privacy/pseudonym-key.ts';
 import { recordDrift } from './drift-catalog.ts';
 import { migrateWithPromotions, promotionsOf } from './promote-step.ts';
 import type { Promotion } from '../normalize/promotions.ts';
@@ -87,6 +88,8 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
   const models = settings.models ? modelTableNames(settings.modelsDir) : undefined;
   if (settings.models) loadAllSqlTests(settings.modelsDir);
   const promotions = promotionsOf(settings, catalog);
+  // `pseudonymize` without its key stops here (exit 2), before anything is read or written.
+  const pseudonymKey = keyForMode(settings.personalData, request.env ?? process.env);
   const credentials = await SyncCredentials.read(settings, request.env ?? process.env);
   await checkOutputDirs(settings);
 
@@ -145,7 +148,9 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
       const failed = infos.some((i) => i.status === 'failed');
       // Models and analysts query next; loads took no statistics (see refreshStatistics).
       await warehouse.refreshStatistics();
-      const after = await afterLoad(warehouse, settings, run.runId, failed, logger, stop.signal, catalog);
+      const after = await afterLoad(warehouse, settings, run.runId, failed, logger, stop.signal, catalog, {
+        key: pseudonymKey,
+      });
       if (after.stopped) await run.stopped(stop, work, after);
       const ok = !failed && !after.failed;
       if (ok) await pruneRawAfterSync(warehouse, settings, run.runId, logger);

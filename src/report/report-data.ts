@@ -2,6 +2,7 @@ import type { CellValue, Row } from '../normalize/table-def.ts';
 import type { RunRecord, Warehouse } from '../warehouse/types.ts';
 import { runDataTests, type DataTestResult } from '../models/index.ts';
 import { ConfigError } from '../util/errors.ts';
+import { deidentifyRows, type PersonalDataPolicy } from '../privacy/deidentify-rows.ts';
 import { isJsonObject, type JsonObject, type JsonValue } from '../util/json.ts';
 
 /** The model tables the report shows, each read whole in this order (the order of their tables in the report). */
@@ -60,6 +61,8 @@ export interface ReadOptions {
   readonly runs?: number;
   /** The caller holds the warehouse's run lock (`grantflow report`, a sync): a run still `running` was killed. */
   readonly holdsRunLock?: boolean;
+  /** What the pages may show of personal data (the `personalData` setting); absent: everything. */
+  readonly personalData?: PersonalDataPolicy;
 }
 
 export async function readReportData(warehouse: Warehouse, options: ReadOptions = {}): Promise<ReportData> {
@@ -74,7 +77,8 @@ export async function readReportData(warehouse: Warehouse, options: ReadOptions 
   const models = {} as Record<ReportModel, Row[] | null>;
   for (const [name, order] of Object.entries(reportModels) as [ReportModel, string][]) {
     try {
-      models[name] = await warehouse.query(`SELECT * FROM ${warehouse.qualifyModel(name)} ORDER BY ${order}`);
+      const rows = await warehouse.query(`SELECT * FROM ${warehouse.qualifyModel(name)} ORDER BY ${order}`);
+      models[name] = deidentifyRows(name, rows, options.personalData);
     } catch (e) {
       if (!missingTable(e)) throw e;
       models[name] = null;
@@ -99,7 +103,11 @@ export async function readReportData(warehouse: Warehouse, options: ReadOptions 
       `SELECT stream, reason, count(*) AS records FROM ${warehouse.qualify('_grantflow_quarantine')} ` +
         'GROUP BY stream, reason ORDER BY stream, count(*) DESC, reason',
     )
-  ).map((r) => ({ stream: String(r.stream), reason: String(r.reason), records: Number(r.records) }));
+  ).map((r) => ({
+    stream: String(r.stream),
+    reason: reasonShown(String(r.reason), options.personalData),
+    records: Number(r.records),
+  }));
   const tests = await runDataTests(warehouse, { sampleSize: 0 });
   return {
     builtAt,
@@ -140,4 +148,14 @@ export function lastFinishedRun(runs: readonly RunRecord[]): RunRecord | null {
 export function runStreams(run: RunRecord | null): JsonObject[] {
   if (!run || !isJsonObject(run.summary) || !Array.isArray(run.summary.streams)) return [];
   return run.summary.streams.filter(isJsonObject);
+}
+
+/**
+ * A quarantine reason as the report shows it: a reason may quote the value it could not read (`... (\"...\")`),
+ * which may be a person's name or answer, so under a personalData other than keep only the words before it are shown.
+ */
+function reasonShown(reason: string, policy: PersonalDataPolicy | undefined): string {
+  if (policy === undefined || policy.mode === 'keep') return reason;
+  const quote = reason.search(/\s\(|:\s*["{[]/);
+  return quote === -1 ? reason : `${reason.slice(0, quote)} (value not shown)`;
 }

@@ -25,6 +25,8 @@ export interface ManifestEntry {
   readonly sha256: string;
   readonly run_id: string;
   readonly written_at: string;
+  /** What the file carries of personal data (docs/privacy.md); absent: `keep`, as before the setting existed. */
+  readonly personal_data?: 'keep' | 'pseudonymize' | 'drop';
 }
 
 export interface Manifest {

@@ -7,7 +7,7 @@ import { testPause } from '../util/test-pause.ts';
 import { isObjectStoreUrl } from '../config/snapshot-location.ts';
 import { checkSnapshotDir, snapshotFolder, snapshotStamp } from './snapshot-dir.ts';
 import { manifestName, parseManifest, sha256File, type Manifest, type ManifestEntry } from './manifest.ts';
-import type { ParquetCompression, ParquetWriter, ViewKeys } from './parquet-writer.ts';
+import type { ParquetCompression, ParquetWriter, PersonalDataChoice, ViewKeys } from './parquet-writer.ts';
 import { applyRetention } from './retention.ts';
 import { undoPendingSnapshot } from './pending.ts';
 import { latestFolder, latestPath } from './latest.ts';
@@ -45,6 +45,8 @@ export interface SnapshotOptions {
   readonly viewKeys?: ViewKeys;
   /** Keep each row's source JSON (`_raw`) in the files (`snapshotRaw`); left out by default. */
   readonly raw?: boolean;
+  /** What the files carry of personal data (docs/privacy.md); absent: everything (`keep`). */
+  readonly personalData?: PersonalDataChoice;
 }
 
 export interface TableSnapshot extends ManifestEntry {
@@ -150,7 +152,7 @@ async function publish(
     if (removed.length > 0) logger.info({ removed: removed.length }, 'removed what a killed snapshot write left');
     removed.push(...(await store.tidy(logger)));
     const before = parseManifest(await store.readText(manifestName));
-    kept = await keptTables(store, before, allTables, options.unchanged);
+    kept = await keptTables(store, before, allTables, options.unchanged, options.personalData?.mode ?? 'keep');
     tableNames = allTables.filter((t) => !kept.includes(t));
     const taken = await store.takenFolders(tableNames);
     folder = chooseFolder(taken, tableNames, snapshotStamp(snapshotAt));
@@ -158,6 +160,7 @@ async function publish(
   } catch (e) {
     throw store.failure({ kind: 'prepare' }, e);
   }
+  const personalMode = options.personalData?.mode ?? 'keep';
   const written: TableSnapshot[] = [];
   /** Tables this write began to stage: what a failure removes. */
   const touched: string[] = [];
@@ -167,10 +170,13 @@ async function publish(
   try {
     // Imported here: the writer loads DuckDB, which commands that only check a snapshot target need not.
     const { openParquetWriter } = await import('./parquet-writer.ts');
-    writer = await openParquetWriter(warehouse, options.compression ?? 'zstd', options.viewKeys ?? {}, {
-      snapshotAt,
-      raw: options.raw === true,
-    });
+    writer = await openParquetWriter(
+      warehouse,
+      options.compression ?? 'zstd',
+      options.viewKeys ?? {},
+      { snapshotAt, raw: options.raw === true },
+      options.personalData,
+    );
     for (const table of tableNames) {
       throwIfStopped(signal);
       const t0 = Date.now();
@@ -194,6 +200,7 @@ async function publish(
           sha256,
           run_id: options.runId,
           written_at: new Date().toISOString(),
+          ...(personalMode !== 'keep' ? { personal_data: personalMode } : {}),
           durationMs: Date.now() - t0,
         };
         written.push(entry);
@@ -277,11 +284,14 @@ async function keptTables(
   manifest: Manifest | null,
   tables: readonly string[],
   unchanged: ReadonlySet<string> | undefined,
+  personalMode: string,
 ): Promise<string[]> {
   const kept: string[] = [];
   for (const t of tables) {
     const entry = manifest?.tables[t];
     if (unchanged?.has(t) !== true || entry === undefined) continue;
+    // A file written under another personalData mode carries other columns: written again.
+    if ((entry.personal_data ?? 'keep') !== personalMode) continue;
     if ((await store.exists(entry.path)) && (await store.exists(latestPath(t)))) kept.push(t);
   }
   return kept;

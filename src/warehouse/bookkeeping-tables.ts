@@ -133,4 +133,21 @@ export const bookkeepingTables: readonly TableDef[] = [
       at('last_seen_at', 'When the path was last seen (UTC).'),
     ],
   },
+  {
+    name: '_grantflow_pseudonyms',
+    kind: 'bookkeeping',
+    description:
+      'The keyed token (HMAC-SHA256 with GRANTFLOW_PSEUDONYM_KEY, which is never stored) of each personal identifier the tables hold, as snapshots under personalData pseudonymize and the deidentified views show it (docs/privacy.md). Refreshed by each sync run with the key; values no table holds any longer are removed. It holds the identifiers themselves: grant it to no reader.',
+    primaryKey: ['value'],
+    columns: [
+      {
+        ...text(
+          'value',
+          'The identifier: `user:<id>` for a user id, `text:<value>` for a name, email, phone, address or tax number; `check:` for the row that tells whether the key changed.',
+        ),
+        personal: 'identifier',
+      },
+      text('token', 'Its token: `pz_` and 32 hex digits of the HMAC.'),
+    ],
+  },
 ];

@@ -63,6 +63,7 @@ class SqlFileProvider implements MigrationProvider {
       '004_unknown_fields': migration('004_unknown_fields.sql'),
       // In TypeScript: it changes only what an older version made, so it looks first (unit-names-migration.ts).
       '005_unit_names': unitNamesMigration(this.schema, this.schemaPrefix, this.dialect, this.lockTimeout),
+      '006_pseudonyms': migration('006_pseudonyms.sql'),
     };
   }
 }

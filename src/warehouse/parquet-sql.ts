@@ -1,4 +1,4 @@
-import type { ParquetCompression, SnapshotShape } from './types.ts';
+import type { ParquetCompression, SelectedColumn, SnapshotShape, TableSource } from './types.ts';
 import { ident, literal } from './values.ts';
 
 /*
@@ -38,3 +38,13 @@ export function snapshotSelectSql(
   list.push(`CAST(${literal(shape.snapshotAt.toISOString())} AS TIMESTAMPTZ) AS _snapshot_at`);
   return `SELECT ${list.join(', ')} FROM ${from}`;
 }
+
+/** The SELECT of a table's rows as a snapshot writes them: every column, or the ones `source.columns` chooses. */
+export const selectSql = (source: TableSource): string =>
+  source.columns === undefined
+    ? `SELECT * FROM ${source.qualified}`
+    : `SELECT ${selectList(source.columns)} FROM ${source.qualified} t`;
+
+/** `sql AS name, ...`; a table left with no column at all selects a constant, so its rows are still counted. */
+export const selectList = (columns: readonly SelectedColumn[]): string =>
+  columns.length === 0 ? 'NULL AS _no_column' : columns.map((c) => `${c.sql} AS ${ident(c.name)}`).join(', ');

@@ -189,6 +189,15 @@ export interface TableSource {
   readonly schema: string;
   readonly table: string;
   readonly qualified: string;
+  /** The columns to write, each read by its SQL from the table aliased `t` (docs/privacy.md); absent: every one. */
+  readonly columns?: readonly SelectedColumn[];
+}
+
+/** A column as it is written: its name and the SQL reading it from its table aliased `t`; `token`: text. */
+export interface SelectedColumn {
+  readonly name: string;
+  readonly sql: string;
+  readonly token: boolean;
 }
 
 /** What a snapshot file holds beyond its table's columns, and what it leaves out (parquet-sql.ts, snapshotSelectSql). */

@@ -18,6 +18,7 @@ export const layers: LayerRules['order'] = [
   ['warehouse'],
   ['extract', 'credentials'],
   ['models'],
+  ['privacy'],
   ['docs', 'snapshot'],
   ['pipeline'],
   ['report', 'simulator'],

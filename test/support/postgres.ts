@@ -36,8 +36,8 @@ export async function dropPostgresSchema(schema: string): Promise<void> {
   const client = new pg.Client({ connectionString: postgresUrl });
   await client.connect();
   try {
-    // The models' schema too (analytics-schema.ts); quoted, as the warehouse creates them.
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}", "${schema}_analytics" CASCADE`);
+    // The models' schema and the deidentified views' too (analytics-schema.ts); quoted, as the warehouse creates them.
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}", "${schema}_analytics", "${schema}_deidentified" CASCADE`);
   } finally {
     await client.end();
   }

@@ -5,10 +5,12 @@ import { ConfigError, ExitCode } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { checkWritableDir } from '../../util/writable-dir.ts';
 import { runAction } from '../run-action.ts';
+import { keyForMode } from '../../privacy/pseudonym-key.ts';
+import { PersonalColumns } from '../../privacy/personal-columns.ts';
 import { addSettings, flagsFrom } from '../settings-options.ts';
 import { addSiteOption, readTarget } from '../read-target.ts';
 
-const keys = [...warehouseSettingKeys, 'logLevel'] as const satisfies readonly SettingKey[];
+const keys = [...warehouseSettingKeys, 'personalData', 'logLevel'] as const satisfies readonly SettingKey[];
 
 export function registerReport(program: Command): void {
   const command = program
@@ -32,6 +34,7 @@ export function registerReport(program: Command): void {
           'no report directory: pass --out DIR (or GRANTFLOW_REPORT, or "report" in the pipeline file)',
         );
       checkWritableDir(out, 'report directory', 'choose another one with --out or fix its permissions');
+      const key = keyForMode(settings.personalData);
       const logger = createLogger({ level: settings.logLevel });
       // Read only: a DuckDB file is shared with analysts' read-only connections.
       const warehouse = await openConfiguredWarehouse(settings, logger, { existingOnly: true, readOnly: true });
@@ -40,7 +43,10 @@ export function registerReport(program: Command): void {
         await warehouse.acquireLock(`grantflow report (pid ${process.pid})`);
         // Loaded when the command runs: every other command starts without the charting libraries.
         const { writeReport } = await import('../../report/write-report.ts');
-        const report = await writeReport(warehouse, out, { holdsRunLock: true });
+        const report = await writeReport(warehouse, out, {
+          holdsRunLock: true,
+          personalData: { mode: settings.personalData, key, columns: PersonalColumns.of() },
+        });
         process.stdout.write(
           `report written to ${report.index} (${report.files.length} pages) in ${(report.durationMs / 1000).toFixed(1)} s\n`,
         );

@@ -11,6 +11,9 @@ import {
 import { ConfigError, ExitCode } from '../../util/errors.ts';
 import { createLogger } from '../../util/logger.ts';
 import { runAction } from '../run-action.ts';
+import { keyForMode } from '../../privacy/pseudonym-key.ts';
+import { checkTokenKey } from '../../privacy/pseudonyms.ts';
+import { PersonalColumns } from '../../privacy/personal-columns.ts';
 import { addSettingOptions, flagsFrom, settingsFrom } from '../settings-options.ts';
 import { commaList } from '../../util/comma-list.ts';
 import { renderTable, unitColumns } from '../../util/text-table.ts';
@@ -21,6 +24,8 @@ const keys = [
   's3ForcePathStyle',
   'retainSnapshots',
   'snapshotRaw',
+  'personalData',
+  'modelsDir',
   'logLevel',
 ] as const satisfies readonly SettingKey[];
 
@@ -45,6 +50,7 @@ export function registerSnapshot(program: Command): void {
       }
       const tables = typeof options.tables === 'string' ? tableList(options.tables) : undefined;
       const settings = await settingsFrom(options, keys, flags);
+      const pseudonymKey = keyForMode(settings.personalData);
       await checkSnapshotTarget(settings.snapshots, settings);
       const logger = createLogger({ level: settings.logLevel });
       // Read only: a DuckDB file is shared with analysts' read-only connections, and no sync can open it meanwhile.
@@ -60,6 +66,9 @@ export function registerSnapshot(program: Command): void {
         if (wanted.length === 0)
           throw new ConfigError(`warehouse ${warehouse.description} has no tables yet; run a sync first`);
         await checkTablesReadable(warehouse, wanted);
+        // Read only: the tokens are those the last sync made, which must be of this key.
+        if (pseudonymKey !== null && settings.personalData === 'pseudonymize')
+          await checkTokenKey(warehouse, pseudonymKey);
         const result = await writeSnapshots(warehouse, {
           dir: settings.snapshots,
           runId: `snapshot-${randomUUID()}`,
@@ -69,6 +78,7 @@ export function registerSnapshot(program: Command): void {
           command: 'grantflow snapshot',
           s3ForcePathStyle: settings.s3ForcePathStyle,
           raw: settings.snapshotRaw,
+          personalData: { mode: settings.personalData, columns: PersonalColumns.of(undefined, settings.modelsDir) },
         });
         const written = result.tables.map((t) => [t.table, `${t.rows} rows`, `${t.bytes} bytes`, t.path]);
         if (written.length > 0)

@@ -39,6 +39,8 @@ export const syncKeys: readonly SettingKey[] = [
   'concurrency',
   'siteTimeZone',
   'retainSnapshots',
+  'personalData',
+  'purgeDeletedAfter',
   'models',
   'modelsDir',
   'snapshot',

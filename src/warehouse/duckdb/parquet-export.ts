@@ -11,6 +11,7 @@ import {
   countParquetSql,
   describeParquetSql,
   describeSql,
+  selectSql,
   snapshotSelectSql,
 } from '../parquet-sql.ts';
 
@@ -22,10 +23,10 @@ export class DuckDBParquetExport implements ParquetExport {
   ) {}
 
   async write(source: TableSource, path: string, shape: SnapshotShape): Promise<boolean> {
-    const columns = await this.warehouse.query(describeSql(source.qualified));
-    await this.warehouse.exec(
-      copyToParquetSql(snapshotSelectSql(source.qualified, columns, shape), path, this.compression),
-    );
+    // The columns personal data leaves (selectSql), then the snapshot's shape over them.
+    const from = `(${selectSql(source)}) AS snapshot_source`;
+    const columns = await this.warehouse.query(describeSql(from));
+    await this.warehouse.exec(copyToParquetSql(snapshotSelectSql(from, columns, shape), path, this.compression));
     return true;
   }
 

@@ -4,6 +4,7 @@ import type {
   ParquetCompression,
   ParquetExport,
   ParquetFileInfo,
+  SelectedColumn,
   SnapshotShape,
   TableSource,
   ViewKeys,
@@ -14,6 +15,7 @@ import {
   countParquetSql,
   describeParquetSql,
   describeSql,
+  selectList,
   snapshotSelectSql,
 } from '../parquet-sql.ts';
 import { ident } from '../values.ts';
@@ -119,15 +121,18 @@ export async function copyPostgresTable(
   viewKey?: readonly string[],
 ): Promise<number | null> {
   const { schema, table } = source;
-  const columns = await pgColumns(warehouse, schema, table);
-  if (columns.length === 0) return null;
+  const all = await pgColumns(warehouse, schema, table);
+  if (all.length === 0) return null;
+  const columns = source.columns === undefined ? all : chosenColumns(all, source.columns);
   await duck.run(
     `CREATE OR REPLACE TABLE ${ident(target)} (${columns.map((c) => `${ident(c.name)} ${c.duckType}`).join(', ')})`,
   );
-  const select = columns.map((c) => ident(c.name)).join(', ');
+  const select =
+    source.columns === undefined ? columns.map((c) => `t.${ident(c.name)}`).join(', ') : selectList(source.columns);
+  const from = `${source.qualified} t`;
   const pages = (await isView(warehouse, schema, table))
-    ? viewPages(warehouse, source.qualified, select, viewKey)
-    : ctidPages(warehouse, source.qualified, select);
+    ? viewPages(warehouse, from, select, viewKey)
+    : ctidPages(warehouse, from, select);
   let total = 0;
   for await (const rows of pages) {
     if (rows.length === 0) break;
@@ -143,16 +148,28 @@ export async function copyPostgresTable(
   return total;
 }
 
+/** The DuckDB columns of a chosen projection: each as its table has it, a token as text. */
+function chosenColumns(all: readonly DuckColumn[], chosen: readonly SelectedColumn[]): DuckColumn[] {
+  const byName = new Map(all.map((c) => [c.name, c]));
+  if (chosen.length === 0) return [duckColumn({ name: '_no_column', dataType: 'text', precision: null, scale: null })];
+  return chosen.map((c) => {
+    const column = byName.get(c.name);
+    return column === undefined || c.token
+      ? duckColumn({ name: c.name, dataType: 'text', precision: null, scale: null })
+      : column;
+  });
+}
+
 type Rows = Record<string, CellValue>[];
 
-/** `qualified`: the table's name with its schema, quoted. */
-async function* ctidPages(warehouse: Warehouse, qualified: string, select: string): AsyncGenerator<Rows> {
+/** `from`: the table's name with its schema, quoted, aliased `t`. */
+async function* ctidPages(warehouse: Warehouse, from: string, select: string): AsyncGenerator<Rows> {
   let after: string | null = null;
   for (;;) {
     const rows: Rows = await warehouse.query(
       after === null
-        ? `SELECT ctid::text AS "__ctid", ${select} FROM ${qualified} ORDER BY ctid LIMIT ${batchSize}`
-        : `SELECT ctid::text AS "__ctid", ${select} FROM ${qualified} WHERE ctid > $1::tid ORDER BY ctid LIMIT ${batchSize}`,
+        ? `SELECT t.ctid::text AS "__ctid", ${select} FROM ${from} ORDER BY t.ctid LIMIT ${batchSize}`
+        : `SELECT t.ctid::text AS "__ctid", ${select} FROM ${from} WHERE t.ctid > $1::tid ORDER BY t.ctid LIMIT ${batchSize}`,
       after === null ? [] : [after],
     );
     yield rows;
@@ -163,26 +180,28 @@ async function* ctidPages(warehouse: Warehouse, qualified: string, select: strin
 
 async function* viewPages(
   warehouse: Warehouse,
-  qualified: string,
+  from: string,
   select: string,
   key: readonly string[] | undefined,
 ): AsyncGenerator<Rows> {
   if (!key || key.length === 0) {
-    yield await warehouse.query(`SELECT ${select} FROM ${qualified}`);
+    yield await warehouse.query(`SELECT ${select} FROM ${from}`);
     return;
   }
-  const keyList = key.map(ident).join(', ');
+  // The key read as stored, beside the columns written: a written key column may be a token (docs/privacy.md).
+  const keyList = key.map((k) => `t.${ident(k)}`).join(', ');
+  const keyColumns = key.map((k, i) => `t.${ident(k)} AS "__key${i}"`).join(', ');
   let after: CellValue[] | null = null;
   for (;;) {
     const where: string = after === null ? '' : `WHERE (${keyList}) > (${key.map((_, i) => `$${i + 1}`).join(', ')})`;
     const rows: Rows = await warehouse.query(
-      `SELECT ${select} FROM ${qualified} ${where} ORDER BY ${keyList} LIMIT ${batchSize}`,
+      `SELECT ${select}, ${keyColumns} FROM ${from} ${where} ORDER BY ${keyList} LIMIT ${batchSize}`,
       after ?? [],
     );
     yield rows;
     if (rows.length < batchSize) return;
     const last = rows[rows.length - 1] ?? {};
-    after = key.map((k) => last[k] ?? null);
+    after = key.map((_, i) => last[`__key${i}`] ?? null);
   }
 }
 
