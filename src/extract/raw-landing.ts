@@ -222,7 +222,8 @@ export async function* readRawLines(
   }
 }
 
-async function* readPart(path: string): AsyncGenerator<RawLine> {
+/** The lines of one raw file (a part); a part cut by a crash ends at its last complete line. */
+export async function* readPart(path: string): AsyncGenerator<RawLine> {
   // Large chunks: with the defaults (64 KiB in, 16 KiB out) stream bookkeeping cost as much as the inflating.
   const gunzip = createReadStream(path, { highWaterMark: 1 << 20 }).pipe(
     createGunzip({ finishFlush: constants.Z_SYNC_FLUSH, chunkSize: 1 << 18 }),

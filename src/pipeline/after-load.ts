@@ -17,9 +17,12 @@ import { PersonalColumns } from '../privacy/personal-columns.ts';
 import { refreshPseudonyms } from '../privacy/pseudonyms.ts';
 import { createDeidentifiedViews } from '../privacy/deidentified-views.ts';
 
-/** The token key of the run (GRANTFLOW_PSEUDONYM_KEY), read once at its start; null when not given. */
+/** The token key of the run (GRANTFLOW_PSEUDONYM_KEY), read once at its start, and what its purge did. */
 export interface AfterLoadPrivacy {
+  /** Null when not given. */
   readonly key: string | null;
+  /** The purge after the load (`purgeDeletedAfter`), when set: its summary line, and whether it removed rows. */
+  readonly purge?: { readonly line: string; readonly removed: boolean } | null;
 }
 
 export interface AfterLoadInfo {
@@ -103,6 +106,9 @@ export async function afterLoad(
     summary.tests = { total: tests.length, errors: errors.map((t) => t.name), warnings: warnings.map((t) => t.name) };
     if (errors.length > 0) failed = true;
   }
+  if (privacy.purge) lines.push(privacy.purge.line);
+  // Older snapshots hold the purged rows: this one, written without them, is the only one kept, every table written.
+  const purged = privacy.purge?.removed === true;
   const personal = PersonalColumns.of(catalog.tables, settings.modelsDir);
   let tokensFailed = false;
   if (privacy.key !== null) {
@@ -137,11 +143,11 @@ export async function afterLoad(
       const names = [...core, ...modelNames];
       try {
         // `--streams`: the tables this run did not change keep their snapshot (and latest file) of an earlier run.
-        const unchanged = settings.streams ? await unchangedByRun() : undefined;
+        const unchanged = settings.streams && !purged ? await unchangedByRun() : undefined;
         const snap = await writeSnapshots(warehouse, {
           dir: settings.snapshots,
           runId,
-          retain: settings.retainSnapshots,
+          retain: purged ? 1 : settings.retainSnapshots,
           tables: names,
           logger,
           signal,

@@ -18,6 +18,7 @@ import { checkWritableDir } from '../util/writable-dir.ts';
 import { testPause } from '../util/test-pause.ts';
 import { afterLoad } from './after-load.ts';
 import { keyForMode } from '../privacy/pseudonym-key.ts';
+import { purgeAfterLoad } from './purge-step.ts';
 import { recordDrift } from './drift-catalog.ts';
 import { migrateWithPromotions, promotionsOf } from './promote-step.ts';
 import type { Promotion } from '../normalize/promotions.ts';
@@ -146,10 +147,13 @@ export async function runSync(request: SyncRequest): Promise<SyncResult> {
         return await run.paused(work, reason);
       }
       const failed = infos.some((i) => i.status === 'failed');
+      // After the load that soft-deleted rows, before the models and snapshots that would copy them again.
+      const purge = await purgeAfterLoad(warehouse, settings, catalog, logger);
       // Models and analysts query next; loads took no statistics (see refreshStatistics).
       await warehouse.refreshStatistics();
       const after = await afterLoad(warehouse, settings, run.runId, failed, logger, stop.signal, catalog, {
         key: pseudonymKey,
+        purge,
       });
       if (after.stopped) await run.stopped(stop, work, after);
       const ok = !failed && !after.failed;

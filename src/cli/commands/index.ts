@@ -12,6 +12,7 @@ import { registerConfig } from './config.ts';
 import { registerReset } from './reset.ts';
 import { registerReport } from './report.ts';
 import { registerQuery } from './query.ts';
+import { registerPurge } from './purge.ts';
 
 /** Each command lives in its own file and registers itself on the program. */
 export type RegisterCommand = (program: Command) => void;
@@ -30,4 +31,5 @@ export const commands: readonly RegisterCommand[] = [
   registerDocs,
   registerConfig,
   registerReset,
+  registerPurge,
 ];
