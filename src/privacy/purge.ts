@@ -54,13 +54,13 @@ interface Scope {
 }
 
 async function scopeOf(warehouse: Warehouse, catalog: StreamCatalog, cutoff: string): Promise<Scope> {
-  const present = new Map(
-    (await warehouseTables(warehouse)).filter((t) => !t.model).map((t) => [t.table, t] as const),
-  );
+  const present = new Map((await warehouseTables(warehouse)).filter((t) => !t.model).map((t) => [t.table, t] as const));
   const tables = catalog.tables
     .filter(isCore)
     .map((def) => ({ def, at: present.get(def.name) }))
-    .filter((t): t is { def: TableDef; at: WarehouseTable } => t.at !== undefined && t.at.columns.includes('_deleted_at'));
+    .filter(
+      (t): t is { def: TableDef; at: WarehouseTable } => t.at !== undefined && t.at.columns.includes('_deleted_at'),
+    );
   const history = new Map<string, WarehouseTable>();
   for (const { def } of tables) {
     const companion = present.get(historyOf(def.name));
@@ -143,7 +143,8 @@ async function purgedRecords(warehouse: Warehouse, catalog: StreamCatalog, scope
     const idColumn = table.def.columns.find((c) => c.name === 'id' || c.source === 'id')?.name;
     if (idColumn === undefined) continue;
     const parentColumn = stream.parent !== undefined ? owned.parentColumn : undefined;
-    const select = parentColumn === undefined ? `t.${ident(idColumn)}` : `t.${ident(parentColumn)}, t.${ident(idColumn)}`;
+    const select =
+      parentColumn === undefined ? `t.${ident(idColumn)}` : `t.${ident(parentColumn)}, t.${ident(idColumn)}`;
     const rows = await warehouse.query(`SELECT ${select} FROM ${table.at.qualified} t WHERE ${scope.purged('t')}`);
     if (rows.length === 0) continue;
     keys.set(
