@@ -75,10 +75,12 @@ export async function readReportData(warehouse: Warehouse, options: ReadOptions 
     throw new ConfigError(`${warehouse.description} holds no grantflow data yet; run \`grantflow sync\` first`);
   }
   const models = {} as Record<ReportModel, Row[] | null>;
+  // One numbering of users for every model of the report (deidentifyRows, under `drop`).
+  const ordinals = new Map<string, number>();
   for (const [name, order] of Object.entries(reportModels) as [ReportModel, string][]) {
     try {
       const rows = await warehouse.query(`SELECT * FROM ${warehouse.qualifyModel(name)} ORDER BY ${order}`);
-      models[name] = deidentifyRows(name, rows, options.personalData);
+      models[name] = deidentifyRows(name, rows, options.personalData, ordinals);
     } catch (e) {
       if (!missingTable(e)) throw e;
       models[name] = null;
