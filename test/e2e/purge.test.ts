@@ -145,6 +145,32 @@ describe.each(engines)('purge on %s', (engine: Engine) => {
     return out;
   }
 
+  /** A table of the warehouse's schema, qualified. */
+  const qualified = (table: string): string =>
+    engine === 'duckdb' ? `main.${table}` : `"${pgSchema?.schema ?? ''}".${table}`;
+
+  /** One statement on the warehouse, outside grantflow (no sync runs meanwhile). */
+  async function execute(sql: string): Promise<void> {
+    if (engine === 'duckdb') {
+      const instance = await DuckDBInstance.create(join(work.path, 'warehouse.duckdb'));
+      const duck = await instance.connect();
+      try {
+        await duck.run(sql);
+      } finally {
+        duck.closeSync();
+        instance.closeSync();
+      }
+      return;
+    }
+    const client = new pg.Client({ connectionString: postgresUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  }
+
   const sync = (extra: string[] = []): Promise<CliResult> =>
     runCli([...syncCliArgs(sim.url, work.path, { snapshot: true, warehouse: warehouseArgs }), ...extra], {
       timeoutMs: 300_000,
@@ -191,6 +217,10 @@ describe.each(engines)('purge on %s', (engine: Engine) => {
 
     const second = await sync();
     expect(second.code, second.stderr).toBe(0);
+    // A history companion, as a table keeping every version of a row would be: the purge must reach it too.
+    await execute(
+      `CREATE TABLE ${qualified('application_notes_history')} AS SELECT *, 1 AS version FROM ${qualified('application_notes')}`,
+    );
     before = await readWarehouse();
     rawBefore = rawHolding(join(work.path, 'raw'), [...theirTexts, ...onlyTheirs]);
     snapshotsBefore = await snapshotsHolding(join(work.path, 'snapshots'), [...theirTexts, ...onlyTheirs]);
@@ -231,6 +261,7 @@ describe.each(engines)('purge on %s', (engine: Engine) => {
     expect(dryRun.stdout).toMatch(/^ {2}applications +3$/m);
     expect(dryRun.stdout).toMatch(/application_notes +\d+/);
     expect(dryRun.stdout).toMatch(/users \(named only by those rows\) +\d+/);
+    expect(dryRun.stdout).toMatch(/application_notes_history +\d+/);
     expect(dryRun.stdout).toContain('dry run: nothing was changed');
     for (const t of [...theirTexts, ...onlyTheirs]) expect(dryRun.stdout + dryRun.stderr).not.toContain(t);
     expect(afterDryRun).toEqual(before);
@@ -248,7 +279,11 @@ describe.each(engines)('purge on %s', (engine: Engine) => {
     }
     expect(found).toEqual([]);
     for (const [table, rows] of after) {
-      if (!/\.(applications|application_stages|application_tasks|task_responses|application_notes)$/.test(table))
+      if (
+        !/\.(applications|application_stages|application_tasks|task_responses|application_notes(_history)?)$/.test(
+          table,
+        )
+      )
         continue;
       const column = table.endsWith('.applications') ? 'id' : 'application_id';
       expect(
@@ -267,7 +302,7 @@ describe.each(engines)('purge on %s', (engine: Engine) => {
     let compared = 0;
     for (const [table, rows] of before) {
       const name = table.split('.').at(-1) ?? '';
-      if (!core.has(name) || name === 'users') continue;
+      if ((!core.has(name) && name !== 'application_notes_history') || name === 'users') continue;
       // Every row not soft-deleted stays, unchanged (a soft-deleted row is past a window of 0s: it goes).
       const expected = rows
         .filter((r) => r._deleted_at === null)
