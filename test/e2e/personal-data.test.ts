@@ -89,6 +89,8 @@ describe.each(engines)('personalData pseudonymize on %s', (engine) => {
   let keep: Run;
   let pseudo: Run;
   let again: Run;
+  /** The pseudonymised warehouse's arguments. */
+  let pseudoWarehouse: string[];
 
   /** A sync of the site into a warehouse of its own (`name`), snapshots and report under `<work>/<name>`. */
   async function sync(name: string, extra: string[], env: NodeJS.ProcessEnv = {}, warehouse?: string[]): Promise<Run> {
@@ -122,7 +124,7 @@ describe.each(engines)('personalData pseudonymize on %s', (engine) => {
     keep = await sync('keep', []);
     pseudo = await sync('pseudo', ['--personal-data', 'pseudonymize'], { GRANTFLOW_PSEUDONYM_KEY: key });
     // The same warehouse again (an incremental run): its tokens must be those of the first.
-    const pseudoWarehouse =
+    pseudoWarehouse =
       engine === 'postgres'
         ? ['--warehouse', postgresUrl, '--schema', schemas[schemas.length - 1] ?? '']
         : ['--warehouse', join(work.path, 'pseudo.duckdb')];
@@ -271,5 +273,19 @@ describe.each(engines)('personalData pseudonymize on %s', (engine) => {
           .sort();
       expect(await plainRows(pseudo), model).toEqual(await plainRows(keep));
     }
+  });
+
+  it('grantflow snapshot writes the same tokens with the key of the last sync, and refuses another key', async () => {
+    const dir = join(work.path, 'snapshot-command');
+    const args = ['snapshot', ...pseudoWarehouse, '--snapshots', dir, '--personal-data', 'pseudonymize'];
+    const wrong = await runCli(args, { env: { GRANTFLOW_PSEUDONYM_KEY: `${key}-not-the-same` } });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr.trim().split('\n')).toHaveLength(1);
+    expect(wrong.stderr).toMatch(/made with another GRANTFLOW_PSEUDONYM_KEY/);
+    const right = await runCli(args, { env: { GRANTFLOW_PSEUDONYM_KEY: key } });
+    expect(right.code, right.stderr).toBe(0);
+    const sorted = async (file: string): Promise<string[]> =>
+      (await parquetRows(duck, file)).map((u) => `${u.id} ${u.email}`).sort();
+    expect(await sorted(join(dir, 'latest', 'users.parquet'))).toEqual(await sorted(latest(again, 'users')));
   });
 });
