@@ -30,7 +30,6 @@ function dictionary(): Map<string, { description: string; columns: Map<string, s
       const m = /^\| `([^`]+)` \|(.*)\|$/.exec(line);
       if (!m) continue;
       const cells = (m[2] ?? '').split(/(?<!\\)\|/).map(unescape);
-      // type, key, references, enum, description
       columns.set(m[1] ?? '', cells);
     }
     out.set(name.trim(), { description: unescape(description), columns });
@@ -103,7 +102,10 @@ describe.each(['duckdb', 'postgres'] as const)('the catalog after a sync (%s)', 
         expect(d.comment, d.table).toBe(entry.description);
         continue;
       }
-      const [, , references = '', enumCell = '', description = ''] = entry.columns.get(d.column) ?? [];
+      // type, key, references, enum, ..., description (the last cell: columns may be added between).
+      const cells = entry.columns.get(d.column) ?? [];
+      const [, , references = '', enumCell = ''] = cells;
+      const description = cells.at(-1) ?? '';
       expect(entry.columns.has(d.column), `${d.table}.${d.column} in the dictionary`).toBe(true);
       expect(d.comment?.startsWith(description), `${d.table}.${d.column}: ${d.comment}`).toBe(true);
       if (references !== '') expect(d.comment).toContain(references);
