@@ -68,6 +68,11 @@ class SqlFileProvider implements MigrationProvider {
   }
 }
 
+/** The name of every migration, as `_grantflow_migrations` records it once run: SQL files and TypeScript ones. */
+export async function migrationNames(dialect: SqlDialect): Promise<string[]> {
+  return Object.keys(await new SqlFileProvider(null, '', dialect, null).getMigrations());
+}
+
 function migrator(
   db: Kysely<unknown>,
   schema: string | null,

@@ -4,13 +4,17 @@ import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Row, TableDef } from '../../src/normalize/table-def.ts';
-import { openWarehouse, type Dialect, type Warehouse } from '../../src/warehouse/index.ts';
+import { openWarehouse, sqlDialects, type Dialect, type Warehouse } from '../../src/warehouse/index.ts';
 import { tempDir } from './temp-dir.ts';
+import { migrationNames } from '../../src/warehouse/migrations.ts';
 
 /** The versioned migrations' files (`sql/NNN_name.sql`), in the order they apply. */
 export const migrationFiles = readdirSync(new URL('../../sql/', import.meta.url))
   .filter((f) => /^\d{3}_.+\.sql$/.test(f))
   .sort();
+
+/** How many migrations a warehouse records once migrated: the SQL files and the ones written in TypeScript. */
+export const migrationCount = (await migrationNames(sqlDialects[0])).length;
 
 const d = (name: string, description = name) => ({ name, description });
 
