@@ -1,3 +1,4 @@
+import { runCliInProcess } from '../support/cli-in-process.ts';
 /**
  * `personalData: pseudonymize` against the simulator, on both engines: what leaves the warehouse (every Parquet file,
  * the manifest, every report page) holds no name, email or free-text answer the site served; an applicant's token is
@@ -15,7 +16,6 @@ import {
   dropPostgresSchema,
   postgresSchema,
   postgresUrl,
-  runCli,
   startSite,
   syncCliArgs,
   tempDir,
@@ -112,7 +112,7 @@ describe.each(engines)('personalData pseudonymize on %s', (engine) => {
       join(dir, 'report'),
       ...extra,
     ];
-    const result = await runCli(args, { env: { GRANTFLOW_PSEUDONYM_KEY: '', ...env }, timeoutMs: 300_000 });
+    const result = await runCliInProcess(args, { env: { GRANTFLOW_PSEUDONYM_KEY: '', ...env } });
     return { dir, result };
   }
 
@@ -278,11 +278,11 @@ describe.each(engines)('personalData pseudonymize on %s', (engine) => {
   it('grantflow snapshot writes the same tokens with the key of the last sync, and refuses another key', async () => {
     const dir = join(work.path, 'snapshot-command');
     const args = ['snapshot', ...pseudoWarehouse, '--snapshots', dir, '--personal-data', 'pseudonymize'];
-    const wrong = await runCli(args, { env: { GRANTFLOW_PSEUDONYM_KEY: `${key}-not-the-same` } });
+    const wrong = await runCliInProcess(args, { env: { GRANTFLOW_PSEUDONYM_KEY: `${key}-not-the-same` } });
     expect(wrong.code).toBe(2);
     expect(wrong.stderr.trim().split('\n')).toHaveLength(1);
     expect(wrong.stderr).toMatch(/made with another GRANTFLOW_PSEUDONYM_KEY/);
-    const right = await runCli(args, { env: { GRANTFLOW_PSEUDONYM_KEY: key } });
+    const right = await runCliInProcess(args, { env: { GRANTFLOW_PSEUDONYM_KEY: key } });
     expect(right.code, right.stderr).toBe(0);
     const sorted = async (file: string): Promise<string[]> =>
       (await parquetRows(duck, file)).map((u) => `${u.id} ${u.email}`).sort();

@@ -1,3 +1,4 @@
+import { runCliInProcess } from '../support/cli-in-process.ts';
 /**
  * The purge (`purgeDeletedAfter`), on both engines: three applications deleted on the simulator, a sync that
  * soft-deletes them, `grantflow purge --dry-run` (counts only, nothing changed), then the purge past the window (`0s`:
@@ -19,7 +20,6 @@ import { collectionNames } from '../../src/simulator/control.ts';
 import {
   postgresSchema,
   postgresUrl,
-  runCli,
   startSite,
   syncCliArgs,
   tempDir,
@@ -172,9 +172,7 @@ describe.each(engines)('purge on %s', (engine: Engine) => {
   }
 
   const sync = (extra: string[] = []): Promise<CliResult> =>
-    runCli([...syncCliArgs(sim.url, work.path, { snapshot: true, warehouse: warehouseArgs }), ...extra], {
-      timeoutMs: 300_000,
-    });
+    runCliInProcess([...syncCliArgs(sim.url, work.path, { snapshot: true, warehouse: warehouseArgs }), ...extra]);
 
   beforeAll(async () => {
     sim = await startSite({ seed: 46 });
@@ -224,11 +222,11 @@ describe.each(engines)('purge on %s', (engine: Engine) => {
     before = await readWarehouse();
     rawBefore = rawHolding(join(work.path, 'raw'), [...theirTexts, ...onlyTheirs]);
     snapshotsBefore = await snapshotsHolding(join(work.path, 'snapshots'), [...theirTexts, ...onlyTheirs]);
-    dryRun = await runCli(['purge', '--dry-run', '--purge-deleted-after', '0s', ...warehouseArgs]);
+    dryRun = await runCliInProcess(['purge', '--dry-run', '--purge-deleted-after', '0s', ...warehouseArgs]);
     afterDryRun = await readWarehouse();
     purge =
       engine === 'duckdb'
-        ? await runCli([
+        ? await runCliInProcess([
             'purge',
             '--purge-deleted-after',
             '0s',

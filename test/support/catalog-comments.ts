@@ -33,11 +33,15 @@ export async function catalogComments(w: Warehouse, schema: string): Promise<Des
             WHERE n.nspname = $1 AND c.relkind IN ('r', 'v')`,
           [schema],
         );
-  return rows
-    .map((r) => ({
-      table: String(r.t),
-      column: r.c === null ? null : String(r.c),
-      comment: r.comment === null ? null : String(r.comment),
-    }))
-    .filter((d) => !d.table.startsWith('_grantflow_'));
+  return (
+    rows
+      .map((r) => ({
+        table: String(r.t),
+        column: r.c === null ? null : String(r.c),
+        comment: r.comment === null ? null : String(r.comment),
+      }))
+      .filter((d) => !d.table.startsWith('_grantflow_'))
+      // The engines return a UNION in no set order: sorted, two reads of the same catalog compare equal.
+      .sort((a, b) => `${a.table}.${a.column ?? ''}`.localeCompare(`${b.table}.${b.column ?? ''}`))
+  );
 }
