@@ -1,16 +1,16 @@
 import { runCliInProcess } from '../support/cli-in-process.ts';
+import { filesUnder, strings } from '../support/served-values.ts';
 /**
  * `personalData: pseudonymize` against the simulator, on both engines: what leaves the warehouse (every Parquet file,
  * the manifest, every report page) holds no name, email or free-text answer the site served; an applicant's token is
  * the same in the applications, awards and users snapshots and in a second run; every count and model figure equals
  * that of a `keep` run of the same site. Without the key the sync stops at once (exit 2, one line).
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import type { JsonValue } from '../../src/util/json.ts';
 import { PersonalColumns } from '../../src/privacy/personal-columns.ts';
 import {
   dropPostgresSchema,
@@ -25,22 +25,6 @@ import {
 
 const key = 'a-test-key-for-the-pseudonyms-0123456789';
 const engines = ['duckdb', 'postgres'] as const;
-
-/** Every file under `dir`, recursively. */
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? filesUnder(path) : [path];
-  });
-}
-
-/** Every string a JSON value holds (keys aside), for the values the site served. */
-function strings(v: JsonValue | undefined): string[] {
-  if (typeof v === 'string') return [v];
-  if (Array.isArray(v)) return v.flatMap(strings);
-  if (v !== null && typeof v === 'object') return Object.values(v).flatMap(strings);
-  return [];
-}
 
 /** What the site served of personal data: identifiers (names, emails, ...) and free text (answers, notes, titles). */
 function servedPersonalData(sim: SimulatorHandle): { identifiers: Set<string>; freeText: Set<string> } {

@@ -1,4 +1,5 @@
 import { runCliInProcess } from '../support/cli-in-process.ts';
+import { filesUnder, strings } from '../support/served-values.ts';
 /**
  * The purge (`purgeDeletedAfter`), on both engines: three applications deleted on the simulator, a sync that
  * soft-deletes them, `grantflow purge --dry-run` (counts only, nothing changed), then the purge past the window (`0s`:
@@ -6,7 +7,6 @@ import { runCliInProcess } from '../support/cli-in-process.ts';
  * any table of the warehouse, in the raw pages or in the kept snapshots; an applicant named only by them keeps no name
  * or email; every other row is as it was.
  */
-import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SimulatorHandle } from '../../src/simulator/index.ts';
-import type { JsonObject, JsonValue } from '../../src/util/json.ts';
+import type { JsonObject } from '../../src/util/json.ts';
 import { tables as catalog } from '../../src/streams/registry.ts';
 import { collectionNames } from '../../src/simulator/control.ts';
 import {
@@ -31,21 +31,6 @@ import { api } from '../support/simulator-api.ts';
 const engines = ['duckdb', 'postgres'] as const;
 type Engine = (typeof engines)[number];
 type Rows = Record<string, unknown>[];
-
-/** Every file under `dir`, recursively. */
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? filesUnder(path) : [path];
-  });
-}
-
-function strings(v: JsonValue | undefined): string[] {
-  if (typeof v === 'string') return [v];
-  if (Array.isArray(v)) return v.flatMap(strings);
-  if (v !== null && typeof v === 'object') return Object.values(v).flatMap(strings);
-  return [];
-}
 
 /** The free text of applications: each one's answers and notes, as the site serves them. */
 function textsOf(sim: SimulatorHandle, ids: readonly number[]): Map<number, Set<string>> {
